@@ -101,6 +101,24 @@ pub struct VertexOutOfRange {
     pub vertex_count: u32,
 }
 
+/// A move from a position, as returned by [`Analysis::best_move`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Move {
+    /// Token sliding: move one unit of item `item_index` from `from` to its successor `to`.
+    Slide { item_index: usize, from: u32, to: u32 },
+    /// Addition-Subtraction: take one unit from `vertex` (the vertex of item `item_index`) and
+    /// add one unit to each of `odd_targets` plus `2 * pair_count` units to `pair_target`.
+    /// `odd_targets` are distinct successors in increasing order, and
+    /// `odd_targets.len() + 2 * pair_count == K_vertex`.
+    Split {
+        item_index: usize,
+        vertex: u32,
+        odd_targets: Vec<u32>,
+        pair_target: Option<u32>,
+        pair_count: u32,
+    },
+}
+
 /// The verdict on one position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Evaluation {
@@ -151,5 +169,34 @@ impl Analysis {
             Outcome::Win
         };
         Ok(Evaluation { outcome, nim_sum })
+    }
+
+    /// A winning move for a WIN position (None for LOSE). `items` must have passed
+    /// [`Analysis::evaluate`], which produced `evaluation`. O(sum of out-degrees of the items).
+    pub fn best_move(&self, items: &[(u32, u64)], evaluation: &Evaluation) -> Option<Move> {
+        if evaluation.outcome != Outcome::Win {
+            return None;
+        }
+        let graph = &self.game.graph;
+        let nim_sum = evaluation.nim_sum;
+        items
+            .iter()
+            .enumerate()
+            .filter(|&(_, &(_, count))| count > 0)
+            .find_map(|(item_index, &(from, _))| {
+                let wanted = self.values[from as usize] ^ nim_sum;
+                if wanted >= self.values[from as usize] {
+                    return None;
+                }
+                let to = *graph
+                    .successors(from)
+                    .iter()
+                    .find(|&&w| self.values[w as usize] == wanted)?;
+                Some(Move::Slide {
+                    item_index,
+                    from,
+                    to,
+                })
+            })
     }
 }
