@@ -19,3 +19,9 @@ pub mod proto {
     pub const FILE_DESCRIPTOR_SET: &[u8] =
         include_bytes!(concat!(env!("OUT_DIR"), "/grundy_descriptor.bin"));
 }
+
+pub mod convert;
+pub mod error;
+pub mod server;
+pub mod service;
+pub mod judge;

@@ -1,0 +1,214 @@
+//! The only module where protobuf types meet engine types. Every field is checked here (or
+//! by the engine constructors called here) before the engine sees it, and engine results are
+//! turned back into `grundy.v1` messages.
+
+use crate::engine::{Analysis, Digraph, Evaluation, Game, GraphError, Move, Outcome};
+use crate::proto;
+
+/// Builds the engine's game from a wire graph, validating every field.
+pub fn game_from_proto(graph: proto::Graph) -> Result<Game, GraphError> {
+    let proto::Graph {
+        vertex_count,
+        out_degrees,
+        targets,
+        split_counts,
+    } = graph;
+    let digraph = Digraph::from_out_degrees(vertex_count, &out_degrees, targets)?;
+    if split_counts.is_empty() {
+        Ok(Game::token_sliding(digraph))
+    } else {
+        Game::with_split_counts(digraph, split_counts)
+    }
+}
+
+/// Summary of an analysed graph for the first response of a stream.
+pub fn graph_summary(analysis: &Analysis) -> proto::GraphSummary {
+    let game = analysis.game();
+    proto::GraphSummary {
+        vertex_count: game.graph().vertex_count(),
+        edge_count: game.graph().edge_count(),
+        cyclic: false,
+        split_counts: game.split_counts().is_some(),
+        max_value: analysis.max_value(),
+    }
+}
+
+/// Which form a query's position took, to name fields in errors and map item indexes back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PositionForm {
+    Tokens,
+    Dense,
+    Sparse,
+}
+
+impl PositionForm {
+    fn vertex_field(self, index: usize) -> String {
+        match self {
+            Self::Tokens => format!("tokens.vertices[{index}]"),
+            Self::Dense => format!("dense_values.values[{index}]"),
+            Self::Sparse => format!("sparse_values.vertices[{index}]"),
+        }
+    }
+}
+
+/// Evaluates queries against one analysis, reusing its buffers from query to query.
+pub struct QueryEvaluator<'a> {
+    analysis: &'a Analysis,
+    explain: bool,
+    items: Vec<(u32, u64)>,
+    /// For dense positions: the vertex of each item (zero values are skipped).
+    item_vertex: Vec<u32>,
+}
+
+impl<'a> QueryEvaluator<'a> {
+    pub fn new(analysis: &'a Analysis, explain: bool) -> Self {
+        Self {
+            analysis,
+            explain,
+            items: Vec::new(),
+            item_vertex: Vec::new(),
+        }
+    }
+
+    /// Answers one query. A malformed query yields a verdict with `error` set, never a panic.
+    pub fn verdict(&mut self, query: &proto::Query) -> proto::Verdict {
+        match self.try_verdict(query) {
+            Ok(verdict) => verdict,
+            Err(error) => proto::Verdict {
+                query_id: query.id,
+                outcome: proto::Outcome::Unspecified.into(),
+                error: Some(error),
+                ..Default::default()
+            },
+        }
+    }
+
+    fn try_verdict(&mut self, query: &proto::Query) -> Result<proto::Verdict, proto::QueryError> {
+        let form = self.load_items(query)?;
+        let evaluation = self
+            .analysis
+            .evaluate(self.items.iter().copied())
+            .map_err(|e| {
+                let index = match form {
+                    PositionForm::Dense => self.item_vertex[e.index] as usize,
+                    _ => e.index,
+                };
+                query_error(form.vertex_field(index), e.to_string())
+            })?;
+        let move_ = if self.explain {
+            self.analysis
+                .best_move(&self.items, &evaluation)
+                .map(|m| self.move_to_proto(form, m))
+        } else {
+            None
+        };
+        Ok(verdict(query.id, &evaluation, move_))
+    }
+
+    /// Fills `self.items` with `(vertex, count)` pairs for the query's position.
+    fn load_items(&mut self, query: &proto::Query) -> Result<PositionForm, proto::QueryError> {
+        use proto::query::Position;
+        self.items.clear();
+        self.item_vertex.clear();
+        match &query.position {
+            None => Err(query_error(
+                "position".into(),
+                "a query needs a position: tokens, dense_values or sparse_values".into(),
+            )),
+            Some(Position::Tokens(tokens)) => {
+                self.items.extend(tokens.vertices.iter().map(|&v| (v, 1)));
+                Ok(PositionForm::Tokens)
+            }
+            Some(Position::DenseValues(dense)) => {
+                let vertex_count = self.analysis.game().graph().vertex_count();
+                if dense.values.len() != vertex_count as usize {
+                    return Err(query_error(
+                        "dense_values.values".into(),
+                        format!(
+                            "has {} entries, expected one per vertex (vertex_count {vertex_count})",
+                            dense.values.len()
+                        ),
+                    ));
+                }
+                for (vertex, &value) in dense.values.iter().enumerate() {
+                    if value != 0 {
+                        self.items.push((vertex as u32, value));
+                        self.item_vertex.push(vertex as u32);
+                    }
+                }
+                Ok(PositionForm::Dense)
+            }
+            Some(Position::SparseValues(sparse)) => {
+                if sparse.vertices.len() != sparse.values.len() {
+                    return Err(query_error(
+                        "sparse_values.values".into(),
+                        format!(
+                            "has {} entries but sparse_values.vertices has {}; they must pair up",
+                            sparse.values.len(),
+                            sparse.vertices.len()
+                        ),
+                    ));
+                }
+                self.items.extend(
+                    sparse
+                        .vertices
+                        .iter()
+                        .copied()
+                        .zip(sparse.values.iter().copied()),
+                );
+                Ok(PositionForm::Sparse)
+            }
+        }
+    }
+
+    fn move_to_proto(&self, form: PositionForm, move_: Move) -> proto::Move {
+        use proto::r#move::Kind;
+        let token_index = |item_index: usize| match form {
+            PositionForm::Dense => self.item_vertex[item_index],
+            _ => item_index as u32,
+        };
+        let kind = match move_ {
+            Move::Slide {
+                item_index,
+                from,
+                to,
+            } => Kind::Token(proto::TokenMove {
+                token_index: token_index(item_index),
+                from,
+                to,
+            }),
+            Move::Split {
+                item_index: _,
+                vertex,
+                odd_targets,
+                pair_target,
+                pair_count,
+            } => Kind::Split(proto::SplitMove {
+                vertex,
+                odd_targets,
+                pair_target: pair_target.unwrap_or(0),
+                pair_count,
+            }),
+        };
+        proto::Move { kind: Some(kind) }
+    }
+}
+
+fn query_error(field: String, message: String) -> proto::QueryError {
+    proto::QueryError { field, message }
+}
+
+fn verdict(query_id: u64, evaluation: &Evaluation, move_: Option<proto::Move>) -> proto::Verdict {
+    let outcome = match evaluation.outcome {
+        Outcome::Win => proto::Outcome::Win,
+        Outcome::Lose => proto::Outcome::Lose,
+        Outcome::Draw => proto::Outcome::Draw,
+    };
+    proto::Verdict {
+        query_id,
+        outcome: outcome.into(),
+        nim_sum: evaluation.nim_sum,
+        error: None,
+        r#move: move_,
+    }
+}

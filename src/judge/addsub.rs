@@ -1,0 +1,201 @@
+//! The LA 4411 / UVa 12163 (Addition-Subtraction Game) judge format, read as a stream of events.
+//!
+//! `T`, then `T` games: `V E`, `E` edges `u v`, `V` split counts, `R`, then `R` rounds of `V`
+//! values each. Any whitespace separates numbers.
+
+use std::io::Read;
+
+use super::scanner::{JudgeError, Location, Scanner};
+
+/// One step of a judge file.
+#[derive(Debug, PartialEq, Eq)]
+pub enum AddsubEvent<'a> {
+    /// A new game.
+    Game {
+        /// 1-based game number.
+        game: u64,
+        location: Location,
+        vertex_count: u32,
+        edges: Vec<(u32, u32)>,
+        split_counts: Vec<u32>,
+        rounds: u64,
+    },
+    /// One round: a value per vertex.
+    Round(&'a [u64]),
+    /// The last round of the current game was read.
+    EndOfGame,
+}
+
+enum State {
+    /// Before the `T` line.
+    Start,
+    /// Between games; `remaining` games still to read.
+    BetweenGames { remaining: u64 },
+    /// Inside a game with `rounds_left` rounds to read and `games_left` games after it.
+    InGame {
+        vertex_count: u32,
+        rounds_left: u64,
+        games_left: u64,
+    },
+    Done,
+}
+
+/// Pull parser over an LA 4411 judge file.
+pub struct AddsubReader<R> {
+    scanner: Scanner<R>,
+    state: State,
+    games: u64,
+    values: Vec<u64>,
+}
+
+impl<R: Read> AddsubReader<R> {
+    pub fn new(reader: R) -> Self {
+        Self {
+            scanner: Scanner::new(reader),
+            state: State::Start,
+            games: 0,
+            values: Vec::new(),
+        }
+    }
+
+    /// The next event, or `None` after the last game. Data after the last game is an error.
+    pub fn next_event(&mut self) -> Result<Option<AddsubEvent<'_>>, JudgeError> {
+        loop {
+            match self.state {
+                State::Start => {
+                    let (count, _) = self.scanner.number("the number of games T")?;
+                    self.state = State::BetweenGames { remaining: count };
+                }
+                State::BetweenGames { remaining: 0 } => {
+                    self.state = State::Done;
+                }
+                State::BetweenGames { remaining } => return self.read_game(remaining - 1),
+                State::InGame {
+                    vertex_count,
+                    rounds_left,
+                    games_left,
+                } => {
+                    if rounds_left == 0 {
+                        self.state = State::BetweenGames {
+                            remaining: games_left,
+                        };
+                        return Ok(Some(AddsubEvent::EndOfGame));
+                    }
+                    self.values.clear();
+                    for _ in 0..vertex_count {
+                        let (value, _) = self.scanner.number("a vertex value")?;
+                        self.values.push(value);
+                    }
+                    self.state = State::InGame {
+                        vertex_count,
+                        rounds_left: rounds_left - 1,
+                        games_left,
+                    };
+                    return Ok(Some(AddsubEvent::Round(&self.values)));
+                }
+                State::Done => {
+                    return match self.scanner.next_number("nothing after the last game")? {
+                        None => Ok(None),
+                        Some((_, location)) => Err(JudgeError::syntax(
+                            location,
+                            format!(
+                                "unexpected data after the last game (T = {})",
+                                self.games
+                            ),
+                        )),
+                    };
+                }
+            }
+        }
+    }
+
+    fn read_game(&mut self, games_left: u64) -> Result<Option<AddsubEvent<'_>>, JudgeError> {
+        let (vertex_count, location) = self.scanner.number("the number of vertices V")?;
+        if vertex_count == 0 || vertex_count > u64::from(u32::MAX) {
+            return Err(JudgeError::syntax(
+                location,
+                format!(
+                    "the number of vertices V is {vertex_count}, expected 1..={}",
+                    u32::MAX
+                ),
+            ));
+        }
+        let vertex_count = vertex_count as u32;
+        let (edge_count, _) = self
+            .scanner
+            .bounded("the number of edges E", u64::from(u32::MAX))?;
+        let mut edges = Vec::with_capacity((edge_count as usize).min(1 << 20));
+        for _ in 0..edge_count {
+            let from = self.scanner.vertex("an edge's source vertex", vertex_count)?;
+            let to = self.scanner.vertex("an edge's target vertex", vertex_count)?;
+            edges.push((from, to));
+        }
+        let mut split_counts = Vec::with_capacity((vertex_count as usize).min(1 << 20));
+        for _ in 0..vertex_count {
+            let (k, _) = self
+                .scanner
+                .bounded("a split count K", u64::from(u32::MAX))?;
+            split_counts.push(k as u32);
+        }
+        let (rounds, _) = self.scanner.number("the number of rounds R")?;
+        self.games += 1;
+        self.state = State::InGame {
+            vertex_count,
+            rounds_left: rounds,
+            games_left,
+        };
+        Ok(Some(AddsubEvent::Game {
+            game: self.games,
+            location,
+            vertex_count,
+            edges,
+            split_counts,
+            rounds,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(input: &str) -> Result<Vec<String>, String> {
+        let mut reader = AddsubReader::new(input.as_bytes());
+        let mut out = Vec::new();
+        loop {
+            match reader.next_event() {
+                Ok(None) => return Ok(out),
+                Ok(Some(event)) => out.push(format!("{event:?}")),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+    }
+
+    #[test]
+    fn reads_games_and_rounds() {
+        let out = events("2\n2 1\n0 1\n1 0\n2\n1 0\n3 3\n1 0\n0\n0\n").unwrap();
+        assert_eq!(out.len(), 6, "{out:?}");
+        assert!(out[0].contains("edges: [(0, 1)]"));
+        assert_eq!(out[1], "Round([1, 0])");
+        assert_eq!(out[2], "Round([3, 3])");
+        assert_eq!(out[3], "EndOfGame");
+        assert!(out[4].contains("game: 2"));
+        assert_eq!(out[5], "EndOfGame");
+    }
+
+    #[test]
+    fn errors_name_line_and_column() {
+        assert_eq!(
+            events("1\n2 1\n0 2\n").unwrap_err(),
+            "line 3, column 3: an edge's target vertex is 2, out of range: vertices are 0..2"
+        );
+        assert_eq!(
+            events("1\n1 0\n0\n1\n").unwrap_err(),
+            "line 5, column 1: expected a vertex value, found end of input"
+        );
+        assert_eq!(
+            events("1\n1 0\n0\n0\n7\n").unwrap_err(),
+            "line 5, column 1: unexpected data after the last game (T = 1)"
+        );
+    }
+}

@@ -1,0 +1,165 @@
+//! The POJ 2425 ("A Chess Game") judge format, read as a stream of events.
+//!
+//! Test cases follow each other until end of input. A test case is `N`, then for each vertex
+//! `X_i` and its `X_i` out-neighbours, then query lines `M p_1 .. p_M` until a `0`. Any
+//! whitespace separates numbers.
+
+use std::io::Read;
+
+use super::scanner::{JudgeError, Location, Scanner};
+
+/// Largest vertex count accepted (vertex ids are `u32`).
+const MAX_VERTICES: u64 = u32::MAX as u64;
+/// Largest edge count accepted per test case (CSR offsets are `u32`).
+const MAX_EDGES: u64 = u32::MAX as u64;
+
+/// One step of a judge file.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ChessEvent<'a> {
+    /// A new test case's graph.
+    Graph {
+        /// 1-based test case number.
+        case: u64,
+        /// Where the test case starts.
+        location: Location,
+        vertex_count: u32,
+        out_degrees: Vec<u32>,
+        targets: Vec<u32>,
+    },
+    /// A query: the token vertices (validated to be in range).
+    Query(&'a [u32]),
+    /// The `0` line that ends the current test case.
+    EndOfCase,
+}
+
+/// Pull parser over a POJ 2425 judge file.
+pub struct ChessReader<R> {
+    scanner: Scanner<R>,
+    /// Vertex count of the current test case; `None` between test cases.
+    vertex_count: Option<u32>,
+    cases: u64,
+    tokens: Vec<u32>,
+}
+
+impl<R: Read> ChessReader<R> {
+    pub fn new(reader: R) -> Self {
+        Self {
+            scanner: Scanner::new(reader),
+            vertex_count: None,
+            cases: 0,
+            tokens: Vec::new(),
+        }
+    }
+
+    /// The next event, or `None` at a clean end of input (between test cases).
+    pub fn next_event(&mut self) -> Result<Option<ChessEvent<'_>>, JudgeError> {
+        let Some(vertex_count) = self.vertex_count else {
+            return self.read_graph();
+        };
+        let (token_count, _) = self
+            .scanner
+            .number("the number of tokens M of a query, or 0 to end the test case")?;
+        if token_count == 0 {
+            self.vertex_count = None;
+            return Ok(Some(ChessEvent::EndOfCase));
+        }
+        self.tokens.clear();
+        for _ in 0..token_count {
+            let token = self.scanner.vertex("a token position", vertex_count)?;
+            self.tokens.push(token);
+        }
+        Ok(Some(ChessEvent::Query(&self.tokens)))
+    }
+
+    fn read_graph(&mut self) -> Result<Option<ChessEvent<'_>>, JudgeError> {
+        let what = "the number of vertices N";
+        let Some((vertex_count, location)) = self.scanner.next_number(what)? else {
+            return Ok(None);
+        };
+        if vertex_count == 0 || vertex_count > MAX_VERTICES {
+            return Err(JudgeError::syntax(
+                location,
+                format!("{what} is {vertex_count}, expected 1..={MAX_VERTICES}"),
+            ));
+        }
+        let vertex_count = vertex_count as u32;
+        // Capacity is capped: N comes from untrusted input.
+        let mut out_degrees = Vec::with_capacity((vertex_count as usize).min(1 << 20));
+        let mut targets = Vec::new();
+        for _ in 0..vertex_count {
+            let (degree, location) = self
+                .scanner
+                .bounded("the out-degree X of a vertex", u64::from(u32::MAX))?;
+            if targets.len() as u64 + degree > MAX_EDGES {
+                return Err(JudgeError::syntax(
+                    location,
+                    format!("the test case has more than {MAX_EDGES} edges"),
+                ));
+            }
+            out_degrees.push(degree as u32);
+            for _ in 0..degree {
+                targets.push(self.scanner.vertex("an out-neighbour", vertex_count)?);
+            }
+        }
+        self.cases += 1;
+        self.vertex_count = Some(vertex_count);
+        Ok(Some(ChessEvent::Graph {
+            case: self.cases,
+            location,
+            vertex_count,
+            out_degrees,
+            targets,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(input: &str) -> Result<Vec<String>, String> {
+        let mut reader = ChessReader::new(input.as_bytes());
+        let mut out = Vec::new();
+        loop {
+            match reader.next_event() {
+                Ok(None) => return Ok(out),
+                Ok(Some(event)) => out.push(format!("{event:?}")),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+    }
+
+    #[test]
+    fn reads_cases_and_queries() {
+        let out = events("2\n1 1\n0\n1 0\n2 0 1\n0\n\n1 0 1 0 0\n").unwrap();
+        assert_eq!(out.len(), 7);
+        assert!(out[0].contains("vertex_count: 2"));
+        assert_eq!(out[1], "Query([0])");
+        assert_eq!(out[2], "Query([0, 1])");
+        assert_eq!(out[3], "EndOfCase");
+        assert!(out[4].contains("case: 2"));
+        assert_eq!(out[5], "Query([0])");
+        assert_eq!(out[6], "EndOfCase");
+    }
+
+    #[test]
+    fn errors_name_line_and_column() {
+        assert_eq!(
+            events("2\n1 5\n0\n").unwrap_err(),
+            "line 2, column 3: an out-neighbour is 5, out of range: vertices are 0..2"
+        );
+        assert_eq!(
+            events("2\n1 1\n0\n1 0\n").unwrap_err(),
+            "line 5, column 1: expected the number of tokens M of a query, or 0 to end the \
+             test case, found end of input"
+        );
+        assert_eq!(
+            events("0\n").unwrap_err(),
+            "line 1, column 1: the number of vertices N is 0, expected 1..=4294967295"
+        );
+        assert_eq!(
+            events("1\n0\n1 -1\n").unwrap_err(),
+            "line 3, column 3: expected a token position, found '-'"
+        );
+    }
+}

@@ -1,0 +1,261 @@
+//! A streaming reader of whitespace-separated unsigned numbers that knows the line and column
+//! of everything it reads. It holds one 64 KiB buffer, never the whole input.
+
+use std::io::{self, Read};
+
+/// A place in the input: 1-based line and byte column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Location {
+    pub line: u64,
+    pub column: u64,
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}, column {}", self.line, self.column)
+    }
+}
+
+/// Why judge input could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum JudgeError {
+    /// The input is malformed at `location`.
+    #[error("{location}: {message}")]
+    Syntax { location: Location, message: String },
+    /// Reading failed (not the input's fault).
+    #[error("cannot read input: {0}")]
+    Io(#[from] io::Error),
+}
+
+impl JudgeError {
+    pub fn syntax(location: Location, message: impl Into<String>) -> Self {
+        Self::Syntax {
+            location,
+            message: message.into(),
+        }
+    }
+}
+
+/// Streaming number scanner.
+pub struct Scanner<R> {
+    reader: R,
+    buffer: Box<[u8]>,
+    pos: usize,
+    len: usize,
+    /// Current line (1-based) and the absolute byte offset where it starts.
+    line: u64,
+    line_start: u64,
+    /// Absolute byte offset of `buffer[0]`.
+    buffer_offset: u64,
+    eof: bool,
+}
+
+const BUFFER_BYTES: usize = 64 * 1024;
+
+impl<R: Read> Scanner<R> {
+    pub fn new(reader: R) -> Self {
+        Self {
+            reader,
+            buffer: vec![0; BUFFER_BYTES].into_boxed_slice(),
+            pos: 0,
+            len: 0,
+            line: 1,
+            line_start: 0,
+            buffer_offset: 0,
+            eof: false,
+        }
+    }
+
+    /// Where the next unread byte is.
+    pub fn location(&self) -> Location {
+        let offset = self.buffer_offset + self.pos as u64;
+        Location {
+            line: self.line,
+            column: offset - self.line_start + 1,
+        }
+    }
+
+    /// Refills the buffer; false at end of input.
+    fn fill(&mut self) -> io::Result<bool> {
+        if self.eof {
+            return Ok(false);
+        }
+        self.buffer_offset += self.len as u64;
+        self.pos = 0;
+        self.len = 0;
+        loop {
+            match self.reader.read(&mut self.buffer) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(false);
+                }
+                Ok(n) => {
+                    self.len = n;
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Skips whitespace; false at end of input.
+    fn skip_whitespace(&mut self) -> io::Result<bool> {
+        loop {
+            while self.pos < self.len {
+                match self.buffer[self.pos] {
+                    b'\n' => {
+                        self.pos += 1;
+                        self.line += 1;
+                        self.line_start = self.buffer_offset + self.pos as u64;
+                    }
+                    b' ' | b'\t' | b'\r' | 0x0b | 0x0c => self.pos += 1,
+                    _ => return Ok(true),
+                }
+            }
+            if !self.fill()? {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Reads the next number, or `None` at end of input. `what` describes the expected
+    /// number for error messages ("the number of vertices N").
+    pub fn next_number(&mut self, what: &str) -> Result<Option<(u64, Location)>, JudgeError> {
+        if !self.skip_whitespace()? {
+            return Ok(None);
+        }
+        let start = self.location();
+        let first = self.buffer[self.pos];
+        if !first.is_ascii_digit() {
+            return Err(JudgeError::syntax(
+                start,
+                format!("expected {what}, found {}", describe_byte(first)),
+            ));
+        }
+        let mut value: u64 = 0;
+        loop {
+            while self.pos < self.len {
+                let byte = self.buffer[self.pos];
+                if !byte.is_ascii_digit() {
+                    if is_separator(byte) {
+                        return Ok(Some((value, start)));
+                    }
+                    return Err(JudgeError::syntax(
+                        self.location(),
+                        format!("expected {what}, found {} inside a number", describe_byte(byte)),
+                    ));
+                }
+                value = value
+                    .checked_mul(10)
+                    .and_then(|v| v.checked_add(u64::from(byte - b'0')))
+                    .ok_or_else(|| {
+                        JudgeError::syntax(start, format!("{what} does not fit in 64 bits"))
+                    })?;
+                self.pos += 1;
+            }
+            if !self.fill()? {
+                return Ok(Some((value, start)));
+            }
+        }
+    }
+
+    /// Reads a number that must be there.
+    pub fn number(&mut self, what: &str) -> Result<(u64, Location), JudgeError> {
+        match self.next_number(what)? {
+            Some(found) => Ok(found),
+            None => Err(JudgeError::syntax(
+                self.location(),
+                format!("expected {what}, found end of input"),
+            )),
+        }
+    }
+
+    /// Reads a number in `0..=max`.
+    pub fn bounded(&mut self, what: &str, max: u64) -> Result<(u64, Location), JudgeError> {
+        let (value, location) = self.number(what)?;
+        if value > max {
+            return Err(JudgeError::syntax(
+                location,
+                format!("{what} is {value}, above the maximum {max}"),
+            ));
+        }
+        Ok((value, location))
+    }
+
+    /// Reads a vertex id `< vertex_count`.
+    pub fn vertex(&mut self, what: &str, vertex_count: u32) -> Result<u32, JudgeError> {
+        let (value, location) = self.number(what)?;
+        if value >= u64::from(vertex_count) {
+            return Err(JudgeError::syntax(
+                location,
+                format!("{what} is {value}, out of range: vertices are 0..{vertex_count}"),
+            ));
+        }
+        Ok(value as u32)
+    }
+}
+
+fn is_separator(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+fn describe_byte(byte: u8) -> String {
+    if byte.is_ascii_graphic() {
+        format!("'{}'", byte as char)
+    } else {
+        format!("byte 0x{byte:02x}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_numbers_with_locations() {
+        let mut s = Scanner::new("12  7\n\n  3\r\n".as_bytes());
+        assert_eq!(
+            s.next_number("x").unwrap(),
+            Some((12, Location { line: 1, column: 1 }))
+        );
+        assert_eq!(
+            s.next_number("x").unwrap(),
+            Some((7, Location { line: 1, column: 5 }))
+        );
+        assert_eq!(
+            s.next_number("x").unwrap(),
+            Some((3, Location { line: 3, column: 3 }))
+        );
+        assert_eq!(s.next_number("x").unwrap(), None);
+    }
+
+    #[test]
+    fn reports_bad_characters_and_overflow() {
+        let mut s = Scanner::new("1 x".as_bytes());
+        s.number("a").unwrap();
+        let err = s.number("the number of tokens M").unwrap_err().to_string();
+        assert_eq!(err, "line 1, column 3: expected the number of tokens M, found 'x'");
+        let mut s = Scanner::new("12a".as_bytes());
+        let err = s.number("N").unwrap_err().to_string();
+        assert_eq!(err, "line 1, column 3: expected N, found 'a' inside a number");
+        let mut s = Scanner::new("99999999999999999999".as_bytes());
+        assert!(s.number("N").unwrap_err().to_string().contains("does not fit"));
+        let mut s = Scanner::new("\n 5".as_bytes());
+        s.number("N").unwrap();
+        let err = s.number("M").unwrap_err().to_string();
+        assert_eq!(err, "line 2, column 3: expected M, found end of input");
+    }
+
+    #[test]
+    fn numbers_across_buffer_boundaries() {
+        let text: String = (0..50_000).map(|i| format!("{i}\n")).collect();
+        let mut s = Scanner::new(text.as_bytes());
+        for i in 0..50_000u64 {
+            let (value, location) = s.number("n").unwrap();
+            assert_eq!(value, i);
+            assert_eq!(location, Location { line: i + 1, column: 1 });
+        }
+        assert_eq!(s.next_number("n").unwrap(), None);
+    }
+}
