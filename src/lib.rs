@@ -25,3 +25,4 @@ pub mod error;
 pub mod server;
 pub mod service;
 pub mod judge;
+pub mod cli;
