@@ -36,8 +36,19 @@ pub async fn run(
     config: ServerConfig,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
+    let service = Grundy::new(config.service.clone());
+    run_service(listener, service, &config, shutdown).await
+}
+
+/// Like [`run`] with a service state the caller keeps a handle to (tests inspect it).
+pub async fn run_service(
+    listener: TcpListener,
+    service: Grundy,
+    config: &ServerConfig,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), tonic::transport::Error> {
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
-    let service = GrundyServiceServer::new(Grundy::new(config.service))
+    let service = GrundyServiceServer::new(service)
         .max_decoding_message_size(config.max_message_bytes)
         .max_encoding_message_size(config.max_message_bytes);
     tonic::transport::Server::builder()

@@ -3,6 +3,7 @@
 //! game theory in [`crate::engine`].
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::{Semaphore, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
@@ -46,6 +47,23 @@ impl Default for ServiceConfig {
 pub struct Grundy {
     config: Arc<ServiceConfig>,
     compute_permits: Arc<Semaphore>,
+    active_streams: Arc<AtomicUsize>,
+}
+
+/// Counts a response stream as active while its producer task runs.
+struct ActiveStream(Arc<AtomicUsize>);
+
+impl ActiveStream {
+    fn new(counter: &Arc<AtomicUsize>) -> Self {
+        counter.fetch_add(1, Ordering::Relaxed);
+        Self(counter.clone())
+    }
+}
+
+impl Drop for ActiveStream {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 type ResponseStream = ReceiverStream<Result<EvaluateResponse, Status>>;
@@ -56,7 +74,13 @@ impl Grundy {
         Self {
             config: Arc::new(config),
             compute_permits,
+            active_streams: Arc::new(AtomicUsize::new(0)),
         }
+    }
+
+    /// Response streams still being produced (a stream stops once its client is gone).
+    pub fn active_streams(&self) -> usize {
+        self.active_streams.load(Ordering::Relaxed)
     }
 
     /// Resolves and analyses the graph of a stream, off the async runtime.
@@ -148,7 +172,9 @@ impl GrundyService for Grundy {
         let analysis = self.analysis_for(&mut start).await?;
         let explain = start.explain;
         let (tx, rx) = mpsc::channel(self.config.response_buffer);
+        let active = ActiveStream::new(&self.active_streams);
         tokio::spawn(async move {
+            let _active = active;
             if tx.send(Ok(first_response(&analysis))).await.is_err() {
                 return;
             }
@@ -194,7 +220,9 @@ impl GrundyService for Grundy {
         let explain = start.explain;
         let chunk = self.config.batch_response_size.max(1);
         let (tx, rx) = mpsc::channel(self.config.response_buffer);
+        let active = ActiveStream::new(&self.active_streams);
         tokio::spawn(async move {
+            let _active = active;
             if tx.send(Ok(first_response(&analysis))).await.is_err() {
                 return;
             }

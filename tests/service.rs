@@ -1,0 +1,343 @@
+//! Service tier: an in-process server on 127.0.0.1:0 driven by the generated client over real
+//! gRPC.
+
+use std::time::Duration;
+
+use grundy::proto::{
+    self, EvaluateBatchRequest, EvaluateRequest, EvaluateResponse, EvaluateStart, Outcome, Query,
+    QueryBatch, evaluate_request::Payload, evaluate_start::GraphSource,
+    grundy_service_client::GrundyServiceClient, query::Position,
+};
+use grundy::server::{self, ServerConfig};
+use grundy::service::Grundy;
+use tokio::sync::{mpsc, oneshot};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::transport::Channel;
+use tonic::{Code, Streaming};
+
+/// A server on a loopback port, stopped when dropped.
+struct TestServer {
+    client: GrundyServiceClient<Channel>,
+    service: Grundy,
+    _shutdown: oneshot::Sender<()>,
+}
+
+async fn start_server() -> TestServer {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let config = ServerConfig::default();
+    let service = Grundy::new(config.service.clone());
+    let (shutdown, stopped) = oneshot::channel::<()>();
+    let handle = service.clone();
+    tokio::spawn(async move {
+        server::run_service(listener, handle, &config, async {
+            let _ = stopped.await;
+        })
+        .await
+        .unwrap();
+    });
+    let client = GrundyServiceClient::connect(format!("http://{address}"))
+        .await
+        .unwrap();
+    TestServer {
+        client,
+        service,
+        _shutdown: shutdown,
+    }
+}
+
+/// GAMES.md sample, test case 1: 0 -> {1, 2}, 2 -> {3}; values 2, 0, 1, 0.
+fn sample_graph() -> proto::Graph {
+    proto::Graph {
+        vertex_count: 4,
+        out_degrees: vec![2, 0, 1, 0],
+        targets: vec![1, 2, 3],
+        split_counts: vec![],
+    }
+}
+
+fn start(graph: proto::Graph) -> EvaluateRequest {
+    EvaluateRequest {
+        payload: Some(Payload::Start(EvaluateStart {
+            graph_source: Some(GraphSource::Graph(graph)),
+            explain: false,
+        })),
+    }
+}
+
+fn tokens(id: u64, vertices: &[u32]) -> Query {
+    Query {
+        id,
+        position: Some(Position::Tokens(proto::TokenPosition {
+            vertices: vertices.to_vec(),
+        })),
+    }
+}
+
+fn batch(queries: Vec<Query>) -> EvaluateRequest {
+    EvaluateRequest {
+        payload: Some(Payload::Queries(QueryBatch { queries })),
+    }
+}
+
+/// Opens a stream with `requests` already queued; returns the sender to add more.
+async fn open(
+    server: &mut TestServer,
+    requests: Vec<EvaluateRequest>,
+) -> (
+    mpsc::Sender<EvaluateRequest>,
+    Result<Streaming<EvaluateResponse>, tonic::Status>,
+) {
+    let (tx, rx) = mpsc::channel(64);
+    for request in requests {
+        tx.send(request).await.unwrap();
+    }
+    let response = server
+        .client
+        .evaluate(ReceiverStream::new(rx))
+        .await
+        .map(|r| r.into_inner());
+    (tx, response)
+}
+
+async fn next(stream: &mut Streaming<EvaluateResponse>) -> EvaluateResponse {
+    tokio::time::timeout(Duration::from_secs(10), stream.message())
+        .await
+        .expect("a response within 10 s")
+        .expect("no stream error")
+        .expect("the stream is still open")
+}
+
+#[tokio::test]
+async fn verdicts_come_back_in_order_batch_by_batch() {
+    let mut server = start_server().await;
+    let (tx, stream) = open(&mut server, vec![start(sample_graph())]).await;
+    let mut stream = stream.unwrap();
+    let summary = next(&mut stream).await.graph.expect("first response: summary");
+    assert_eq!(summary.vertex_count, 4);
+    assert_eq!(summary.edge_count, 3);
+    assert!(!summary.cyclic);
+    assert_eq!(summary.max_value, 2);
+
+    // Positions of the sample: {0} WIN (2), {0,2} WIN (3), {1,1} LOSE, {2,3} WIN (1), {} LOSE.
+    let expected = [
+        (Outcome::Win, 2),
+        (Outcome::Win, 3),
+        (Outcome::Lose, 0),
+        (Outcome::Win, 1),
+        (Outcome::Lose, 0),
+    ];
+    let first = vec![tokens(10, &[0]), tokens(11, &[0, 2]), tokens(12, &[1, 1])];
+    let second = vec![tokens(13, &[2, 3]), tokens(14, &[])];
+    tx.send(batch(first)).await.unwrap();
+    tx.send(batch(second)).await.unwrap();
+    drop(tx);
+    let mut verdicts = next(&mut stream).await.verdicts;
+    assert_eq!(verdicts.len(), 3, "one response per request batch");
+    verdicts.extend(next(&mut stream).await.verdicts);
+    for (i, (verdict, (outcome, nim_sum))) in verdicts.iter().zip(expected).enumerate() {
+        assert_eq!(verdict.query_id, 10 + i as u64);
+        assert_eq!(verdict.outcome(), outcome, "query {i}");
+        assert_eq!(verdict.nim_sum, nim_sum, "query {i}");
+        assert!(verdict.error.is_none());
+    }
+    assert!(stream.message().await.unwrap().is_none(), "stream ends after half-close");
+}
+
+#[tokio::test]
+async fn bad_query_is_answered_in_band_and_the_stream_goes_on() {
+    let mut server = start_server().await;
+    let queries = vec![
+        tokens(1, &[0]),
+        tokens(2, &[0, 9]),
+        Query {
+            id: 3,
+            position: None,
+        },
+        Query {
+            id: 4,
+            position: Some(Position::DenseValues(proto::DenseValues { values: vec![1] })),
+        },
+        Query {
+            id: 5,
+            position: Some(Position::SparseValues(proto::SparseValues {
+                vertices: vec![0, 2],
+                values: vec![1],
+            })),
+        },
+        tokens(6, &[2]),
+    ];
+    let (tx, stream) = open(&mut server, vec![start(sample_graph()), batch(queries)]).await;
+    drop(tx);
+    let mut stream = stream.unwrap();
+    next(&mut stream).await;
+    let verdicts = next(&mut stream).await.verdicts;
+    assert_eq!(verdicts.len(), 6);
+    assert_eq!(verdicts[0].outcome(), Outcome::Win);
+    let error = verdicts[1].error.as_ref().expect("out-of-range token");
+    assert_eq!(error.field, "tokens.vertices[1]");
+    assert!(error.message.contains("vertex 9"), "{}", error.message);
+    assert_eq!(verdicts[1].outcome(), Outcome::Unspecified);
+    assert_eq!(verdicts[2].error.as_ref().unwrap().field, "position");
+    assert_eq!(verdicts[3].error.as_ref().unwrap().field, "dense_values.values");
+    assert_eq!(verdicts[4].error.as_ref().unwrap().field, "sparse_values.values");
+    assert_eq!(verdicts[5].outcome(), Outcome::Win);
+    assert_eq!(verdicts[5].query_id, 6);
+}
+
+#[tokio::test]
+async fn dense_and_sparse_positions_count_units_by_parity() {
+    let mut server = start_server().await;
+    let dense = |id, values: &[u64]| Query {
+        id,
+        position: Some(Position::DenseValues(proto::DenseValues {
+            values: values.to_vec(),
+        })),
+    };
+    let queries = vec![
+        dense(1, &[1, 0, 0, 0]),        // g = 2
+        dense(2, &[2, 0, 0, 0]),        // two units on 0 cancel
+        dense(3, &[u64::MAX, 0, 1, 0]), // 2 ^ 1
+        Query {
+            id: 4,
+            position: Some(Position::SparseValues(proto::SparseValues {
+                vertices: vec![0, 2, 0],
+                values: vec![1, 1, 1],
+            })),
+        },
+    ];
+    let (tx, stream) = open(&mut server, vec![start(sample_graph()), batch(queries)]).await;
+    drop(tx);
+    let mut stream = stream.unwrap();
+    next(&mut stream).await;
+    let nim_sums: Vec<u64> = next(&mut stream)
+        .await
+        .verdicts
+        .iter()
+        .map(|v| v.nim_sum)
+        .collect();
+    assert_eq!(nim_sums, vec![2, 0, 3, 1]);
+}
+
+#[tokio::test]
+async fn bad_graph_is_rejected_with_invalid_argument() {
+    let mut server = start_server().await;
+    let mut graph = sample_graph();
+    graph.targets[2] = 7;
+    let (_tx, stream) = open(&mut server, vec![start(graph)]).await;
+    let status = stream.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(
+        status.message().contains("targets[2] = 7 is out of range"),
+        "{}",
+        status.message()
+    );
+
+    let mut graph = sample_graph();
+    graph.out_degrees.pop();
+    let (_tx, stream) = open(&mut server, vec![start(graph)]).await;
+    let status = stream.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(status.message().contains("out_degrees has 3 entries"));
+
+    // A stream that starts with queries instead of `start`.
+    let (_tx, stream) = open(&mut server, vec![batch(vec![tokens(1, &[0])])]).await;
+    assert_eq!(stream.unwrap_err().code(), Code::InvalidArgument);
+
+    // An unknown registered graph id.
+    let request = EvaluateRequest {
+        payload: Some(Payload::Start(EvaluateStart {
+            graph_source: Some(GraphSource::GraphId("nope".into())),
+            explain: false,
+        })),
+    };
+    let (_tx, stream) = open(&mut server, vec![request]).await;
+    assert_eq!(stream.unwrap_err().code(), Code::NotFound);
+}
+
+#[tokio::test]
+async fn a_second_start_ends_the_stream_after_earlier_verdicts() {
+    let mut server = start_server().await;
+    let requests = vec![
+        start(sample_graph()),
+        batch(vec![tokens(1, &[0])]),
+        start(sample_graph()),
+    ];
+    let (_tx, stream) = open(&mut server, requests).await;
+    let mut stream = stream.unwrap();
+    next(&mut stream).await;
+    assert_eq!(next(&mut stream).await.verdicts.len(), 1);
+    let status = stream.message().await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(status.message().contains("only be sent once"));
+}
+
+#[tokio::test]
+async fn client_that_disconnects_mid_stream_frees_its_stream() {
+    let mut server = start_server().await;
+    // A long chain, and more queries than the bounded buffers hold.
+    let n = 10_000u32;
+    let graph = proto::Graph {
+        vertex_count: n,
+        out_degrees: (0..n).map(|v| u32::from(v + 1 < n)).collect(),
+        targets: (1..n).collect(),
+        split_counts: vec![],
+    };
+    let (tx, stream) = open(&mut server, vec![start(graph)]).await;
+    let mut stream = stream.unwrap();
+    next(&mut stream).await;
+    let sender = tokio::spawn(async move {
+        for round in 0..10_000u64 {
+            let queries = (0..256).map(|i| tokens(round * 256 + i, &[(i % 97) as u32])).collect();
+            if tx.send(batch(queries)).await.is_err() {
+                return;
+            }
+        }
+    });
+    // Read a little, never the rest, then hang up.
+    next(&mut stream).await;
+    assert_eq!(server.service.active_streams(), 1);
+    drop(stream);
+    sender.abort();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while server.service.active_streams() > 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the server kept working on a stream whose client left"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn evaluate_batch_streams_verdicts_in_chunks() {
+    let mut server = start_server().await;
+    let queries: Vec<Query> = (0..10_000u64)
+        .map(|i| tokens(i, &[(i % 4) as u32]))
+        .collect();
+    let request = EvaluateBatchRequest {
+        start: Some(EvaluateStart {
+            graph_source: Some(GraphSource::Graph(sample_graph())),
+            explain: false,
+        }),
+        queries,
+    };
+    let mut stream = server
+        .client
+        .evaluate_batch(request)
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(next(&mut stream).await.graph.is_some());
+    let mut seen = 0u64;
+    let values = [2u64, 0, 1, 0];
+    while let Some(response) = stream.message().await.unwrap() {
+        assert!(response.verdicts.len() <= 4096);
+        for verdict in response.verdicts {
+            assert_eq!(verdict.query_id, seen);
+            assert_eq!(verdict.nim_sum, values[(seen % 4) as usize]);
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 10_000);
+}

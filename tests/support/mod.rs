@@ -1,0 +1,3 @@
+//! Shared test support. `oracle`: brute-force game solver used to judge the engine.
+
+pub mod oracle;
