@@ -119,6 +119,14 @@ pub enum Move {
     },
 }
 
+/// The value of one vertex: a nimber, or `∞(K)` on a cyclic graph (K = the finite values
+/// among its followers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VertexValue<'a> {
+    Finite(u64),
+    Infinite { finite_followers: &'a [u64] },
+}
+
 /// The verdict on one position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Evaluation {
@@ -135,6 +143,23 @@ impl Analysis {
     /// Grundy value of every vertex.
     pub fn values(&self) -> &[u64] {
         &self.values
+    }
+
+    /// The value of `vertex`, or None when out of range.
+    pub fn vertex_value(&self, vertex: u32) -> Option<VertexValue<'_>> {
+        self.values.get(vertex as usize).map(|&v| VertexValue::Finite(v))
+    }
+
+    /// True when the graph has a directed cycle (values may be infinite).
+    pub fn is_cyclic(&self) -> bool {
+        false
+    }
+
+    /// Bytes held by the graph and the tables (for cache accounting).
+    pub fn heap_bytes(&self) -> usize {
+        self.game.graph.heap_bytes()
+            + self.game.split_counts.as_ref().map_or(0, |k| k.capacity() * 4)
+            + self.values.capacity() * 8
     }
 
     /// Largest finite value.

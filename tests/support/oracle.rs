@@ -41,7 +41,11 @@ pub enum IllegalMove {
     /// Addition-Subtraction: the chosen vertex has no out-edge, so it cannot be chosen.
     NoOutEdge { vertex: u32 },
     /// Addition-Subtraction: the number of picks differs from the split count `K_vertex`.
-    WrongPickCount { vertex: u32, picks: usize, split_count: u32 },
+    WrongPickCount {
+        vertex: u32,
+        picks: usize,
+        split_count: u32,
+    },
     /// Addition-Subtraction: a pick is not an out-neighbour of the chosen vertex.
     NotASuccessor { vertex: u32, pick: u32 },
 }
@@ -397,7 +401,12 @@ impl SplitOracle {
 
     /// The position after taking a unit from `vertex` and adding one unit to each entry of
     /// `picks` (any order, repeats allowed), if that is a legal move from `values`.
-    pub fn apply(&self, values: &[u32], vertex: u32, picks: &[u32]) -> Result<Vec<u32>, IllegalMove> {
+    pub fn apply(
+        &self,
+        values: &[u32],
+        vertex: u32,
+        picks: &[u32],
+    ) -> Result<Vec<u32>, IllegalMove> {
         self.assert_position(values);
         let Some(successors) = self.successors.get(vertex as usize) else {
             return Err(IllegalMove::VertexOutOfRange { vertex });
@@ -441,19 +450,7 @@ impl SplitOracle {
             return verdict;
         }
 
-        /// A position being searched: its distinct canonical successors and the next to look at.
-        struct Frame {
-            position: Vec<u32>,
-            successors: Vec<Vec<u32>>,
-            next: usize,
-        }
-        let frame = |oracle: &Self, position: Vec<u32>| Frame {
-            successors: oracle.canonical_successors(&position),
-            position,
-            next: 0,
-        };
-
-        let mut stack = vec![frame(self, root.clone())];
+        let mut stack = vec![self.search_frame(root.clone())];
         while let Some(top) = stack.last_mut() {
             // Scan the successors: one known to be LOSE decides WIN; an unknown one is searched
             // first; if all are known WIN (or there are none), the position is LOSE.
@@ -473,7 +470,7 @@ impl SplitOracle {
                 }
             }
             if let Some(successor) = unknown {
-                let child = frame(self, successor);
+                let child = self.search_frame(successor);
                 stack.push(child);
                 continue;
             }
@@ -496,6 +493,14 @@ impl SplitOracle {
             .collect();
         solved.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         solved
+    }
+
+    fn search_frame(&self, position: Vec<u32>) -> SearchFrame {
+        SearchFrame {
+            successors: self.canonical_successors(&position),
+            position,
+            next: 0,
+        }
     }
 
     /// Distinct canonical positions one move away from the canonical position `values`.
@@ -532,6 +537,15 @@ impl SplitOracle {
             "a position has one value per vertex"
         );
     }
+}
+
+/// A position on the search stack of [`SplitOracle::verdict`]: its distinct canonical
+/// successors, and the index of the next one whose verdict is needed.
+#[derive(Debug)]
+struct SearchFrame {
+    position: Vec<u32>,
+    successors: Vec<Vec<u32>>,
+    next: usize,
 }
 
 /// Whether the digraph has no directed cycle (self-loops included), by repeatedly removing
