@@ -27,7 +27,7 @@ pub fn graph_summary(analysis: &Analysis) -> proto::GraphSummary {
     proto::GraphSummary {
         vertex_count: game.graph().vertex_count(),
         edge_count: game.graph().edge_count(),
-        cyclic: false,
+        cyclic: analysis.is_cyclic(),
         split_counts: game.split_counts().is_some(),
         max_value: analysis.max_value(),
     }
@@ -87,7 +87,7 @@ impl<'a> QueryEvaluator<'a> {
         let form = self.load_items(query)?;
         let evaluation = self
             .analysis
-            .evaluate(self.items.iter().copied())
+            .evaluate(&self.items)
             .map_err(|e| {
                 let index = match form {
                     PositionForm::Dense => self.item_vertex[e.index] as usize,

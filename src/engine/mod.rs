@@ -3,9 +3,11 @@
 //! - [`graph`]: the CSR digraph, validated from untrusted input;
 //! - [`order`]: topological order by iterative DFS, and cycle reports;
 //! - [`sliding`]: Grundy values of token sliding on acyclic graphs;
+//! - [`loopy`]: the generalized Sprague-Grundy function of token sliding on cyclic graphs;
 //! - this module: [`Game`], [`analyse`] (the per-vertex table) and position evaluation.
 
 pub mod graph;
+pub mod loopy;
 pub mod order;
 pub mod sliding;
 
@@ -62,7 +64,7 @@ impl Game {
 /// Why a game could not be analysed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AnalysisError {
-    #[error("the graph has a cycle: {cycle} (only acyclic graphs are supported here)")]
+    #[error("the graph has a cycle: {cycle} (games with split counts must be acyclic)")]
     Cycle { cycle: Cycle },
 }
 
@@ -80,15 +82,30 @@ impl Default for Limits {
 #[derive(Debug, Clone)]
 pub struct Analysis {
     game: Game,
-    values: Vec<u64>,
+    table: Table,
 }
 
-/// Computes the value of every vertex. CPU-bound: O(V + E) for token sliding.
+/// Per-vertex values, by the method that computed them.
+#[derive(Debug, Clone)]
+enum Table {
+    /// Acyclic graph: one finite value per vertex.
+    Acyclic(Vec<u64>),
+    /// Token sliding on a graph with a cycle: the generalized Sprague-Grundy function.
+    Loopy(loopy::LoopyTable),
+}
+
+/// Computes the value of every vertex. CPU-bound: O(V + E) for acyclic token sliding,
+/// O((Δ+1)(V + E)) for cyclic graphs (Δ the largest finite value).
+///
+/// The acyclic path runs first (it is several times cheaper); its DFS also detects a cycle,
+/// and only then does the generalized labelling run.
 pub fn analyse(game: Game, _limits: &Limits) -> Result<Analysis, AnalysisError> {
-    let order = order::successors_first_order(&game.graph)
-        .map_err(|cycle| AnalysisError::Cycle { cycle })?;
-    let values = sliding::grundy_table(&game.graph, &order);
-    Ok(Analysis { game, values })
+    let table = match order::successors_first_order(&game.graph) {
+        Ok(order) => Table::Acyclic(sliding::grundy_table(&game.graph, &order)),
+        Err(cycle) if game.split_counts.is_some() => return Err(AnalysisError::Cycle { cycle }),
+        Err(_) => Table::Loopy(loopy::generalized_grundy(&game.graph)),
+    };
+    Ok(Analysis { game, table })
 }
 
 /// A position item referred to a vertex that does not exist.
@@ -140,83 +157,127 @@ impl Analysis {
         &self.game
     }
 
-    /// Grundy value of every vertex.
+    /// Value of every vertex; [`loopy::INFINITE`] marks an infinite vertex.
     pub fn values(&self) -> &[u64] {
-        &self.values
+        match &self.table {
+            Table::Acyclic(values) => values,
+            Table::Loopy(table) => table.values(),
+        }
+    }
+
+    /// The generalized Sprague-Grundy table, when the graph is cyclic.
+    pub fn loopy_table(&self) -> Option<&loopy::LoopyTable> {
+        match &self.table {
+            Table::Acyclic(_) => None,
+            Table::Loopy(table) => Some(table),
+        }
     }
 
     /// The value of `vertex`, or None when out of range.
     pub fn vertex_value(&self, vertex: u32) -> Option<VertexValue<'_>> {
-        self.values.get(vertex as usize).map(|&v| VertexValue::Finite(v))
+        let value = *self.values().get(vertex as usize)?;
+        Some(match self.loopy_table() {
+            Some(table) if value == loopy::INFINITE => VertexValue::Infinite {
+                finite_followers: table.infinite_followers(vertex),
+            },
+            _ => VertexValue::Finite(value),
+        })
     }
 
     /// True when the graph has a directed cycle (values may be infinite).
     pub fn is_cyclic(&self) -> bool {
-        false
+        matches!(self.table, Table::Loopy(_))
     }
 
     /// Bytes held by the graph and the tables (for cache accounting).
     pub fn heap_bytes(&self) -> usize {
         self.game.graph.heap_bytes()
             + self.game.split_counts.as_ref().map_or(0, |k| k.capacity() * 4)
-            + self.values.capacity() * 8
+            + match &self.table {
+                Table::Acyclic(values) => values.capacity() * 8,
+                Table::Loopy(table) => table.heap_bytes(),
+            }
     }
 
     /// Largest finite value.
     pub fn max_value(&self) -> u64 {
-        self.values.iter().copied().max().unwrap_or(0)
+        self.values()
+            .iter()
+            .copied()
+            .filter(|&v| v != loopy::INFINITE)
+            .max()
+            .unwrap_or(0)
     }
 
     /// Evaluates a position given as `(vertex, count)` items: `count` units on `vertex`.
     /// Token lists are items with count 1; dense value vectors are `(v, values[v])`.
-    pub fn evaluate<I>(&self, items: I) -> Result<Evaluation, VertexOutOfRange>
-    where
-        I: IntoIterator<Item = (u32, u64)>,
-    {
+    pub fn evaluate(&self, items: &[(u32, u64)]) -> Result<Evaluation, VertexOutOfRange> {
         let vertex_count = self.game.graph.vertex_count();
-        let mut nim_sum = 0u64;
-        for (index, (vertex, count)) in items.into_iter().enumerate() {
-            let value = *self
-                .values
-                .get(vertex as usize)
-                .ok_or(VertexOutOfRange {
-                    index,
-                    vertex,
-                    vertex_count,
-                })?;
-            if count & 1 == 1 {
-                nim_sum ^= value;
-            }
+        if let Some(index) = items.iter().position(|&(v, _)| v >= vertex_count) {
+            return Err(VertexOutOfRange {
+                index,
+                vertex: items[index].0,
+                vertex_count,
+            });
         }
-        let outcome = if nim_sum == 0 {
-            Outcome::Lose
-        } else {
-            Outcome::Win
-        };
-        Ok(Evaluation { outcome, nim_sum })
+        Ok(match &self.table {
+            Table::Acyclic(values) => {
+                let nim_sum = items
+                    .iter()
+                    .filter(|&&(_, count)| count & 1 == 1)
+                    .fold(0, |acc, &(v, _)| acc ^ values[v as usize]);
+                let outcome = if nim_sum == 0 {
+                    Outcome::Lose
+                } else {
+                    Outcome::Win
+                };
+                Evaluation { outcome, nim_sum }
+            }
+            Table::Loopy(table) => {
+                let (outcome, nim_sum) = loopy::evaluate_sum(table, items);
+                let outcome = match outcome {
+                    loopy::LoopyOutcome::Win => Outcome::Win,
+                    loopy::LoopyOutcome::Lose => Outcome::Lose,
+                    loopy::LoopyOutcome::Draw => Outcome::Draw,
+                };
+                Evaluation { outcome, nim_sum }
+            }
+        })
     }
 
-    /// A winning move for a WIN position (None for LOSE). `items` must have passed
-    /// [`Analysis::evaluate`], which produced `evaluation`. O(sum of out-degrees of the items).
+    /// A winning move for a WIN position, a draw-keeping move for a DRAW position (when there
+    /// is any move), None for LOSE. `items` must have passed [`Analysis::evaluate`], which
+    /// produced `evaluation`. O(sum of out-degrees of the items), no pass over the graph.
     pub fn best_move(&self, items: &[(u32, u64)], evaluation: &Evaluation) -> Option<Move> {
-        if evaluation.outcome != Outcome::Win {
+        if evaluation.outcome == Outcome::Lose {
             return None;
         }
         let graph = &self.game.graph;
+        let values = match &self.table {
+            Table::Acyclic(values) => values,
+            Table::Loopy(table) => {
+                let (item_index, from, to) = loopy::loopy_move(graph, table, items)?;
+                return Some(Move::Slide {
+                    item_index,
+                    from,
+                    to,
+                });
+            }
+        };
         let nim_sum = evaluation.nim_sum;
         items
             .iter()
             .enumerate()
             .filter(|&(_, &(_, count))| count > 0)
             .find_map(|(item_index, &(from, _))| {
-                let wanted = self.values[from as usize] ^ nim_sum;
-                if wanted >= self.values[from as usize] {
+                let wanted = values[from as usize] ^ nim_sum;
+                if wanted >= values[from as usize] {
                     return None;
                 }
                 let to = *graph
                     .successors(from)
                     .iter()
-                    .find(|&&w| self.values[w as usize] == wanted)?;
+                    .find(|&&w| values[w as usize] == wanted)?;
                 Some(Move::Slide {
                     item_index,
                     from,

@@ -111,7 +111,7 @@ mod tests {
     fn order_puts_successors_first() {
         let g = graph(5, &[(0, 1), (0, 2), (2, 1), (1, 3), (4, 0)]);
         let order = successors_first_order(&g).unwrap();
-        let mut position = vec![0; 5];
+        let mut position = [0; 5];
         for (i, &v) in order.iter().enumerate() {
             position[v as usize] = i;
         }

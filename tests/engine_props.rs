@@ -1,0 +1,719 @@
+//! The engine's public API judged by the brute-force oracle of `support/oracle.rs`.
+//!
+//! The oracle knows only the rules of GAMES.md and solves explicit positions by search, so it
+//! catches mistakes in the engine's formulas (Sprague-Grundy values, the generalized SG function
+//! on cycles, split counts) that tests derived from the same formulas would share.
+//!
+//! Test names start with the tier of the engine they need:
+//! - `games_md_*`: the worked examples of GAMES.md (both games);
+//! - `sliding_acyclic_*`: token sliding on DAGs;
+//! - `sliding_cyclic_*`: token sliding with cycles and self-loops (WIN/LOSE/DRAW);
+//! - `split_*`: the Addition-Subtraction game (split counts `K_v`).
+//!
+//! The property tests run from a fixed RNG seed, so a failure shows up on every run, and write no
+//! regression files. `PROPTEST_RNG_SEED` and `PROPTEST_CASES` override the seed and case count.
+
+mod support;
+
+use std::collections::HashSet;
+
+use grundy::engine::{Analysis, Digraph, Evaluation, Game, Limits, Move, Outcome, analyse};
+use proptest::prelude::*;
+use proptest::test_runner::{RngSeed, TestCaseError};
+use support::oracle::{SlidingOracle, SplitOracle, Verdict, multisets};
+
+/// Token-sliding positions are checked with up to this many tokens.
+const MAX_TOKENS: usize = 3;
+
+/// Seed of the property tests unless `PROPTEST_RNG_SEED` is set.
+const SEED: u64 = 0x6772_756e_6479;
+
+/// A proptest configuration with `cases` cases (unless `PROPTEST_CASES` is set), the fixed
+/// [`SEED`] (unless `PROPTEST_RNG_SEED` is set), and no regression files.
+fn config(cases: u32) -> ProptestConfig {
+    let base = ProptestConfig::default();
+    ProptestConfig {
+        cases: if std::env::var_os("PROPTEST_CASES").is_some() {
+            base.cases
+        } else {
+            cases
+        },
+        rng_seed: match base.rng_seed {
+            RngSeed::Random => RngSeed::Fixed(SEED),
+            chosen => chosen,
+        },
+        failure_persistence: None,
+        max_shrink_iters: 1024,
+        ..base
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Random games
+// ---------------------------------------------------------------------------------------------
+
+/// Edges of a random DAG on `vertex_count` vertices: the vertices are shuffled into a hidden
+/// topological order and each gets up to `max_out_degree` edges to later vertices, repeats
+/// allowed. The shuffle keeps vertex numbers from giving the order away.
+fn dag_edges(vertex_count: u32, max_out_degree: usize) -> impl Strategy<Value = Vec<(u32, u32)>> {
+    let order = Just((0..vertex_count).collect::<Vec<u32>>()).prop_shuffle();
+    let choices = prop::collection::vec(
+        prop::collection::vec(0..vertex_count, 0..=max_out_degree),
+        vertex_count as usize,
+    );
+    (order, choices).prop_map(move |(order, choices)| {
+        let mut edges = Vec::new();
+        for (rank, picks) in choices.iter().enumerate() {
+            let later = order.len() - rank - 1;
+            if later == 0 {
+                continue;
+            }
+            for &pick in picks {
+                edges.push((order[rank], order[rank + 1 + pick as usize % later]));
+            }
+        }
+        edges
+    })
+}
+
+/// A random DAG with 1 to `max_vertices` vertices: `(vertex_count, edges)`.
+fn dag(max_vertices: u32, max_out_degree: usize) -> impl Strategy<Value = (u32, Vec<(u32, u32)>)> {
+    (1..=max_vertices).prop_flat_map(move |n| (Just(n), dag_edges(n, max_out_degree)))
+}
+
+/// A random digraph with 1 to `max_vertices` vertices and up to three edges per vertex on
+/// average, anywhere: cycles, self-loops and repeated edges all occur.
+fn digraph(max_vertices: u32) -> impl Strategy<Value = (u32, Vec<(u32, u32)>)> {
+    (1..=max_vertices).prop_flat_map(|n| {
+        let edge = (0..n, 0..n);
+        (Just(n), prop::collection::vec(edge, 0..=3 * n as usize))
+    })
+}
+
+/// A random Addition-Subtraction game kept tiny enough for the oracle: up to 5 vertices, out-
+/// degree up to 3, split counts 0..=3. `(vertex_count, edges, split_counts)`.
+fn split_game() -> impl Strategy<Value = (u32, Vec<(u32, u32)>, Vec<u32>)> {
+    (1..=5u32).prop_flat_map(|n| {
+        let split_counts = prop::collection::vec(0..=3u32, n as usize);
+        (Just(n), dag_edges(n, 3), split_counts)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Engine and oracle plumbing
+// ---------------------------------------------------------------------------------------------
+
+/// Out-neighbour lists in edge order, the oracle's view of the graph.
+fn adjacency(vertex_count: u32, edges: &[(u32, u32)]) -> Vec<Vec<u32>> {
+    let mut adjacency = vec![Vec::new(); vertex_count as usize];
+    for &(from, to) in edges {
+        adjacency[from as usize].push(to);
+    }
+    adjacency
+}
+
+fn sliding_analysis(vertex_count: u32, edges: &[(u32, u32)]) -> Result<Analysis, TestCaseError> {
+    let graph = Digraph::from_edges(vertex_count, edges)
+        .map_err(|error| TestCaseError::fail(format!("graph rejected: {error}")))?;
+    analyse(Game::token_sliding(graph), &Limits::default())
+        .map_err(|error| TestCaseError::fail(format!("token sliding not analysed: {error}")))
+}
+
+fn split_analysis(
+    vertex_count: u32,
+    edges: &[(u32, u32)],
+    split_counts: &[u32],
+) -> Result<Analysis, TestCaseError> {
+    let graph = Digraph::from_edges(vertex_count, edges)
+        .map_err(|error| TestCaseError::fail(format!("graph rejected: {error}")))?;
+    let game = Game::with_split_counts(graph, split_counts.to_vec())
+        .map_err(|error| TestCaseError::fail(format!("split counts rejected: {error}")))?;
+    analyse(game, &Limits::default())
+        .map_err(|error| TestCaseError::fail(format!("split game not analysed: {error}")))
+}
+
+fn expected_outcome(verdict: Verdict) -> Outcome {
+    match verdict {
+        Verdict::Win => Outcome::Win,
+        Verdict::Lose => Outcome::Lose,
+        Verdict::Draw => Outcome::Draw,
+    }
+}
+
+fn evaluate(analysis: &Analysis, items: &[(u32, u64)]) -> Result<Evaluation, TestCaseError> {
+    analysis
+        .evaluate(items.iter().copied())
+        .map_err(|error| TestCaseError::fail(format!("evaluate({items:?}) refused: {error}")))
+}
+
+/// A token-sliding position as one item per token (count 1): the token-list form.
+fn token_items(tokens: &[u32]) -> Vec<(u32, u64)> {
+    tokens.iter().map(|&vertex| (vertex, 1)).collect()
+}
+
+/// A token-sliding position as one item per occupied vertex with its token count, after an
+/// item of count 0 on vertex 0, which must change nothing.
+fn grouped_items(tokens: &[u32]) -> Vec<(u32, u64)> {
+    let mut items = vec![(0, 0)];
+    for &vertex in tokens {
+        match items.last_mut() {
+            Some((last, count)) if *last == vertex && *count > 0 => *count += 1,
+            _ => items.push((vertex, 1)),
+        }
+    }
+    items
+}
+
+/// An Addition-Subtraction position as one item `(v, value_v)` per vertex, in vertex order.
+fn value_items(values: &[u32]) -> Vec<(u32, u64)> {
+    (0u32..)
+        .zip(values.iter().map(|&value| u64::from(value)))
+        .collect()
+}
+
+/// Every vector of `length` values in `0..=max_value`.
+fn value_vectors(length: usize, max_value: u32) -> Vec<Vec<u32>> {
+    let mut vectors = vec![Vec::new()];
+    for _ in 0..length {
+        vectors = vectors
+            .into_iter()
+            .flat_map(|prefix| {
+                (0..=max_value).map(move |value| {
+                    let mut vector = prefix.clone();
+                    vector.push(value);
+                    vector
+                })
+            })
+            .collect();
+    }
+    vectors
+}
+
+// ---------------------------------------------------------------------------------------------
+// Token-sliding checks
+// ---------------------------------------------------------------------------------------------
+
+/// The position after the engine's move `chosen`, proposed for `tokens` given as `items`;
+/// fails unless it is a legal slide of one unit of the item it names.
+fn apply_engine_slide(
+    oracle: &SlidingOracle,
+    tokens: &[u32],
+    items: &[(u32, u64)],
+    chosen: &Move,
+) -> Result<Vec<u32>, TestCaseError> {
+    let &Move::Slide {
+        item_index,
+        from,
+        to,
+    } = chosen
+    else {
+        return Err(TestCaseError::fail(format!(
+            "token sliding answered a non-slide move {chosen:?} for {items:?}"
+        )));
+    };
+    let item = items.get(item_index);
+    prop_assert!(
+        matches!(item, Some(&(vertex, count)) if vertex == from && count > 0),
+        "{chosen:?} names item {item:?} of {items:?}, not a unit on vertex {from}"
+    );
+    oracle
+        .apply(tokens, from, to)
+        .map_err(|illegal| TestCaseError::fail(format!("{chosen:?} on {tokens:?}: {illegal:?}")))
+}
+
+/// The engine's outcome for `tokens`, in both item forms, equals the oracle's verdict.
+fn check_sliding_outcome(
+    analysis: &Analysis,
+    oracle: &SlidingOracle,
+    tokens: &[u32],
+) -> Result<(), TestCaseError> {
+    let expected = expected_outcome(oracle.verdict(tokens));
+    for items in [token_items(tokens), grouped_items(tokens)] {
+        let evaluation = evaluate(analysis, &items)?;
+        prop_assert_eq!(
+            evaluation.outcome,
+            expected,
+            "outcome of tokens {:?} (items {:?}) on {:?}",
+            tokens,
+            items,
+            oracle.adjacency()
+        );
+    }
+    Ok(())
+}
+
+/// The engine's best move for `tokens`, in both item forms, is right for the oracle's verdict:
+/// on WIN a legal move to a LOSE position, on DRAW a legal move to a DRAW position (keeping the
+/// draw), on LOSE no move.
+fn check_sliding_best_move(
+    analysis: &Analysis,
+    oracle: &SlidingOracle,
+    tokens: &[u32],
+) -> Result<(), TestCaseError> {
+    check_sliding_outcome(analysis, oracle, tokens)?;
+    let verdict = oracle.verdict(tokens);
+    for items in [token_items(tokens), grouped_items(tokens)] {
+        let evaluation = evaluate(analysis, &items)?;
+        let chosen = analysis.best_move(&items, &evaluation);
+        let context = || {
+            format!(
+                "tokens {tokens:?} (items {items:?}) on {:?}",
+                oracle.adjacency()
+            )
+        };
+        let wanted_after = match verdict {
+            Verdict::Lose => {
+                prop_assert!(
+                    chosen.is_none(),
+                    "LOSE but best move {chosen:?}: {}",
+                    context()
+                );
+                continue;
+            }
+            Verdict::Win => Verdict::Lose,
+            Verdict::Draw => Verdict::Draw,
+        };
+        let Some(chosen) = chosen else {
+            return Err(TestCaseError::fail(format!(
+                "{verdict:?} but no best move: {}",
+                context()
+            )));
+        };
+        let after = apply_engine_slide(oracle, tokens, &items, &chosen)?;
+        prop_assert_eq!(
+            oracle.verdict(&after),
+            wanted_after,
+            "{:?} position: best move {:?} leads to {:?}: {}",
+            verdict,
+            chosen,
+            after,
+            context()
+        );
+    }
+    Ok(())
+}
+
+/// The positions the winner faces after the engine's move from `position` (winner to move)
+/// and each distinct opponent reply. Fails unless the engine calls `position` WIN and its move is
+/// legal and leads to an oracle LOSE position.
+fn replies_to_engine_move(
+    analysis: &Analysis,
+    oracle: &SlidingOracle,
+    position: &[u32],
+) -> Result<Vec<Vec<u32>>, TestCaseError> {
+    let items = token_items(position);
+    let evaluation = evaluate(analysis, &items)?;
+    prop_assert_eq!(
+        evaluation.outcome,
+        Outcome::Win,
+        "winner's position {:?}",
+        position
+    );
+    let Some(chosen) = analysis.best_move(&items, &evaluation) else {
+        return Err(TestCaseError::fail(format!(
+            "no best move from WIN {position:?}"
+        )));
+    };
+    let after = apply_engine_slide(oracle, position, &items, &chosen)?;
+    prop_assert_eq!(
+        oracle.verdict(&after),
+        Verdict::Lose,
+        "best move {:?} from {:?} leads to {:?}",
+        chosen,
+        position,
+        after
+    );
+    Ok(oracle.successors(&after))
+}
+
+/// Plays the engine's strategy for the winner from the WIN position `start` against every
+/// possible opponent reply, and fails unless every line ends with the opponent unable to move.
+///
+/// Depth-first over winner-to-move positions with an explicit stack. The strategy depends only
+/// on the position, so meeting a position again on the current line means the opponent can
+/// force that loop forever: a failure, even though every single move looked right. Lines are
+/// also capped at 4 × the number of positions (unreachable given the loop check, kept as a
+/// guard). `won` caches positions from which the strategy is known to win.
+fn check_strategy_wins(
+    analysis: &Analysis,
+    oracle: &SlidingOracle,
+    start: &[u32],
+    won: &mut HashSet<Vec<u32>>,
+) -> Result<(), TestCaseError> {
+    /// A winner-to-move position on the current line, and the replies still to explore.
+    struct Step {
+        position: Vec<u32>,
+        replies: Vec<Vec<u32>>,
+        next: usize,
+    }
+    if won.contains(start) {
+        return Ok(());
+    }
+    let depth_bound = 4 * oracle.position_count();
+    let line_of = |stack: &[Step]| -> Vec<Vec<u32>> {
+        stack.iter().map(|step| step.position.clone()).collect()
+    };
+    let mut on_line: HashSet<Vec<u32>> = HashSet::from([start.to_vec()]);
+    let mut stack = vec![Step {
+        position: start.to_vec(),
+        replies: replies_to_engine_move(analysis, oracle, start)?,
+        next: 0,
+    }];
+    while let Some(step) = stack.last_mut() {
+        let Some(reply) = step.replies.get(step.next).cloned() else {
+            let finished = stack.pop().expect("the loop runs on a non-empty stack");
+            on_line.remove(&finished.position);
+            won.insert(finished.position);
+            continue;
+        };
+        step.next += 1;
+        if won.contains(&reply) {
+            continue;
+        }
+        prop_assert!(
+            !on_line.contains(&reply),
+            "the engine's strategy from {:?} can be forced around a loop: line {:?} returns to {:?} on {:?}",
+            start,
+            line_of(&stack),
+            reply,
+            oracle.adjacency()
+        );
+        prop_assert!(
+            stack.len() < depth_bound,
+            "the engine's strategy from {:?} has not won after {} moves on {:?}",
+            start,
+            2 * depth_bound,
+            oracle.adjacency()
+        );
+        let replies = replies_to_engine_move(analysis, oracle, &reply)?;
+        on_line.insert(reply.clone());
+        stack.push(Step {
+            position: reply,
+            replies,
+            next: 0,
+        });
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Addition-Subtraction checks
+// ---------------------------------------------------------------------------------------------
+
+/// The position after the engine's move `chosen` on `values` (given as [`value_items`]); fails
+/// unless it is a well-formed split move naming its item, and legal by the rules.
+fn apply_engine_split(
+    oracle: &SplitOracle,
+    values: &[u32],
+    items: &[(u32, u64)],
+    chosen: &Move,
+) -> Result<Vec<u32>, TestCaseError> {
+    let Move::Split {
+        item_index,
+        vertex,
+        odd_targets,
+        pair_target,
+        pair_count,
+    } = chosen
+    else {
+        return Err(TestCaseError::fail(format!(
+            "the split game answered a non-split move {chosen:?} for {values:?}"
+        )));
+    };
+    let item = items.get(*item_index);
+    prop_assert!(
+        matches!(item, Some(&(item_vertex, count)) if item_vertex == *vertex && count > 0),
+        "{chosen:?} names item {item:?} of {items:?}, not a unit on vertex {vertex}"
+    );
+    prop_assert!(
+        odd_targets.windows(2).all(|pair| pair[0] < pair[1]),
+        "{chosen:?}: odd_targets are not distinct and increasing"
+    );
+    prop_assert!(
+        *pair_count == 0 || pair_target.is_some(),
+        "{chosen:?}: pairs without a pair_target"
+    );
+    let mut picks = odd_targets.clone();
+    if let Some(target) = *pair_target {
+        picks.extend(std::iter::repeat_n(target, 2 * *pair_count as usize));
+    }
+    oracle
+        .apply(values, *vertex, &picks)
+        .map_err(|illegal| TestCaseError::fail(format!("{chosen:?} on {values:?}: {illegal:?}")))
+}
+
+/// The engine's outcome for `values` equals the oracle's verdict.
+fn check_split_outcome(
+    analysis: &Analysis,
+    oracle: &mut SplitOracle,
+    values: &[u32],
+) -> Result<(), TestCaseError> {
+    let evaluation = evaluate(analysis, &value_items(values))?;
+    prop_assert_eq!(
+        evaluation.outcome,
+        expected_outcome(oracle.verdict(values)),
+        "outcome of values {:?}",
+        values
+    );
+    Ok(())
+}
+
+/// The engine's best move for `values`: on WIN a legal move to an oracle LOSE position, on LOSE
+/// no move.
+fn check_split_best_move(
+    analysis: &Analysis,
+    oracle: &mut SplitOracle,
+    values: &[u32],
+) -> Result<(), TestCaseError> {
+    check_split_outcome(analysis, oracle, values)?;
+    let items = value_items(values);
+    let evaluation = evaluate(analysis, &items)?;
+    let chosen = analysis.best_move(&items, &evaluation);
+    if oracle.verdict(values) == Verdict::Lose {
+        prop_assert!(
+            chosen.is_none(),
+            "LOSE values {values:?} but best move {chosen:?}"
+        );
+        return Ok(());
+    }
+    let Some(chosen) = chosen else {
+        return Err(TestCaseError::fail(format!(
+            "WIN values {values:?} but no best move"
+        )));
+    };
+    let after = apply_engine_split(oracle, values, &items, &chosen)?;
+    prop_assert_eq!(
+        oracle.verdict(&after),
+        Verdict::Lose,
+        "best move {:?} from {:?} leads to {:?}",
+        chosen,
+        values,
+        after
+    );
+    Ok(())
+}
+
+/// Describes a split game in failure messages.
+fn split_context(vertex_count: u32, edges: &[(u32, u32)], split_counts: &[u32]) -> String {
+    format!("{vertex_count} vertices, edges {edges:?}, split counts {split_counts:?}")
+}
+
+// ---------------------------------------------------------------------------------------------
+// GAMES.md worked examples
+// ---------------------------------------------------------------------------------------------
+
+/// One judge test case of section 1: the graph, and each query's tokens with the expected answer.
+fn check_sliding_sample(vertex_count: u32, edges: &[(u32, u32)], queries: &[(&[u32], Outcome)]) {
+    let analysis = sliding_analysis(vertex_count, edges).unwrap();
+    let oracle = SlidingOracle::solve(&adjacency(vertex_count, edges), MAX_TOKENS);
+    for &(tokens, expected) in queries {
+        assert_eq!(
+            expected_outcome(oracle.verdict(tokens)),
+            expected,
+            "oracle on {tokens:?}"
+        );
+        let evaluation = evaluate(&analysis, &token_items(tokens)).unwrap();
+        assert_eq!(evaluation.outcome, expected, "engine on {tokens:?}");
+        check_sliding_best_move(&analysis, &oracle, tokens).unwrap();
+    }
+}
+
+/// The judge sample of section 1: two graphs, five queries, answers WIN WIN WIN LOSE WIN.
+#[test]
+fn games_md_token_sliding_samples() {
+    check_sliding_sample(
+        4,
+        &[(0, 1), (0, 2), (2, 3)],
+        &[(&[0], Outcome::Win), (&[0, 2], Outcome::Win)],
+    );
+    check_sliding_sample(
+        4,
+        &[(0, 1), (1, 2)],
+        &[
+            (&[0, 1], Outcome::Win),
+            (&[1, 1], Outcome::Lose),
+            (&[0, 1, 3], Outcome::Win),
+        ],
+    );
+}
+
+/// The worked example and judge sample of section 2: rounds WINNING, LOSING, WINNING.
+#[test]
+fn games_md_addition_subtraction_example() {
+    let edges = [(0, 1), (0, 2), (1, 3), (2, 1), (2, 3)];
+    let split_counts = [2, 1, 3, 2];
+    let analysis = split_analysis(4, &edges, &split_counts).unwrap();
+    let mut oracle = SplitOracle::new(&adjacency(4, &edges), &split_counts);
+
+    // The moves GAMES.md lists from {3,4,5,6} are all legal. (By the stated rule vertex 2 also
+    // has the picks {1,3,3} and {3,3,3}; the list there is not exhaustive.)
+    let start = [3, 4, 5, 6];
+    let reachable: Vec<Vec<u32>> = oracle
+        .moves(&start)
+        .into_iter()
+        .map(|step| oracle.apply(&start, step.vertex, &step.picks).unwrap())
+        .collect();
+    let listed = [
+        [2, 5, 6, 6],
+        [2, 6, 5, 6],
+        [2, 4, 7, 6],
+        [3, 3, 5, 7],
+        [3, 7, 4, 6],
+        [3, 6, 4, 7],
+    ];
+    for position in listed {
+        assert!(
+            reachable.contains(&position.to_vec()),
+            "{position:?} not reachable"
+        );
+    }
+
+    let rounds: [([u32; 4], Outcome); 3] = [
+        ([3, 4, 5, 6], Outcome::Win),
+        ([0, 0, 0, 5], Outcome::Lose),
+        ([1, 0, 0, 0], Outcome::Win),
+    ];
+    for (values, expected) in rounds {
+        assert_eq!(
+            expected_outcome(oracle.verdict(&values)),
+            expected,
+            "oracle on {values:?}"
+        );
+        let evaluation = evaluate(&analysis, &value_items(&values)).unwrap();
+        assert_eq!(evaluation.outcome, expected, "engine on {values:?}");
+        check_split_best_move(&analysis, &mut oracle, &values).unwrap();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Properties
+// ---------------------------------------------------------------------------------------------
+
+proptest! {
+    #![proptest_config(config(1000))]
+
+    /// Every position of 0..=3 tokens on a random DAG (up to 8 vertices, repeated edges): the
+    /// engine's outcome is the oracle's.
+    #[test]
+    fn sliding_acyclic_outcomes_match_oracle((n, edges) in dag(8, 4)) {
+        let analysis = sliding_analysis(n, &edges)?;
+        let oracle = SlidingOracle::solve(&adjacency(n, &edges), MAX_TOKENS);
+        for (tokens, _) in oracle.positions() {
+            check_sliding_outcome(&analysis, &oracle, tokens)?;
+        }
+    }
+
+    /// Every position of 0..=3 tokens on a random DAG: on WIN the engine's best move is a legal
+    /// slide to an oracle LOSE position, on LOSE there is none.
+    #[test]
+    fn sliding_acyclic_best_moves_win((n, edges) in dag(8, 4)) {
+        let analysis = sliding_analysis(n, &edges)?;
+        let oracle = SlidingOracle::solve(&adjacency(n, &edges), MAX_TOKENS);
+        for (tokens, _) in oracle.positions() {
+            check_sliding_best_move(&analysis, &oracle, tokens)?;
+        }
+    }
+
+    /// Every position of 0..=3 tokens on a random digraph with cycles and self-loops: the
+    /// engine's WIN/LOSE/DRAW is the retrograde analysis's.
+    #[test]
+    fn sliding_cyclic_outcomes_match_retrograde((n, edges) in digraph(7)) {
+        let analysis = sliding_analysis(n, &edges)?;
+        let oracle = SlidingOracle::solve(&adjacency(n, &edges), MAX_TOKENS);
+        for (tokens, _) in oracle.positions() {
+            check_sliding_outcome(&analysis, &oracle, tokens)?;
+        }
+    }
+
+    /// Every position on a random digraph with cycles: best moves go WIN -> LOSE and
+    /// DRAW -> DRAW, and LOSE has none.
+    #[test]
+    fn sliding_cyclic_best_moves_keep_outcomes((n, edges) in digraph(7)) {
+        let analysis = sliding_analysis(n, &edges)?;
+        let oracle = SlidingOracle::solve(&adjacency(n, &edges), MAX_TOKENS);
+        for (tokens, _) in oracle.positions() {
+            check_sliding_best_move(&analysis, &oracle, tokens)?;
+        }
+    }
+
+    /// From every WIN position on a random digraph with cycles, the engine's best moves win in
+    /// finitely many moves against every possible defence (no loop the loser can force).
+    #[test]
+    fn sliding_cyclic_winning_strategy_wins((n, edges) in digraph(7)) {
+        let analysis = sliding_analysis(n, &edges)?;
+        let oracle = SlidingOracle::solve(&adjacency(n, &edges), MAX_TOKENS);
+        let mut won = HashSet::new();
+        for (tokens, verdict) in oracle.positions() {
+            if verdict == Verdict::Win {
+                check_strategy_wins(&analysis, &oracle, tokens, &mut won)?;
+            }
+        }
+    }
+
+
+    /// Every value vector in 0..=2 on a tiny random DAG with split counts 0..=3, plus every
+    /// larger position the oracle met while solving them: the engine's outcome is the oracle's.
+    #[test]
+    fn split_outcomes_match_oracle((n, edges, split_counts) in split_game()) {
+        let analysis = split_analysis(n, &edges, &split_counts)?;
+        let mut oracle = SplitOracle::new(&adjacency(n, &edges), &split_counts);
+        let context = split_context(n, &edges, &split_counts);
+        for values in value_vectors(n as usize, 2) {
+            check_split_outcome(&analysis, &mut oracle, &values)
+                .map_err(|error| TestCaseError::fail(format!("{error} in {context}")))?;
+        }
+        for (values, _) in oracle.solved_positions() {
+            check_split_outcome(&analysis, &mut oracle, &values)
+                .map_err(|error| TestCaseError::fail(format!("{error} in {context}")))?;
+        }
+    }
+
+    /// Every value vector in 0..=2 on a tiny random DAG with split counts: on WIN the engine's
+    /// best move is legal (item, picks among out-neighbours, K_v units) and leads to an oracle
+    /// LOSE position; on LOSE there is none.
+    #[test]
+    fn split_best_moves_win((n, edges, split_counts) in split_game()) {
+        let analysis = split_analysis(n, &edges, &split_counts)?;
+        let mut oracle = SplitOracle::new(&adjacency(n, &edges), &split_counts);
+        let context = split_context(n, &edges, &split_counts);
+        for values in value_vectors(n as usize, 2) {
+            check_split_best_move(&analysis, &mut oracle, &values)
+                .map_err(|error| TestCaseError::fail(format!("{error} in {context}")))?;
+        }
+    }
+
+    /// With K = 1 everywhere the split game is token sliding (each unit is a token): the
+    /// engine's split-game outcome for the unit counts of every 0..=3 token position is the
+    /// token-sliding oracle's.
+    #[test]
+    fn split_unit_counts_match_token_sliding((n, edges) in dag(6, 3)) {
+        let analysis = split_analysis(n, &edges, &vec![1; n as usize])?;
+        let oracle = SlidingOracle::solve(&adjacency(n, &edges), MAX_TOKENS);
+        for (tokens, verdict) in oracle.positions() {
+            let mut values = vec![0u64; n as usize];
+            for &token in tokens {
+                values[token as usize] += 1;
+            }
+            let evaluation = analysis
+                .evaluate((0u32..).zip(values.iter().copied()))
+                .map_err(|error| TestCaseError::fail(error.to_string()))?;
+            prop_assert_eq!(
+                evaluation.outcome,
+                expected_outcome(verdict),
+                "tokens {:?} as values {:?} on {:?}",
+                tokens,
+                values,
+                edges
+            );
+        }
+    }
+}
+
+/// `multisets` is the oracle's enumeration of token positions; this pins its size so a broken
+/// enumeration cannot silently shrink the properties above to nothing.
+#[test]
+fn oracle_enumerates_every_token_position() {
+    assert_eq!(multisets(8, 3).len(), 120);
+    let oracle = SlidingOracle::solve(&adjacency(8, &[]), MAX_TOKENS);
+    assert_eq!(oracle.position_count(), 1 + 8 + 36 + 120);
+}
