@@ -138,8 +138,8 @@ pub fn run_judge(args: JudgeArgs) -> u8 {
 enum InputEvent {
     /// A new test case: a label for messages, and the stream's first message.
     Start { label: String, start: EvaluateStart },
-    /// Queries of the current test case.
-    Queries(Vec<proto::Query>),
+    /// Queries of the current test case (ids still to be assigned).
+    Queries(QueryBatch),
     /// The current test case is complete.
     End,
     /// The input is malformed (or unreadable) here; everything before it was sent.
@@ -330,13 +330,18 @@ impl Case<'_> {
             let mut input_error = None;
             while let Some(event) = events.recv().await {
                 match event {
-                    InputEvent::Queries(mut queries) => {
-                        for query in &mut queries {
+                    InputEvent::Queries(mut batch) => {
+                        // The server answers `queries` first, then `packed_tokens`.
+                        for query in &mut batch.queries {
                             query.id = sent;
                             sent += 1;
                         }
+                        if let Some(packed) = &mut batch.packed_tokens {
+                            packed.first_id = sent;
+                            sent += packed.token_counts.len() as u64;
+                        }
                         let batch = EvaluateRequest {
-                            payload: Some(Payload::Queries(QueryBatch { queries })),
+                            payload: Some(Payload::Queries(batch)),
                         };
                         if request_tx.send(batch).await.is_err() {
                             break; // the call failed; the response side reports why
@@ -369,18 +374,40 @@ impl Case<'_> {
                 .map_err(|status| RunError::Failure(format!("{}: {}", self.label, describe(&status))))?
             {
                 text.clear();
+                let out_of_order = |id: u64, expected: u64| {
+                    RunError::Failure(format!(
+                        "{}: verdict for query {id} arrived where query {expected} was expected",
+                        self.label
+                    ))
+                };
+                let before = received;
                 for verdict in &response.verdicts {
                     if verdict.query_id != received {
-                        return Err(RunError::Failure(format!(
-                            "{}: verdict for query {} arrived where query {received} was expected",
-                            self.label, verdict.query_id
-                        )));
+                        return Err(out_of_order(verdict.query_id, received));
                     }
                     received += 1;
                     format_verdict(format, explain, received, verdict, &mut text)
                         .map_err(|message| RunError::Failure(format!("{}: {message}", self.label)))?;
                 }
-                progress.add_queries(response.verdicts.len() as u64);
+                if let Some(packed) = &response.packed_verdicts {
+                    if packed.first_query_id != received {
+                        return Err(out_of_order(packed.first_query_id, received));
+                    }
+                    if let Some(error) = packed.errors.first().and_then(|e| e.error.as_ref()) {
+                        return Err(RunError::Failure(format!(
+                            "{}: query rejected: {}: {}",
+                            self.label, error.field, error.message
+                        )));
+                    }
+                    for &outcome in &packed.outcomes {
+                        received += 1;
+                        let outcome = Outcome::try_from(outcome).unwrap_or(Outcome::Unspecified);
+                        format_outcome(format, received, outcome, &mut text)
+                            .map_err(|message| RunError::Failure(format!("{}: {message}", self.label)))?;
+                        text.push(b'\n');
+                    }
+                }
+                progress.add_queries(received - before);
                 if !text.is_empty() {
                     output.send(std::mem::replace(&mut text, Vec::with_capacity(64 * 1024)))?;
                 }
@@ -455,7 +482,21 @@ fn format_verdict(
             error.field, error.message
         ));
     }
-    let outcome = verdict.outcome();
+    format_outcome(format, round, verdict.outcome(), out)?;
+    if explain && let Some(move_) = verdict.r#move.as_ref().and_then(|m| m.kind.as_ref()) {
+        write_move(move_, out);
+    }
+    out.push(b'\n');
+    Ok(())
+}
+
+/// Appends `WIN` (chess) or `Round#r: WINNING` (addsub), without the newline.
+fn format_outcome(
+    format: JudgeFormat,
+    round: u64,
+    outcome: Outcome,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
     let word = match (format, outcome) {
         (JudgeFormat::Chess, Outcome::Win) => "WIN",
         (JudgeFormat::Chess, Outcome::Lose) => "LOSE",
@@ -469,10 +510,6 @@ fn format_verdict(
         let _ = write!(out, "Round#{round}: ");
     }
     out.extend_from_slice(word.as_bytes());
-    if explain && let Some(move_) = verdict.r#move.as_ref().and_then(|m| m.kind.as_ref()) {
-        write_move(move_, out);
-    }
-    out.push(b'\n');
     Ok(())
 }
 
@@ -539,10 +576,12 @@ impl From<JudgeError> for ParseStop {
     }
 }
 
-/// Collects queries into batches and sends them.
+/// Collects queries into batches and sends them. Token queries travel in the packed
+/// (columnar) form: no per-query message to build, encode or decode.
 struct Batcher<'a> {
     events: &'a mpsc::Sender<InputEvent>,
-    batch: Vec<proto::Query>,
+    batch: QueryBatch,
+    queries: usize,
     batch_size: usize,
 }
 
@@ -550,9 +589,21 @@ impl<'a> Batcher<'a> {
     fn new(events: &'a mpsc::Sender<InputEvent>, batch_size: usize) -> Self {
         Self {
             events,
-            batch: Vec::with_capacity(batch_size),
+            batch: QueryBatch::default(),
+            queries: 0,
             batch_size,
         }
+    }
+
+    fn push_tokens(&mut self, tokens: &[u32]) -> Result<(), ParseStop> {
+        let packed = self.batch.packed_tokens.get_or_insert_with(Default::default);
+        packed.token_counts.push(tokens.len() as u32);
+        packed.vertices.extend_from_slice(tokens);
+        self.queries += 1;
+        if self.queries >= self.batch_size {
+            self.flush()?;
+        }
+        Ok(())
     }
 
     fn send(&self, event: InputEvent) -> Result<(), ParseStop> {
@@ -562,21 +613,23 @@ impl<'a> Batcher<'a> {
     }
 
     fn push(&mut self, position: Position) -> Result<(), ParseStop> {
-        self.batch.push(proto::Query {
+        self.batch.queries.push(proto::Query {
             id: 0, // numbered by the sender
             position: Some(position),
         });
-        if self.batch.len() >= self.batch_size {
+        self.queries += 1;
+        if self.queries >= self.batch_size {
             self.flush()?;
         }
         Ok(())
     }
 
     fn flush(&mut self) -> Result<(), ParseStop> {
-        if self.batch.is_empty() {
+        if self.queries == 0 {
             return Ok(());
         }
-        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(self.batch_size));
+        self.queries = 0;
+        let batch = std::mem::take(&mut self.batch);
         self.send(InputEvent::Queries(batch))
     }
 
@@ -636,11 +689,7 @@ fn parse_chess(
                     start: start_message(graph, explain),
                 })?;
             }
-            ChessEvent::Query(tokens) => {
-                batcher.push(Position::Tokens(proto::TokenPosition {
-                    vertices: tokens.to_vec(),
-                }))?;
-            }
+            ChessEvent::Query(tokens) => batcher.push_tokens(tokens)?,
             ChessEvent::EndOfCase => {
                 batcher.flush()?;
                 batcher.send(InputEvent::End)?;
@@ -679,8 +728,9 @@ fn parse_addsub(
                 })?;
             }
             AddsubEvent::Round(values) => {
+                // Only parity matters (two units on a vertex cancel): 0/1 encode in one byte.
                 batcher.push(Position::DenseValues(proto::DenseValues {
-                    values: values.to_vec(),
+                    values: values.iter().map(|v| v & 1).collect(),
                 }))?;
             }
             AddsubEvent::EndOfGame => {

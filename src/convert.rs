@@ -3,6 +3,7 @@
 //! turned back into `grundy.v1` messages.
 
 use crate::engine::{Analysis, Digraph, Evaluation, Game, GraphError, Move, Outcome};
+use crate::error::ServiceError;
 use crate::proto;
 
 /// Builds the engine's game from a wire graph, validating every field.
@@ -67,6 +68,99 @@ impl<'a> QueryEvaluator<'a> {
             explain,
             items: Vec::new(),
             item_vertex: Vec::new(),
+        }
+    }
+
+    /// Answers one request batch: `queries` as full verdicts, then `packed_tokens` as packed
+    /// verdicts (as full verdicts when the stream asked for moves). Malformed queries get
+    /// per-query errors; only a packed batch whose arrays disagree in length fails as a whole.
+    pub fn answer(&mut self, batch: &proto::QueryBatch) -> Result<proto::EvaluateResponse, ServiceError> {
+        let mut response = proto::EvaluateResponse::default();
+        response.verdicts = batch.queries.iter().map(|q| self.verdict(q)).collect();
+        if let Some(packed) = &batch.packed_tokens {
+            let total: u64 = packed.token_counts.iter().map(|&c| u64::from(c)).sum();
+            if total != packed.vertices.len() as u64 {
+                return Err(ServiceError::Protocol(format!(
+                    "packed_tokens: token_counts add up to {total} but vertices has {} entries",
+                    packed.vertices.len()
+                )));
+            }
+            if self.explain {
+                self.answer_packed_in_full(packed, &mut response.verdicts);
+            } else {
+                response.packed_verdicts = Some(self.answer_packed(packed));
+            }
+        }
+        Ok(response)
+    }
+
+    /// Packed token queries answered in columnar form.
+    fn answer_packed(&mut self, packed: &proto::PackedTokenQueries) -> proto::PackedVerdicts {
+        let count = packed.token_counts.len();
+        let mut verdicts = proto::PackedVerdicts {
+            first_query_id: packed.first_id,
+            outcomes: Vec::with_capacity(count),
+            nim_sums: Vec::with_capacity(count),
+            errors: Vec::new(),
+        };
+        let mut offset = 0usize;
+        for (index, &token_count) in packed.token_counts.iter().enumerate() {
+            let tokens = &packed.vertices[offset..offset + token_count as usize];
+            self.items.clear();
+            self.items.extend(tokens.iter().map(|&v| (v, 1)));
+            match self.analysis.evaluate(&self.items) {
+                Ok(evaluation) => {
+                    verdicts.outcomes.push(outcome_to_proto(evaluation.outcome).into());
+                    verdicts.nim_sums.push(evaluation.nim_sum);
+                }
+                Err(e) => {
+                    verdicts.outcomes.push(proto::Outcome::Unspecified.into());
+                    verdicts.nim_sums.push(0);
+                    verdicts.errors.push(proto::PackedQueryError {
+                        index: index as u32,
+                        error: Some(query_error(
+                            format!("packed_tokens.vertices[{}]", offset + e.index),
+                            e.to_string(),
+                        )),
+                    });
+                }
+            }
+            offset += token_count as usize;
+        }
+        verdicts
+    }
+
+    /// Packed token queries answered with full verdicts (and moves).
+    fn answer_packed_in_full(
+        &mut self,
+        packed: &proto::PackedTokenQueries,
+        verdicts: &mut Vec<proto::Verdict>,
+    ) {
+        let mut offset = 0usize;
+        for (index, &token_count) in packed.token_counts.iter().enumerate() {
+            let query_id = packed.first_id.wrapping_add(index as u64);
+            let tokens = &packed.vertices[offset..offset + token_count as usize];
+            self.items.clear();
+            self.items.extend(tokens.iter().map(|&v| (v, 1)));
+            let verdict = match self.analysis.evaluate(&self.items) {
+                Ok(evaluation) => {
+                    let move_ = self
+                        .analysis
+                        .best_move(&self.items, &evaluation)
+                        .map(|m| self.move_to_proto(PositionForm::Tokens, m));
+                    verdict(query_id, &evaluation, move_)
+                }
+                Err(e) => proto::Verdict {
+                    query_id,
+                    error: Some(query_error(
+                        format!("packed_tokens.vertices[{}]", offset + e.index),
+                        e.to_string(),
+                    )),
+                    ..Default::default()
+                },
+            };
+            verdicts.push(verdict);
+            offset += token_count as usize;
         }
     }
 
@@ -198,15 +292,18 @@ fn query_error(field: String, message: String) -> proto::QueryError {
     proto::QueryError { field, message }
 }
 
-fn verdict(query_id: u64, evaluation: &Evaluation, move_: Option<proto::Move>) -> proto::Verdict {
-    let outcome = match evaluation.outcome {
+fn outcome_to_proto(outcome: Outcome) -> proto::Outcome {
+    match outcome {
         Outcome::Win => proto::Outcome::Win,
         Outcome::Lose => proto::Outcome::Lose,
         Outcome::Draw => proto::Outcome::Draw,
-    };
+    }
+}
+
+fn verdict(query_id: u64, evaluation: &Evaluation, move_: Option<proto::Move>) -> proto::Verdict {
     proto::Verdict {
         query_id,
-        outcome: outcome.into(),
+        outcome: outcome_to_proto(evaluation.outcome).into(),
         nim_sum: evaluation.nim_sum,
         error: None,
         r#move: move_,

@@ -32,6 +32,8 @@ impl ServiceError {
         match self {
             Self::Graph(_) | Self::Protocol(_) => Code::InvalidArgument,
             Self::Analysis(AnalysisError::Cycle { .. }) => Code::InvalidArgument,
+            // Too much work or a value beyond 64 bits: the graph is valid, just too hard.
+            Self::Analysis(AnalysisError::Split(_)) => Code::ResourceExhausted,
             Self::Limit(_) => Code::ResourceExhausted,
             Self::UnknownGraph(_) => Code::NotFound,
             Self::Internal(_) => Code::Internal,

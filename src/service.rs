@@ -123,24 +123,16 @@ where
 /// Evaluates a batch of queries on the blocking pool.
 async fn evaluate_batch_blocking(
     analysis: Arc<Analysis>,
-    queries: Vec<proto::Query>,
+    batch: proto::QueryBatch,
     explain: bool,
 ) -> Result<EvaluateResponse, ServiceError> {
-    run_blocking(move || {
-        let mut evaluator = QueryEvaluator::new(&analysis, explain);
-        let verdicts = queries.iter().map(|q| evaluator.verdict(q)).collect();
-        Ok(EvaluateResponse {
-            verdicts,
-            graph: None,
-        })
-    })
-    .await
+    run_blocking(move || QueryEvaluator::new(&analysis, explain).answer(&batch)).await
 }
 
 fn first_response(analysis: &Analysis) -> EvaluateResponse {
     EvaluateResponse {
-        verdicts: Vec::new(),
         graph: Some(convert::graph_summary(analysis)),
+        ..Default::default()
     }
 }
 
@@ -189,7 +181,7 @@ impl GrundyService for Grundy {
                 };
                 let result = match next {
                     Some(Payload::Queries(batch)) => {
-                        evaluate_batch_blocking(analysis.clone(), batch.queries, explain).await
+                        evaluate_batch_blocking(analysis.clone(), batch, explain).await
                     }
                     Some(Payload::Start(_)) => Err(ServiceError::Protocol(
                         "`start` may only be sent once, in the first message".into(),
@@ -232,6 +224,10 @@ impl GrundyService for Grundy {
                 if batch.is_empty() {
                     return;
                 }
+                let batch = proto::QueryBatch {
+                    queries: batch,
+                    packed_tokens: None,
+                };
                 let result = evaluate_batch_blocking(analysis.clone(), batch, explain).await;
                 let failed = result.is_err();
                 if tx.send(result.map_err(Status::from)).await.is_err() || failed {

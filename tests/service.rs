@@ -76,7 +76,10 @@ fn tokens(id: u64, vertices: &[u32]) -> Query {
 
 fn batch(queries: Vec<Query>) -> EvaluateRequest {
     EvaluateRequest {
-        payload: Some(Payload::Queries(QueryBatch { queries })),
+        payload: Some(Payload::Queries(QueryBatch {
+            queries,
+            packed_tokens: None,
+        })),
     }
 }
 
@@ -306,6 +309,159 @@ async fn client_that_disconnects_mid_stream_frees_its_stream() {
             "the server kept working on a stream whose client left"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn packed(first_id: u64, queries: &[&[u32]]) -> EvaluateRequest {
+    EvaluateRequest {
+        payload: Some(Payload::Queries(QueryBatch {
+            queries: vec![],
+            packed_tokens: Some(proto::PackedTokenQueries {
+                first_id,
+                token_counts: queries.iter().map(|q| q.len() as u32).collect(),
+                vertices: queries.concat(),
+            }),
+        })),
+    }
+}
+
+#[tokio::test]
+async fn packed_token_queries_get_packed_verdicts_with_in_band_errors() {
+    let mut server = start_server().await;
+    let requests = vec![
+        start(sample_graph()),
+        packed(100, &[&[0], &[0, 2], &[1, 1], &[5], &[], &[2, 3]]),
+    ];
+    let (tx, stream) = open(&mut server, requests).await;
+    drop(tx);
+    let mut stream = stream.unwrap();
+    next(&mut stream).await;
+    let response = next(&mut stream).await;
+    assert!(response.verdicts.is_empty());
+    let packed = response.packed_verdicts.expect("packed verdicts");
+    assert_eq!(packed.first_query_id, 100);
+    let outcomes: Vec<Outcome> = packed
+        .outcomes
+        .iter()
+        .map(|&o| Outcome::try_from(o).unwrap())
+        .collect();
+    use Outcome::*;
+    assert_eq!(outcomes, vec![Win, Win, Lose, Unspecified, Lose, Win]);
+    assert_eq!(packed.nim_sums, vec![2, 3, 0, 0, 0, 1]);
+    assert_eq!(packed.errors.len(), 1);
+    assert_eq!(packed.errors[0].index, 3);
+    let error = packed.errors[0].error.as_ref().unwrap();
+    assert_eq!(error.field, "packed_tokens.vertices[5]");
+    assert!(error.message.contains("vertex 5 is out of range"));
+}
+
+#[tokio::test]
+async fn packed_arrays_that_disagree_end_the_stream() {
+    let mut server = start_server().await;
+    let mut bad = packed(0, &[&[0, 1]]);
+    if let Some(Payload::Queries(batch)) = &mut bad.payload {
+        batch.packed_tokens.as_mut().unwrap().token_counts[0] = 3;
+    }
+    let (_tx, stream) = open(&mut server, vec![start(sample_graph()), bad]).await;
+    let mut stream = stream.unwrap();
+    next(&mut stream).await;
+    let status = stream.message().await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(status.message().contains("token_counts add up to 3"));
+}
+
+#[tokio::test]
+async fn explain_returns_moves_for_token_and_split_games() {
+    let mut server = start_server().await;
+    let explain = |graph| EvaluateRequest {
+        payload: Some(Payload::Start(EvaluateStart {
+            graph_source: Some(GraphSource::Graph(graph)),
+            explain: true,
+        })),
+    };
+    // Packed queries with `explain` come back as full verdicts with moves.
+    let (tx, stream) = open(
+        &mut server,
+        vec![explain(sample_graph()), packed(0, &[&[0], &[1, 1]])],
+    )
+    .await;
+    drop(tx);
+    let mut stream = stream.unwrap();
+    next(&mut stream).await;
+    let verdicts = next(&mut stream).await.verdicts;
+    assert_eq!(verdicts.len(), 2);
+    let Some(proto::r#move::Kind::Token(token)) = verdicts[0].r#move.as_ref().unwrap().kind.clone()
+    else {
+        panic!("a token move");
+    };
+    assert_eq!((token.token_index, token.from, token.to), (0, 0, 1));
+    assert!(verdicts[1].r#move.is_none(), "no move for LOSE");
+
+    // GAMES.md worked example with split counts K = {2, 1, 3, 2}.
+    let graph = proto::Graph {
+        vertex_count: 4,
+        out_degrees: vec![2, 1, 2, 0],
+        targets: vec![1, 2, 3, 1, 3],
+        split_counts: vec![2, 1, 3, 2],
+    };
+    let dense = Query {
+        id: 7,
+        position: Some(Position::DenseValues(proto::DenseValues {
+            values: vec![3, 4, 5, 6],
+        })),
+    };
+    let (tx, stream) = open(&mut server, vec![explain(graph), batch(vec![dense])]).await;
+    drop(tx);
+    let mut stream = stream.unwrap();
+    assert!(next(&mut stream).await.graph.unwrap().split_counts);
+    let verdict = next(&mut stream).await.verdicts.remove(0);
+    assert_eq!(verdict.outcome(), Outcome::Win);
+    let Some(proto::r#move::Kind::Split(split)) = verdict.r#move.unwrap().kind else {
+        panic!("a split move");
+    };
+    // Vertex 2 (K = 3) sends three units to vertex 1: {3,4,5,6} -> {3,7,4,6}, a LOSE.
+    assert_eq!(split.vertex, 2);
+    assert_eq!(split.odd_targets.len() as u32 + 2 * split.pair_count, 3);
+}
+
+#[tokio::test]
+async fn split_game_with_a_cycle_is_invalid_and_too_much_work_is_resource_exhausted() {
+    let mut server = start_server().await;
+    let cyclic = proto::Graph {
+        vertex_count: 3,
+        out_degrees: vec![1, 1, 1],
+        targets: vec![1, 2, 0],
+        split_counts: vec![1, 1, 1],
+    };
+    let (_tx, stream) = open(&mut server, vec![start(cyclic)]).await;
+    let status = stream.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(status.message().contains("0 -> 1 -> 2 -> 0"), "{}", status.message());
+
+    // Vertex 0 over 64 successors of independent values 2^i with K = 20: about 2^55 steps.
+    let mut out_degrees = vec![64u32];
+    let mut targets: Vec<u32> = (1..=64).collect();
+    // Successor i + 1 has value 2^i: a staircase where vertex j reaches all of 1..j.
+    let mut split_counts = vec![20u32];
+    for j in 1..=64u32 {
+        out_degrees.push(j - 1);
+        targets.extend(1..j);
+        split_counts.push(j - 1);
+    }
+    let hard = proto::Graph {
+        vertex_count: 65,
+        out_degrees,
+        targets,
+        split_counts,
+    };
+    let (_tx, stream) = open(&mut server, vec![start(hard)]).await;
+    match stream {
+        Err(status) => {
+            assert_eq!(status.code(), Code::ResourceExhausted, "{}", status.message());
+            assert!(status.message().contains("vertex"), "{}", status.message());
+            eprintln!("MSG {}", status.message());
+        }
+        Ok(_) => panic!("expected RESOURCE_EXHAUSTED"),
     }
 }
 

@@ -4,12 +4,14 @@
 //! - [`order`]: topological order by iterative DFS, and cycle reports;
 //! - [`sliding`]: Grundy values of token sliding on acyclic graphs;
 //! - [`loopy`]: the generalized Sprague-Grundy function of token sliding on cyclic graphs;
+//! - [`split`]: values of the Addition-Subtraction game (split counts), method chosen per vertex;
 //! - this module: [`Game`], [`analyse`] (the per-vertex table) and position evaluation.
 
 pub mod graph;
 pub mod loopy;
 pub mod order;
 pub mod sliding;
+pub mod split;
 
 pub use graph::{Digraph, GraphError};
 pub use order::Cycle;
@@ -66,16 +68,16 @@ impl Game {
 pub enum AnalysisError {
     #[error("the graph has a cycle: {cycle} (games with split counts must be acyclic)")]
     Cycle { cycle: Cycle },
+    /// A vertex's value is too expensive or too large (Addition-Subtraction game).
+    #[error("{0}")]
+    Split(#[from] split::SplitError),
 }
 
 /// Tunable bounds on the work the engine accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Self {}
-    }
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Limits {
+    /// Work allowed per vertex of a game with split counts.
+    pub split: split::SplitLimits,
 }
 
 /// The per-vertex values of a game, ready to evaluate positions.
@@ -92,6 +94,8 @@ enum Table {
     Acyclic(Vec<u64>),
     /// Token sliding on a graph with a cycle: the generalized Sprague-Grundy function.
     Loopy(loopy::LoopyTable),
+    /// Addition-Subtraction game (acyclic): values and the method used per vertex.
+    Split(split::SplitTable),
 }
 
 /// Computes the value of every vertex. CPU-bound: O(V + E) for acyclic token sliding,
@@ -99,11 +103,18 @@ enum Table {
 ///
 /// The acyclic path runs first (it is several times cheaper); its DFS also detects a cycle,
 /// and only then does the generalized labelling run.
-pub fn analyse(game: Game, _limits: &Limits) -> Result<Analysis, AnalysisError> {
-    let table = match order::successors_first_order(&game.graph) {
-        Ok(order) => Table::Acyclic(sliding::grundy_table(&game.graph, &order)),
-        Err(cycle) if game.split_counts.is_some() => return Err(AnalysisError::Cycle { cycle }),
-        Err(_) => Table::Loopy(loopy::generalized_grundy(&game.graph)),
+pub fn analyse(game: Game, limits: &Limits) -> Result<Analysis, AnalysisError> {
+    let order = order::successors_first_order(&game.graph);
+    let table = match (&game.split_counts, order) {
+        (None, Ok(order)) => Table::Acyclic(sliding::grundy_table(&game.graph, &order)),
+        (None, Err(_)) => Table::Loopy(loopy::generalized_grundy(&game.graph)),
+        (Some(split_counts), Ok(order)) => Table::Split(split::split_grundy_table(
+            &game.graph,
+            split_counts,
+            &order,
+            &limits.split,
+        )?),
+        (Some(_), Err(cycle)) => return Err(AnalysisError::Cycle { cycle }),
     };
     Ok(Analysis { game, table })
 }
@@ -157,10 +168,40 @@ impl Analysis {
         &self.game
     }
 
+    /// A winning move of the Addition-Subtraction game: a unit at `v` whose value has the
+    /// nim-sum's top bit moves to an option worth `g(v) ^ nim_sum` (below `g(v)`, so it is an
+    /// option by the mex), realised by the vertex's own method.
+    fn split_move(
+        &self,
+        table: &split::SplitTable,
+        items: &[(u32, u64)],
+        nim_sum: u64,
+    ) -> Option<Move> {
+        let split_counts = self.game.split_counts.as_deref()?;
+        let (item_index, vertex, target) =
+            items
+                .iter()
+                .enumerate()
+                .find_map(|(item_index, &(vertex, count))| {
+                    let value = table.values[vertex as usize];
+                    let target = value ^ nim_sum;
+                    (count & 1 == 1 && target < value).then_some((item_index, vertex, target))
+                })?;
+        let picks =
+            split::find_split_picks(&self.game.graph, split_counts, table, vertex, target)?;
+        Some(Move::Split {
+            item_index,
+            vertex,
+            odd_targets: picks.odd_targets,
+            pair_target: picks.pair_target,
+            pair_count: picks.pair_count,
+        })
+    }
+
     /// Value of every vertex; [`loopy::INFINITE`] marks an infinite vertex.
     pub fn values(&self) -> &[u64] {
         match &self.table {
-            Table::Acyclic(values) => values,
+            Table::Acyclic(values) | Table::Split(split::SplitTable { values, .. }) => values,
             Table::Loopy(table) => table.values(),
         }
     }
@@ -168,7 +209,7 @@ impl Analysis {
     /// The generalized Sprague-Grundy table, when the graph is cyclic.
     pub fn loopy_table(&self) -> Option<&loopy::LoopyTable> {
         match &self.table {
-            Table::Acyclic(_) => None,
+            Table::Acyclic(_) | Table::Split(_) => None,
             Table::Loopy(table) => Some(table),
         }
     }
@@ -195,6 +236,7 @@ impl Analysis {
             + self.game.split_counts.as_ref().map_or(0, |k| k.capacity() * 4)
             + match &self.table {
                 Table::Acyclic(values) => values.capacity() * 8,
+                Table::Split(table) => table.values.capacity() * 8 + table.methods.capacity(),
                 Table::Loopy(table) => table.heap_bytes(),
             }
     }
@@ -221,7 +263,7 @@ impl Analysis {
             });
         }
         Ok(match &self.table {
-            Table::Acyclic(values) => {
+            Table::Acyclic(values) | Table::Split(split::SplitTable { values, .. }) => {
                 let nim_sum = items
                     .iter()
                     .filter(|&&(_, count)| count & 1 == 1)
@@ -255,6 +297,7 @@ impl Analysis {
         let graph = &self.game.graph;
         let values = match &self.table {
             Table::Acyclic(values) => values,
+            Table::Split(table) => return self.split_move(table, items, evaluation.nim_sum),
             Table::Loopy(table) => {
                 let (item_index, from, to) = loopy::loopy_move(graph, table, items)?;
                 return Some(Move::Slide {

@@ -34,21 +34,23 @@
 //!   parity-`K` states reached with at most `K` values. `d * 2^r` steps and `2^r` bytes: cheap
 //!   for many successors with narrow values and a `K` too large to enumerate.
 //!
-//! When `K < d - 1`, both estimates are computed first, saturating at `u64::MAX` (the DP's
-//! needs the rank, an elimination that is skipped when enumeration costs at most `2 d^2`: `d`
-//! distinct vectors of parity 1 need `2^(r-1) >= d`, so the DP costs at least that much). The
-//! cheaper method runs if its estimate is within [`SplitLimits::work_budget_per_vertex`];
-//! otherwise the vertex fails with [`SplitError::WorkBudget`], before any work. Both methods
+//! When `K < d - 1`, both estimates are computed first, saturating at `u64::MAX`. The DP's
+//! needs the rank, an `O(65 d)` elimination, skipped when enumeration costs at most `2 d^2`:
+//! `d` distinct vectors of parity 1 need `2^(r-1) >= d`, so the DP costs at least that much.
+//! The cheaper method runs if its estimate is within [`SplitLimits::work_budget_per_vertex`];
+//! otherwise the vertex fails with [`SplitError::WorkBudget`] before any work. Both methods
 //! find at most as many options as they take steps, so their values stay below the budget.
+//! Values above 64 bits can only come from Span, and are reported, never wrapped.
 
 use std::ops::ControlFlow;
 
 use super::graph::Digraph;
 
-/// Default [`SplitLimits::work_budget_per_vertex`]: 2^26 steps, about 0.1 s for one vertex in a
-/// release build (a step is a few instructions: one set visited by enumeration, one state
-/// update of the DP), with at most 64 MiB of scratch memory for the DP and 8 MiB for
-/// enumeration.
+/// Default [`SplitLimits::work_budget_per_vertex`]: 2^26 steps, measured at 0.1 to 0.2 s for
+/// one vertex at the limit on one core of a release build (a step is a few instructions: one
+/// set visited by enumeration, one state update of the DP). Scratch memory at the limit:
+/// 8 MiB for enumeration's option bitset, under 4 MiB for the DP (`2^r <= budget / d` with
+/// `r <= d`).
 pub const DEFAULT_WORK_BUDGET_PER_VERTEX: u64 = 1 << 26;
 
 /// Bounds on the work spent on one vertex.
@@ -117,7 +119,7 @@ pub enum Method {
     /// `K >= d - 1`: options are a GF(2) subspace or coset, mex read off an echelon basis.
     /// `O(65 d)`, not budgeted.
     Span,
-    /// Every set of at most `K` distinct values: `sum_{j <= K} C(d, j)` steps.
+    /// Every set of at most `K` distinct values: at most `sum_{j <= K} C(d, j)` steps.
     Enumerate,
     /// Fewest values reaching each `(parity, xor)` state of the span: `d * 2^r` steps,
     /// `2^r` bytes.
@@ -477,6 +479,7 @@ impl ParityBasis {
     }
 }
 
+/// The index of the highest set bit of a non-zero vector.
 fn leading_bit(vector: u128) -> usize {
     127 - vector.leading_zeros() as usize
 }
