@@ -4,10 +4,20 @@
 //! - [`proto`]: the generated `grundy.v1` messages, client and server;
 //! - [`convert`]: the only place protobuf types meet engine types, validating every field;
 //! - [`error`]: the one mapping from engine errors to gRPC statuses;
-//! - [`service`]: the tonic service implementation;
-//! - [`server`]: `run(listener, shutdown)`, used by `grundy-server` and the embedded CLI server;
+//! - [`service`]: the tonic service implementation: stream plumbing, limits, deadlines,
+//!   cancellation, one tracing span per RPC;
+//! - [`registry`]: content-addressed graph ids and the byte-bounded LRU cache of analysed
+//!   graphs, with single-flight computation;
+//! - [`auth`]: bearer-token authentication (constant-time comparison);
+//! - [`metrics`]: Prometheus metrics and their tiny HTTP exporter;
+//! - [`server`]: `run(listener, config, shutdown)`: health, reflection, compression, auth, TLS,
+//!   draining shutdown; used by `grundy-server`, the embedded CLI server and the tests;
+//! - [`config`]: `grundy-server`'s flags (each with a `GRUNDY_*` environment variable) and
+//!   log setup;
+//! - [`client`]: connecting to a server: TLS, mutual TLS, bearer token (the CLI's flags);
 //! - [`judge`]: streaming parsers for the judge formats and the judge's output formatting;
-//! - [`cli`]: the `grundy` client: judge files in, RPCs out, judge output back.
+//! - [`cli`]: the `grundy` client: judge files in, RPCs out, judge output back;
+//! - [`generate`]: seeded generators of graphs and judge files (benchmarks, tests).
 
 pub mod engine;
 
@@ -22,7 +32,13 @@ pub mod proto {
 
 pub mod convert;
 pub mod error;
+pub mod auth;
+pub mod client;
+pub mod config;
+pub mod metrics;
+pub mod registry;
 pub mod server;
 pub mod service;
 pub mod judge;
 pub mod cli;
+pub mod generate;

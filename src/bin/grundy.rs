@@ -3,7 +3,10 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use std::io::Write;
+
 use grundy::cli::{self, JudgeArgs};
+use grundy::generate;
 
 /// Evaluate impartial games on directed graphs through the grundy gRPC service.
 #[derive(Debug, Parser)]
@@ -21,6 +24,38 @@ enum Command {
     /// 2 malformed input (reported as "error: line L, column C: ..." after printing the
     /// verdicts of everything before it).
     Judge(JudgeArgs),
+    /// Write a seeded random judge file to stdout (for benchmarks and tests).
+    Gen {
+        #[command(subcommand)]
+        format: GenFormat,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum GenFormat {
+    /// POJ 2425 input: test cases of a graph and token queries.
+    Chess(generate::ChessSpec),
+    /// LA 4411 input: games of an acyclic graph with split counts and rounds.
+    Addsub(generate::AddsubSpec),
+}
+
+/// Streams a generated file to stdout; a closed pipe ends it quietly.
+fn run_gen(format: GenFormat) -> u8 {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let written = match &format {
+        GenFormat::Chess(spec) => generate::write_chess(spec, &mut out),
+        GenFormat::Addsub(spec) => generate::write_addsub(spec, &mut out),
+    }
+    .and_then(|()| out.flush());
+    match written {
+        Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            eprintln!("error: cannot write output: {e}");
+            cli::EXIT_FAILURE
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -28,6 +63,7 @@ fn main() -> ExitCode {
     let args = Args::parse();
     let code = match args.command {
         Command::Judge(judge) => cli::run_judge(judge),
+        Command::Gen { format } => run_gen(format),
     };
     ExitCode::from(code)
 }
