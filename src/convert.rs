@@ -2,7 +2,7 @@
 //! by the engine constructors called here) before the engine sees it, and engine results are
 //! turned back into `grundy.v1` messages.
 
-use crate::engine::{Analysis, Digraph, Evaluation, Game, GraphError, Move, Outcome};
+use crate::engine::{Analysis, Digraph, Evaluation, Game, GraphError, Move, Outcome, VertexValue};
 use crate::error::ServiceError;
 use crate::proto;
 
@@ -31,6 +31,26 @@ pub fn graph_summary(analysis: &Analysis) -> proto::GraphSummary {
         cyclic: analysis.is_cyclic(),
         split_counts: game.split_counts().is_some(),
         max_value: analysis.max_value(),
+        ..Default::default()
+    }
+}
+
+/// The value of `vertex` (< vertex_count) as a `grundy.v1.VertexValue`: finite or ∞(K), with
+/// the counter of finite vertices on cyclic graphs.
+pub fn vertex_value(analysis: &Analysis, vertex: u32) -> proto::VertexValue {
+    use proto::vertex_value::Value;
+    match analysis.vertex_value(vertex) {
+        Some(VertexValue::Finite(value)) => proto::VertexValue {
+            value: Some(Value::Finite(value)),
+            counter: analysis.loopy_table().map(|table| table.counter(vertex)),
+        },
+        Some(VertexValue::Infinite { finite_followers }) => proto::VertexValue {
+            value: Some(Value::Infinite(proto::InfiniteValue {
+                finite_followers: finite_followers.to_vec(),
+            })),
+            counter: None,
+        },
+        None => proto::VertexValue::default(),
     }
 }
 
@@ -74,9 +94,14 @@ impl<'a> QueryEvaluator<'a> {
     /// Answers one request batch: `queries` as full verdicts, then `packed_tokens` as packed
     /// verdicts (as full verdicts when the stream asked for moves). Malformed queries get
     /// per-query errors; only a packed batch whose arrays disagree in length fails as a whole.
-    pub fn answer(&mut self, batch: &proto::QueryBatch) -> Result<proto::EvaluateResponse, ServiceError> {
-        let mut response = proto::EvaluateResponse::default();
-        response.verdicts = batch.queries.iter().map(|q| self.verdict(q)).collect();
+    pub fn answer(
+        &mut self,
+        batch: &proto::QueryBatch,
+    ) -> Result<proto::EvaluateResponse, ServiceError> {
+        let mut response = proto::EvaluateResponse {
+            verdicts: batch.queries.iter().map(|q| self.verdict(q)).collect(),
+            ..Default::default()
+        };
         if let Some(packed) = &batch.packed_tokens {
             let total: u64 = packed.token_counts.iter().map(|&c| u64::from(c)).sum();
             if total != packed.vertices.len() as u64 {
@@ -110,7 +135,9 @@ impl<'a> QueryEvaluator<'a> {
             self.items.extend(tokens.iter().map(|&v| (v, 1)));
             match self.analysis.evaluate(&self.items) {
                 Ok(evaluation) => {
-                    verdicts.outcomes.push(outcome_to_proto(evaluation.outcome).into());
+                    verdicts
+                        .outcomes
+                        .push(outcome_to_proto(evaluation.outcome).into());
                     verdicts.nim_sums.push(evaluation.nim_sum);
                 }
                 Err(e) => {
@@ -179,16 +206,13 @@ impl<'a> QueryEvaluator<'a> {
 
     fn try_verdict(&mut self, query: &proto::Query) -> Result<proto::Verdict, proto::QueryError> {
         let form = self.load_items(query)?;
-        let evaluation = self
-            .analysis
-            .evaluate(&self.items)
-            .map_err(|e| {
-                let index = match form {
-                    PositionForm::Dense => self.item_vertex[e.index] as usize,
-                    _ => e.index,
-                };
-                query_error(form.vertex_field(index), e.to_string())
-            })?;
+        let evaluation = self.analysis.evaluate(&self.items).map_err(|e| {
+            let index = match form {
+                PositionForm::Dense => self.item_vertex[e.index] as usize,
+                _ => e.index,
+            };
+            query_error(form.vertex_field(index), e.to_string())
+        })?;
         let move_ = if self.explain {
             self.analysis
                 .best_move(&self.items, &evaluation)

@@ -59,8 +59,8 @@ pub fn adjacency(shape: Shape, vertices: u32, edges: u64, rng: &mut Rng) -> Vec<
     }
     match shape {
         Shape::Chain => {
-            for v in 0..n.saturating_sub(1) {
-                adjacency[v].push(v as u32 + 1);
+            for (v, successors) in adjacency.iter_mut().enumerate().take(n - 1) {
+                successors.push(v as u32 + 1);
             }
         }
         Shape::Fan => {
@@ -109,8 +109,7 @@ pub fn graph(shape: Shape, vertices: u32, edges: u64, seed: u64) -> Digraph {
     let adjacency = adjacency(shape, vertices, edges, &mut Rng::new(seed));
     let out_degrees: Vec<u32> = adjacency.iter().map(|a| a.len() as u32).collect();
     let targets: Vec<u32> = adjacency.into_iter().flatten().collect();
-    Digraph::from_out_degrees(vertices, &out_degrees, targets)
-        .expect("generated graphs are valid")
+    Digraph::from_out_degrees(vertices, &out_degrees, targets).expect("generated graphs are valid")
 }
 
 /// Parameters of a generated POJ 2425 judge file.
@@ -149,7 +148,11 @@ pub fn write_chess(spec: &ChessSpec, out: &mut impl Write) -> io::Result<()> {
         writeln!(out, "{}", spec.n)?;
         for successors in &adjacency {
             line.clear();
-            write_numbers(&mut line, successors.len() as u64, successors.iter().map(|&v| u64::from(v)));
+            write_numbers(
+                &mut line,
+                successors.len() as u64,
+                successors.iter().map(|&v| u64::from(v)),
+            );
             out.write_all(&line)?;
         }
         for _ in 0..spec.queries {
@@ -259,7 +262,10 @@ mod tests {
         assert_eq!(fan.out_degree(0), 99);
         assert!(find_cycle(&fan).is_none());
         assert!(find_cycle(&graph(Shape::Cyclic, 100, 1000, 1)).is_some());
-        assert_eq!(graph(Shape::Dag, 500, 2000, 9), graph(Shape::Dag, 500, 2000, 9));
+        assert_eq!(
+            graph(Shape::Dag, 500, 2000, 9),
+            graph(Shape::Dag, 500, 2000, 9)
+        );
     }
 
     #[test]

@@ -232,9 +232,16 @@ fn explain_gives_legal_winning_moves() {
         Some(judge_text.into_bytes()),
     );
     assert_eq!(output.status.code(), Some(0), "{}", lossy(&output.stderr));
-    for line in String::from_utf8_lossy(&output.stdout).lines() {
-        assert_eq!(line, "LOSE", "an explained move does not win");
-    }
+    let verdicts_after: Vec<String> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let moves = after_moves.iter().map(|case| case.queries.len()).sum();
+    assert_eq!(
+        verdicts_after,
+        vec!["LOSE"; moves],
+        "an explained move does not win"
+    );
 }
 
 // ---------------------------------------------------------------------------------------

@@ -8,7 +8,9 @@
 //! - `games_md_*`: the worked examples of GAMES.md (both games);
 //! - `sliding_acyclic_*`: token sliding on DAGs;
 //! - `sliding_cyclic_*`: token sliding with cycles and self-loops (WIN/LOSE/DRAW);
-//! - `split_*`: the Addition-Subtraction game (split counts `K_v`).
+//! - `split_*`: the Addition-Subtraction game (split counts `K_v`); `split_wide_*` on wider
+//!   graphs, where other methods of computing the options apply;
+//! - `oracle_*`: checks of the test machinery itself, independent of the engine.
 //!
 //! The property tests run from a fixed RNG seed, so a failure shows up on every run, and write no
 //! regression files. `PROPTEST_RNG_SEED` and `PROPTEST_CASES` override the seed and case count.
@@ -22,8 +24,10 @@ use proptest::prelude::*;
 use proptest::test_runner::{RngSeed, TestCaseError};
 use support::oracle::{SlidingOracle, SplitOracle, Verdict, multisets};
 
-/// Token-sliding positions are checked with up to this many tokens.
-const MAX_TOKENS: usize = 3;
+/// Token-sliding positions are checked with up to this many tokens. Four, not three, so that
+/// sums with more than three tokens on vertices of infinite value (which an implementation may
+/// count only up to a cap) are covered.
+const MAX_TOKENS: usize = 4;
 
 /// Seed of the property tests unless `PROPTEST_RNG_SEED` is set.
 const SEED: u64 = 0x6772_756e_6479;
@@ -90,12 +94,17 @@ fn digraph(max_vertices: u32) -> impl Strategy<Value = (u32, Vec<(u32, u32)>)> {
     })
 }
 
-/// A random Addition-Subtraction game kept tiny enough for the oracle: up to 5 vertices, out-
-/// degree up to 3, split counts 0..=3. `(vertex_count, edges, split_counts)`.
-fn split_game() -> impl Strategy<Value = (u32, Vec<(u32, u32)>, Vec<u32>)> {
-    (1..=5u32).prop_flat_map(|n| {
-        let split_counts = prop::collection::vec(0..=3u32, n as usize);
-        (Just(n), dag_edges(n, 3), split_counts)
+/// A random Addition-Subtraction game small enough for the oracle: up to `max_vertices`
+/// vertices, out-degree up to `max_out_degree` (repeats allowed), split counts
+/// `0..=max_split_count`. `(vertex_count, edges, split_counts)`.
+fn split_game(
+    max_vertices: u32,
+    max_out_degree: usize,
+    max_split_count: u32,
+) -> impl Strategy<Value = (u32, Vec<(u32, u32)>, Vec<u32>)> {
+    (1..=max_vertices).prop_flat_map(move |n| {
+        let split_counts = prop::collection::vec(0..=max_split_count, n as usize);
+        (Just(n), dag_edges(n, max_out_degree), split_counts)
     })
 }
 
@@ -142,7 +151,7 @@ fn expected_outcome(verdict: Verdict) -> Outcome {
 
 fn evaluate(analysis: &Analysis, items: &[(u32, u64)]) -> Result<Evaluation, TestCaseError> {
     analysis
-        .evaluate(items.iter().copied())
+        .evaluate(items)
         .map_err(|error| TestCaseError::fail(format!("evaluate({items:?}) refused: {error}")))
 }
 
@@ -168,6 +177,21 @@ fn grouped_items(tokens: &[u32]) -> Vec<(u32, u64)> {
 fn value_items(values: &[u32]) -> Vec<(u32, u64)> {
     (0u32..)
         .zip(values.iter().map(|&value| u64::from(value)))
+        .collect()
+}
+
+/// Every value vector of `vertex_count` vertices holding `0..=max_units` units in all: with
+/// two units it compares every pair of vertices, with three every triple.
+fn unit_positions(vertex_count: u32, max_units: usize) -> Vec<Vec<u32>> {
+    (0..=max_units)
+        .flat_map(|units| multisets(vertex_count, units))
+        .map(|tokens| {
+            let mut values = vec![0; vertex_count as usize];
+            for token in tokens {
+                values[token as usize] += 1;
+            }
+            values
+        })
         .collect()
 }
 
@@ -293,14 +317,14 @@ fn check_sliding_best_move(
     Ok(())
 }
 
-/// The positions the winner faces after the engine's move from `position` (winner to move)
-/// and each distinct opponent reply. Fails unless the engine calls `position` WIN and its move is
-/// legal and leads to an oracle LOSE position.
-fn replies_to_engine_move(
+/// The engine's strategy for the winner, as [`SlidingOracle::check_strategy_wins`] plays it:
+/// the position after the engine's best move from `position`. Fails unless the engine calls
+/// `position` WIN and its move is legal and leads to an oracle LOSE position.
+fn engine_winning_move(
     analysis: &Analysis,
     oracle: &SlidingOracle,
     position: &[u32],
-) -> Result<Vec<Vec<u32>>, TestCaseError> {
+) -> Result<Vec<u32>, TestCaseError> {
     let items = token_items(position);
     let evaluation = evaluate(analysis, &items)?;
     prop_assert_eq!(
@@ -323,77 +347,7 @@ fn replies_to_engine_move(
         position,
         after
     );
-    Ok(oracle.successors(&after))
-}
-
-/// Plays the engine's strategy for the winner from the WIN position `start` against every
-/// possible opponent reply, and fails unless every line ends with the opponent unable to move.
-///
-/// Depth-first over winner-to-move positions with an explicit stack. The strategy depends only
-/// on the position, so meeting a position again on the current line means the opponent can
-/// force that loop forever: a failure, even though every single move looked right. Lines are
-/// also capped at 4 × the number of positions (unreachable given the loop check, kept as a
-/// guard). `won` caches positions from which the strategy is known to win.
-fn check_strategy_wins(
-    analysis: &Analysis,
-    oracle: &SlidingOracle,
-    start: &[u32],
-    won: &mut HashSet<Vec<u32>>,
-) -> Result<(), TestCaseError> {
-    /// A winner-to-move position on the current line, and the replies still to explore.
-    struct Step {
-        position: Vec<u32>,
-        replies: Vec<Vec<u32>>,
-        next: usize,
-    }
-    if won.contains(start) {
-        return Ok(());
-    }
-    let depth_bound = 4 * oracle.position_count();
-    let line_of = |stack: &[Step]| -> Vec<Vec<u32>> {
-        stack.iter().map(|step| step.position.clone()).collect()
-    };
-    let mut on_line: HashSet<Vec<u32>> = HashSet::from([start.to_vec()]);
-    let mut stack = vec![Step {
-        position: start.to_vec(),
-        replies: replies_to_engine_move(analysis, oracle, start)?,
-        next: 0,
-    }];
-    while let Some(step) = stack.last_mut() {
-        let Some(reply) = step.replies.get(step.next).cloned() else {
-            let finished = stack.pop().expect("the loop runs on a non-empty stack");
-            on_line.remove(&finished.position);
-            won.insert(finished.position);
-            continue;
-        };
-        step.next += 1;
-        if won.contains(&reply) {
-            continue;
-        }
-        prop_assert!(
-            !on_line.contains(&reply),
-            "the engine's strategy from {:?} can be forced around a loop: line {:?} returns to {:?} on {:?}",
-            start,
-            line_of(&stack),
-            reply,
-            oracle.adjacency()
-        );
-        prop_assert!(
-            stack.len() < depth_bound,
-            "the engine's strategy from {:?} has not won after {} moves on {:?}",
-            start,
-            2 * depth_bound,
-            oracle.adjacency()
-        );
-        let replies = replies_to_engine_move(analysis, oracle, &reply)?;
-        on_line.insert(reply.clone());
-        stack.push(Step {
-            position: reply,
-            replies,
-            next: 0,
-        });
-    }
-    Ok(())
+    Ok(after)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -493,9 +447,54 @@ fn check_split_best_move(
     Ok(())
 }
 
-/// Describes a split game in failure messages.
-fn split_context(vertex_count: u32, edges: &[(u32, u32)], split_counts: &[u32]) -> String {
-    format!("{vertex_count} vertices, edges {edges:?}, split counts {split_counts:?}")
+/// What a split-game property checks at each position.
+#[derive(Debug, Clone, Copy)]
+enum SplitCheck {
+    Outcomes,
+    BestMoves,
+}
+
+fn check_split_position(
+    analysis: &Analysis,
+    oracle: &mut SplitOracle,
+    values: &[u32],
+    check: SplitCheck,
+) -> Result<(), TestCaseError> {
+    match check {
+        SplitCheck::Outcomes => check_split_outcome(analysis, oracle, values),
+        SplitCheck::BestMoves => check_split_best_move(analysis, oracle, values),
+    }
+}
+
+/// Runs `check` on each of `starts`, then on every position the oracle had solved by then
+/// (reached from them: larger values, sinks at 0), and names the game in any failure.
+fn check_split_game(
+    vertex_count: u32,
+    edges: &[(u32, u32)],
+    split_counts: &[u32],
+    starts: &[Vec<u32>],
+    check: SplitCheck,
+) -> Result<(), TestCaseError> {
+    let analysis = split_analysis(vertex_count, edges, split_counts)?;
+    let mut oracle = SplitOracle::new(&adjacency(vertex_count, edges), split_counts);
+    let in_game = |error: TestCaseError| {
+        TestCaseError::fail(format!(
+            "{error} in the game of {vertex_count} vertices, edges {edges:?}, \
+             split counts {split_counts:?}"
+        ))
+    };
+    for values in starts {
+        check_split_position(&analysis, &mut oracle, values, check).map_err(in_game)?;
+    }
+    let solved: Vec<Vec<u32>> = oracle
+        .solved_positions()
+        .into_iter()
+        .map(|(values, _)| values)
+        .collect();
+    for values in solved {
+        check_split_position(&analysis, &mut oracle, &values, check).map_err(in_game)?;
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -592,7 +591,7 @@ fn games_md_addition_subtraction_example() {
 proptest! {
     #![proptest_config(config(1000))]
 
-    /// Every position of 0..=3 tokens on a random DAG (up to 8 vertices, repeated edges): the
+    /// Every position of 0..=MAX_TOKENS tokens on a random DAG (up to 8 vertices, repeated edges): the
     /// engine's outcome is the oracle's.
     #[test]
     fn sliding_acyclic_outcomes_match_oracle((n, edges) in dag(8, 4)) {
@@ -603,7 +602,7 @@ proptest! {
         }
     }
 
-    /// Every position of 0..=3 tokens on a random DAG: on WIN the engine's best move is a legal
+    /// Every position of 0..=MAX_TOKENS tokens on a random DAG: on WIN the engine's best move is a legal
     /// slide to an oracle LOSE position, on LOSE there is none.
     #[test]
     fn sliding_acyclic_best_moves_win((n, edges) in dag(8, 4)) {
@@ -614,7 +613,7 @@ proptest! {
         }
     }
 
-    /// Every position of 0..=3 tokens on a random digraph with cycles and self-loops: the
+    /// Every position of 0..=MAX_TOKENS tokens on a random digraph with cycles and self-loops: the
     /// engine's WIN/LOSE/DRAW is the retrograde analysis's.
     #[test]
     fn sliding_cyclic_outcomes_match_retrograde((n, edges) in digraph(7)) {
@@ -642,61 +641,53 @@ proptest! {
     fn sliding_cyclic_winning_strategy_wins((n, edges) in digraph(7)) {
         let analysis = sliding_analysis(n, &edges)?;
         let oracle = SlidingOracle::solve(&adjacency(n, &edges), MAX_TOKENS);
+        let strategy = |position: &[u32]| {
+            engine_winning_move(&analysis, &oracle, position).map_err(|error| error.to_string())
+        };
         let mut won = HashSet::new();
         for (tokens, verdict) in oracle.positions() {
             if verdict == Verdict::Win {
-                check_strategy_wins(&analysis, &oracle, tokens, &mut won)?;
+                oracle
+                    .check_strategy_wins(tokens, strategy, &mut won)
+                    .map_err(|failure| {
+                        TestCaseError::fail(format!("{failure} on {:?}", oracle.adjacency()))
+                    })?;
             }
         }
     }
 
 
-    /// Every value vector in 0..=2 on a tiny random DAG with split counts 0..=3, plus every
-    /// larger position the oracle met while solving them: the engine's outcome is the oracle's.
+    /// Tiny games (up to 5 vertices, out-degree up to 3, K in 0..=3), every value vector in
+    /// 0..=2 and every larger position met while solving them: the engine's outcome is the
+    /// oracle's.
     #[test]
-    fn split_outcomes_match_oracle((n, edges, split_counts) in split_game()) {
-        let analysis = split_analysis(n, &edges, &split_counts)?;
-        let mut oracle = SplitOracle::new(&adjacency(n, &edges), &split_counts);
-        let context = split_context(n, &edges, &split_counts);
-        for values in value_vectors(n as usize, 2) {
-            check_split_outcome(&analysis, &mut oracle, &values)
-                .map_err(|error| TestCaseError::fail(format!("{error} in {context}")))?;
-        }
-        for (values, _) in oracle.solved_positions() {
-            check_split_outcome(&analysis, &mut oracle, &values)
-                .map_err(|error| TestCaseError::fail(format!("{error} in {context}")))?;
-        }
+    fn split_outcomes_match_oracle((n, edges, split_counts) in split_game(5, 3, 3)) {
+        let starts = value_vectors(n as usize, 2);
+        check_split_game(n, &edges, &split_counts, &starts, SplitCheck::Outcomes)?;
     }
 
-    /// Every value vector in 0..=2 on a tiny random DAG with split counts: on WIN the engine's
-    /// best move is legal (item, picks among out-neighbours, K_v units) and leads to an oracle
-    /// LOSE position; on LOSE there is none.
+    /// Tiny games, same positions: on WIN the engine's best move is legal (a unit of the named
+    /// item, K_v picks among the out-neighbours) and leads to an oracle LOSE position; on LOSE
+    /// there is none.
     #[test]
-    fn split_best_moves_win((n, edges, split_counts) in split_game()) {
-        let analysis = split_analysis(n, &edges, &split_counts)?;
-        let mut oracle = SplitOracle::new(&adjacency(n, &edges), &split_counts);
-        let context = split_context(n, &edges, &split_counts);
-        for values in value_vectors(n as usize, 2) {
-            check_split_best_move(&analysis, &mut oracle, &values)
-                .map_err(|error| TestCaseError::fail(format!("{error} in {context}")))?;
-        }
+    fn split_best_moves_win((n, edges, split_counts) in split_game(5, 3, 3)) {
+        let starts = value_vectors(n as usize, 2);
+        check_split_game(n, &edges, &split_counts, &starts, SplitCheck::BestMoves)?;
     }
 
     /// With K = 1 everywhere the split game is token sliding (each unit is a token): the
-    /// engine's split-game outcome for the unit counts of every 0..=3 token position is the
+    /// engine's split-game outcome for the unit counts of every position of 0..=MAX_TOKENS tokens is the
     /// token-sliding oracle's.
     #[test]
     fn split_unit_counts_match_token_sliding((n, edges) in dag(6, 3)) {
         let analysis = split_analysis(n, &edges, &vec![1; n as usize])?;
         let oracle = SlidingOracle::solve(&adjacency(n, &edges), MAX_TOKENS);
         for (tokens, verdict) in oracle.positions() {
-            let mut values = vec![0u64; n as usize];
+            let mut values = vec![0u32; n as usize];
             for &token in tokens {
                 values[token as usize] += 1;
             }
-            let evaluation = analysis
-                .evaluate((0u32..).zip(values.iter().copied()))
-                .map_err(|error| TestCaseError::fail(error.to_string()))?;
+            let evaluation = evaluate(&analysis, &value_items(&values))?;
             prop_assert_eq!(
                 evaluation.outcome,
                 expected_outcome(verdict),
@@ -709,11 +700,61 @@ proptest! {
     }
 }
 
+proptest! {
+    // Each wide game costs the oracle up to tens of milliseconds: fewer cases.
+    #![proptest_config(config(300))]
+
+    /// Wider games (up to 8 vertices, out-degree up to 7, K in 0..=2), every position of at most
+    /// three units and every position met while solving them. Here vertices have more distinct
+    /// successor values than K + 1, where the options are not a GF(2) span (or coset) and the
+    /// engine enumerates subsets. Outcomes as above.
+    #[test]
+    fn split_wide_outcomes_match_oracle((n, edges, split_counts) in split_game(8, 7, 2)) {
+        let starts = unit_positions(n, 3);
+        check_split_game(n, &edges, &split_counts, &starts, SplitCheck::Outcomes)?;
+    }
+
+    /// Wider games, same positions: best moves as above.
+    #[test]
+    fn split_wide_best_moves_win((n, edges, split_counts) in split_game(8, 7, 2)) {
+        let starts = unit_positions(n, 3);
+        check_split_game(n, &edges, &split_counts, &starts, SplitCheck::BestMoves)?;
+    }
+}
+
 /// `multisets` is the oracle's enumeration of token positions; this pins its size so a broken
 /// enumeration cannot silently shrink the properties above to nothing.
 #[test]
 fn oracle_enumerates_every_token_position() {
     assert_eq!(multisets(8, 3).len(), 120);
-    let oracle = SlidingOracle::solve(&adjacency(8, &[]), MAX_TOKENS);
-    assert_eq!(oracle.position_count(), 1 + 8 + 36 + 120);
+    assert_eq!(multisets(8, 4).len(), 330);
+    let oracle = SlidingOracle::solve(&adjacency(8, &[]), 4);
+    assert_eq!(oracle.position_count(), 1 + 8 + 36 + 120 + 330);
+}
+
+proptest! {
+    #![proptest_config(config(300))]
+
+    /// Calibrates `sliding_cyclic_winning_strategy_wins`: the oracle's own winning moves pass
+    /// the same play-out check, so a failure there is the engine's, not the checker's.
+    #[test]
+    fn oracle_winning_moves_pass_strategy_check((n, edges) in digraph(7)) {
+        let oracle = SlidingOracle::solve(&adjacency(n, &edges), MAX_TOKENS);
+        let strategy = |position: &[u32]| {
+            let step = oracle
+                .winning_move(position)
+                .ok_or_else(|| format!("no winning move from {position:?}"))?;
+            oracle
+                .apply(position, step.from, step.to)
+                .map_err(|illegal| format!("{illegal:?}"))
+        };
+        let mut won = HashSet::new();
+        for (tokens, verdict) in oracle.positions() {
+            if verdict == Verdict::Win {
+                oracle
+                    .check_strategy_wins(tokens, strategy, &mut won)
+                    .map_err(TestCaseError::fail)?;
+            }
+        }
+    }
 }

@@ -126,6 +126,17 @@ impl<R: Read> Scanner<R> {
             return Ok(None);
         }
         let start = self.location();
+        // Fast path: a number of at most 19 digits (cannot overflow) that ends inside the
+        // buffer, followed by a separator. Everything else takes the careful loop below.
+        let rest = &self.buffer[self.pos..self.len];
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        if (1..=19).contains(&digits) && digits < rest.len() && is_separator(rest[digits]) {
+            let value = rest[..digits]
+                .iter()
+                .fold(0u64, |acc, &b| acc * 10 + u64::from(b - b'0'));
+            self.pos += digits;
+            return Ok(Some((value, start)));
+        }
         let first = self.buffer[self.pos];
         if !first.is_ascii_digit() {
             return Err(JudgeError::syntax(
@@ -143,7 +154,10 @@ impl<R: Read> Scanner<R> {
                     }
                     return Err(JudgeError::syntax(
                         self.location(),
-                        format!("expected {what}, found {} inside a number", describe_byte(byte)),
+                        format!(
+                            "expected {what}, found {} inside a number",
+                            describe_byte(byte)
+                        ),
                     ));
                 }
                 value = value
@@ -235,12 +249,23 @@ mod tests {
         let mut s = Scanner::new("1 x".as_bytes());
         s.number("a").unwrap();
         let err = s.number("the number of tokens M").unwrap_err().to_string();
-        assert_eq!(err, "line 1, column 3: expected the number of tokens M, found 'x'");
+        assert_eq!(
+            err,
+            "line 1, column 3: expected the number of tokens M, found 'x'"
+        );
         let mut s = Scanner::new("12a".as_bytes());
         let err = s.number("N").unwrap_err().to_string();
-        assert_eq!(err, "line 1, column 3: expected N, found 'a' inside a number");
+        assert_eq!(
+            err,
+            "line 1, column 3: expected N, found 'a' inside a number"
+        );
         let mut s = Scanner::new("99999999999999999999".as_bytes());
-        assert!(s.number("N").unwrap_err().to_string().contains("does not fit"));
+        assert!(
+            s.number("N")
+                .unwrap_err()
+                .to_string()
+                .contains("does not fit")
+        );
         let mut s = Scanner::new("\n 5".as_bytes());
         s.number("N").unwrap();
         let err = s.number("M").unwrap_err().to_string();
@@ -254,7 +279,13 @@ mod tests {
         for i in 0..50_000u64 {
             let (value, location) = s.number("n").unwrap();
             assert_eq!(value, i);
-            assert_eq!(location, Location { line: i + 1, column: 1 });
+            assert_eq!(
+                location,
+                Location {
+                    line: i + 1,
+                    column: 1
+                }
+            );
         }
         assert_eq!(s.next_number("n").unwrap(), None);
     }

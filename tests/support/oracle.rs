@@ -14,7 +14,7 @@
 //! Both are exponential in the size of the game and meant for graphs of a handful of vertices.
 //! Only `std` is used.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet};
 
 /// The outcome of a position for the player to move, under normal play.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -125,6 +125,9 @@ pub struct SlidingOracle {
     /// Every solved position, ordered by token count, then lexicographically.
     positions: Vec<Vec<u32>>,
     verdicts: Vec<Verdict>,
+    /// For WIN/LOSE positions, the order in which retrograde analysis labelled them within their
+    /// layer (see [`SlidingOracle::winning_move`]); `None` for DRAW.
+    label_ranks: Vec<Option<usize>>,
     index: HashMap<Vec<u32>, usize>,
 }
 
@@ -142,6 +145,7 @@ impl SlidingOracle {
             max_tokens,
             positions: Vec::new(),
             verdicts: Vec::new(),
+            label_ranks: Vec::new(),
             index: HashMap::new(),
         };
         let vertex_count = u32::try_from(adjacency.len()).expect("vertex count fits in u32");
@@ -151,16 +155,19 @@ impl SlidingOracle {
             for (offset, position) in layer.iter().enumerate() {
                 oracle.index.insert(position.clone(), first + offset);
             }
-            let verdicts = oracle.retrograde(&layer, first);
+            for (verdict, rank) in oracle.retrograde(&layer, first) {
+                oracle.verdicts.push(verdict);
+                oracle.label_ranks.push(rank);
+            }
             oracle.positions.extend(layer);
-            oracle.verdicts.extend(verdicts);
         }
         oracle
     }
 
     /// Retrograde analysis of one closed layer of positions (all of one token count), whose
-    /// global indices start at `first` (already registered in `self.index`).
-    fn retrograde(&self, layer: &[Vec<u32>], first: usize) -> Vec<Verdict> {
+    /// global indices start at `first` (already registered in `self.index`). Returns each
+    /// position's verdict and, for WIN/LOSE, the rank at which it was labelled in this layer.
+    fn retrograde(&self, layer: &[Vec<u32>], first: usize) -> Vec<(Verdict, Option<usize>)> {
         let local = |position: &Vec<u32>| self.index[position] - first;
         // Distinct successors per position, and the reverse edges to walk backwards.
         let successors: Vec<Vec<usize>> = layer
@@ -175,35 +182,42 @@ impl SlidingOracle {
         }
         // `unresolved[p]`: successors of `p` not yet known to be WIN. At zero, `p` is LOSE.
         let mut unresolved: Vec<usize> = successors.iter().map(Vec::len).collect();
-        let mut labels: Vec<Option<Verdict>> = vec![None; layer.len()];
-        let mut queue = VecDeque::new();
+        // The queue holds every labelled position in labelling order, so a position's index
+        // in it is its labelling rank; `head` is the next one whose predecessors to update.
+        let mut labels: Vec<Option<(Verdict, usize)>> = vec![None; layer.len()];
+        let mut queue: Vec<usize> = Vec::new();
         for (position, &count) in unresolved.iter().enumerate() {
             if count == 0 {
-                labels[position] = Some(Verdict::Lose);
-                queue.push_back(position);
+                labels[position] = Some((Verdict::Lose, queue.len()));
+                queue.push(position);
             }
         }
-        while let Some(position) = queue.pop_front() {
-            let label = labels[position];
+        let mut head = 0;
+        while let Some(&position) = queue.get(head) {
+            head += 1;
+            let resolved_lose = matches!(labels[position], Some((Verdict::Lose, _)));
             for &predecessor in &predecessors[position] {
                 if labels[predecessor].is_some() {
                     continue;
                 }
-                if label == Some(Verdict::Lose) {
-                    labels[predecessor] = Some(Verdict::Win);
-                    queue.push_back(predecessor);
+                if resolved_lose {
+                    labels[predecessor] = Some((Verdict::Win, queue.len()));
+                    queue.push(predecessor);
                 } else {
                     unresolved[predecessor] -= 1;
                     if unresolved[predecessor] == 0 {
-                        labels[predecessor] = Some(Verdict::Lose);
-                        queue.push_back(predecessor);
+                        labels[predecessor] = Some((Verdict::Lose, queue.len()));
+                        queue.push(predecessor);
                     }
                 }
             }
         }
         labels
             .into_iter()
-            .map(|label| label.unwrap_or(Verdict::Draw))
+            .map(|label| match label {
+                Some((verdict, rank)) => (verdict, Some(rank)),
+                None => (Verdict::Draw, None),
+            })
             .collect()
     }
 
@@ -230,15 +244,7 @@ impl SlidingOracle {
     /// # Panics
     /// If there are more than `max_tokens` tokens or a token is off the graph.
     pub fn verdict(&self, tokens: &[u32]) -> Verdict {
-        let position = sorted(tokens);
-        match self.index.get(&position) {
-            Some(&index) => self.verdicts[index],
-            None => panic!(
-                "position {position:?} was not solved (max_tokens {}, {} vertices)",
-                self.max_tokens,
-                self.adjacency.len()
-            ),
-        }
+        self.verdicts[self.index_of(tokens)]
     }
 
     /// Every distinct move of the position `tokens`: one per occupied vertex and distinct
@@ -286,6 +292,135 @@ impl SlidingOracle {
         }
         Ok(replace_one(tokens, from, to))
     }
+
+    /// A move from the WIN position `tokens` that wins in finitely many moves when repeated at
+    /// every turn (`None` unless `tokens` is WIN): to the LOSE successor labelled first.
+    ///
+    /// Why it terminates: a WIN position was labelled after one of its LOSE successors, and a
+    /// LOSE position after all of its (WIN) successors, so along any game where the winner plays
+    /// this move, the labelling rank of the winner's positions strictly decreases. (Merely
+    /// moving to some LOSE position is not enough on cyclic graphs: the loser may be able to
+    /// return to the same WIN position forever.)
+    pub fn winning_move(&self, tokens: &[u32]) -> Option<SlideMove> {
+        if self.verdict(tokens) != Verdict::Win {
+            return None;
+        }
+        self.moves(tokens)
+            .into_iter()
+            .filter_map(|step| {
+                let index = self.index_of(&replace_one(tokens, step.from, step.to));
+                (self.verdicts[index] == Verdict::Lose).then_some((self.label_ranks[index], step))
+            })
+            .min_by_key(|&(rank, _)| rank)
+            .map(|(_, step)| step)
+    }
+
+    /// Checks that a positional `strategy` for the player to move from `start` wins against
+    /// every defence: it must end every line of play with the opponent unable to move.
+    ///
+    /// `strategy` maps a position (its player to move) to the position after its move. Lines
+    /// are explored depth-first over every distinct opponent reply, with an explicit stack. As
+    /// the strategy depends only on the position, meeting a position again on the current line
+    /// means the opponent can force that loop forever, which is a failure even if every move
+    /// looks right locally; lines are also capped at 4 × the number of positions (unreachable
+    /// given the loop check; a guard). `won` caches positions from which `strategy` is known to
+    /// win, so it must only be shared between calls with the same strategy.
+    ///
+    /// The check is exhaustive and needs no verdicts: it fails exactly when the opponent has a
+    /// line that makes the strategy get stuck, make an illegal move, or loop.
+    pub fn check_strategy_wins<S>(
+        &self,
+        start: &[u32],
+        mut strategy: S,
+        won: &mut HashSet<Vec<u32>>,
+    ) -> Result<(), String>
+    where
+        S: FnMut(&[u32]) -> Result<Vec<u32>, String>,
+    {
+        let start = sorted(start);
+        if won.contains(&start) {
+            return Ok(());
+        }
+        let depth_bound = 4 * self.position_count();
+        let mut replies_after_strategy = |position: &[u32]| -> Result<Vec<Vec<u32>>, String> {
+            if self.moves(position).is_empty() {
+                return Err(format!("the strategy's side is stuck at {position:?}"));
+            }
+            let after = sorted(&strategy(position)?);
+            if !self.successors(position).contains(&after) {
+                return Err(format!(
+                    "the strategy moved from {position:?} to {after:?}, not a move"
+                ));
+            }
+            Ok(self.successors(&after))
+        };
+        let mut on_line = HashSet::from([start.clone()]);
+        let mut stack = vec![StrategyStep {
+            replies: replies_after_strategy(&start)?,
+            position: start.clone(),
+            next: 0,
+        }];
+        let line = |stack: &[StrategyStep]| -> Vec<Vec<u32>> {
+            stack.iter().map(|step| step.position.clone()).collect()
+        };
+        while let Some(step) = stack.last_mut() {
+            let Some(reply) = step.replies.get(step.next).cloned() else {
+                let finished = stack.pop().expect("the loop runs on a non-empty stack");
+                on_line.remove(&finished.position);
+                won.insert(finished.position);
+                continue;
+            };
+            step.next += 1;
+            if won.contains(&reply) {
+                continue;
+            }
+            if on_line.contains(&reply) {
+                return Err(format!(
+                    "from {start:?} the opponent can force a loop: line {:?} returns to {reply:?}",
+                    line(&stack)
+                ));
+            }
+            if stack.len() >= depth_bound {
+                return Err(format!(
+                    "from {start:?} no win after {depth_bound} strategy moves"
+                ));
+            }
+            let replies = replies_after_strategy(&reply)
+                .map_err(|failure| format!("{failure} (line {:?})", line(&stack)))?;
+            on_line.insert(reply.clone());
+            stack.push(StrategyStep {
+                position: reply,
+                replies,
+                next: 0,
+            });
+        }
+        Ok(())
+    }
+
+    /// Index of the position `tokens` (any order) in the solved tables.
+    ///
+    /// # Panics
+    /// If there are more than `max_tokens` tokens or a token is off the graph.
+    fn index_of(&self, tokens: &[u32]) -> usize {
+        let position = sorted(tokens);
+        match self.index.get(&position) {
+            Some(&index) => index,
+            None => panic!(
+                "position {position:?} was not solved (max_tokens {}, {} vertices)",
+                self.max_tokens,
+                self.adjacency.len()
+            ),
+        }
+    }
+}
+
+/// A position of the player whose strategy [`SlidingOracle::check_strategy_wins`] checks, on
+/// the current line of play, and the opponent replies still to explore from it.
+#[derive(Debug)]
+struct StrategyStep {
+    position: Vec<u32>,
+    replies: Vec<Vec<u32>>,
+    next: usize,
 }
 
 /// A sorted copy of `tokens`: the canonical form of a multiset.
