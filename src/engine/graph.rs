@@ -181,7 +181,12 @@ impl Digraph {
 
 fn check_targets(vertex_count: u32, targets: &[u32]) -> Result<(), GraphError> {
     // Fast path: one branch-free max over the array; locate the culprit only on failure.
-    if targets.iter().copied().max().is_none_or(|m| m < vertex_count) {
+    if targets
+        .iter()
+        .copied()
+        .max()
+        .is_none_or(|m| m < vertex_count)
+    {
         return Ok(());
     }
     let index = targets

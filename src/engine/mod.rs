@@ -133,7 +133,11 @@ pub struct VertexOutOfRange {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Move {
     /// Token sliding: move one unit of item `item_index` from `from` to its successor `to`.
-    Slide { item_index: usize, from: u32, to: u32 },
+    Slide {
+        item_index: usize,
+        from: u32,
+        to: u32,
+    },
     /// Addition-Subtraction: take one unit from `vertex` (the vertex of item `item_index`) and
     /// add one unit to each of `odd_targets` plus `2 * pair_count` units to `pair_target`.
     /// `odd_targets` are distinct successors in increasing order, and
@@ -187,8 +191,7 @@ impl Analysis {
                     let target = value ^ nim_sum;
                     (count & 1 == 1 && target < value).then_some((item_index, vertex, target))
                 })?;
-        let picks =
-            split::find_split_picks(&self.game.graph, split_counts, table, vertex, target)?;
+        let picks = split::find_split_picks(&self.game.graph, split_counts, table, vertex, target)?;
         Some(Move::Split {
             item_index,
             vertex,
@@ -233,7 +236,11 @@ impl Analysis {
     /// Bytes held by the graph and the tables (for cache accounting).
     pub fn heap_bytes(&self) -> usize {
         self.game.graph.heap_bytes()
-            + self.game.split_counts.as_ref().map_or(0, |k| k.capacity() * 4)
+            + self
+                .game
+                .split_counts
+                .as_ref()
+                .map_or(0, |k| k.capacity() * 4)
             + match &self.table {
                 Table::Acyclic(values) => values.capacity() * 8,
                 Table::Split(table) => table.values.capacity() * 8 + table.methods.capacity(),

@@ -30,7 +30,9 @@ enum State {
     /// Before the `T` line.
     Start,
     /// Between games; `remaining` games still to read.
-    BetweenGames { remaining: u64 },
+    BetweenGames {
+        remaining: u64,
+    },
     /// Inside a game with `rounds_left` rounds to read and `games_left` games after it.
     InGame {
         vertex_count: u32,
@@ -98,10 +100,7 @@ impl<R: Read> AddsubReader<R> {
                         None => Ok(None),
                         Some((_, location)) => Err(JudgeError::syntax(
                             location,
-                            format!(
-                                "unexpected data after the last game (T = {})",
-                                self.games
-                            ),
+                            format!("unexpected data after the last game (T = {})", self.games),
                         )),
                     };
                 }
@@ -126,8 +125,12 @@ impl<R: Read> AddsubReader<R> {
             .bounded("the number of edges E", u64::from(u32::MAX))?;
         let mut edges = Vec::with_capacity((edge_count as usize).min(1 << 20));
         for _ in 0..edge_count {
-            let from = self.scanner.vertex("an edge's source vertex", vertex_count)?;
-            let to = self.scanner.vertex("an edge's target vertex", vertex_count)?;
+            let from = self
+                .scanner
+                .vertex("an edge's source vertex", vertex_count)?;
+            let to = self
+                .scanner
+                .vertex("an edge's target vertex", vertex_count)?;
             edges.push((from, to));
         }
         let mut split_counts = Vec::with_capacity((vertex_count as usize).min(1 << 20));
