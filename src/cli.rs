@@ -13,15 +13,15 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
 
+use crate::client::{self, ConnectionArgs, GrundyClient};
 use crate::judge::addsub::{AddsubEvent, AddsubReader};
 use crate::judge::chess::{ChessEvent, ChessReader};
 use crate::judge::{JudgeError, Location};
 use crate::proto::{
     self, EvaluateRequest, EvaluateStart, Outcome, QueryBatch, Verdict, evaluate_request::Payload,
-    evaluate_start::GraphSource, grundy_service_client::GrundyServiceClient, query::Position,
+    evaluate_start::GraphSource,
 };
 use crate::server::{self, DEFAULT_MAX_MESSAGE_BYTES, ServerConfig};
 
@@ -88,6 +88,9 @@ pub struct JudgeArgs {
     /// Largest gRPC message sent or received, in bytes.
     #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
     pub max_message_bytes: usize,
+    /// TLS and authentication for --server.
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
 }
 
 /// What ended a judge run early.
@@ -155,7 +158,7 @@ async fn judge(args: JudgeArgs) -> Result<(), RunError> {
             (server.url.clone(), Some(server))
         }
     };
-    let client = connect(&url, args.max_message_bytes).await?;
+    let client = connect(&url, &args.connection, args.max_message_bytes).await?;
 
     let (event_tx, mut events) = mpsc::channel(16);
     let parser_args = args.clone();
@@ -224,35 +227,12 @@ fn open_input(file: Option<&PathBuf>) -> Result<Box<dyn Read + Send>, RunError> 
 
 async fn connect(
     url: &str,
+    connection: &ConnectionArgs,
     max_message_bytes: usize,
-) -> Result<GrundyServiceClient<Channel>, RunError> {
-    let endpoint = Endpoint::from_shared(url.to_string())
-        .map_err(|e| RunError::Failure(format!("invalid server URL {url:?}: {e}")))?
-        .tcp_nodelay(true)
-        .connect_timeout(Duration::from_secs(10));
-    let channel = endpoint
-        .connect()
+) -> Result<GrundyClient, RunError> {
+    client::connect(url, connection, max_message_bytes)
         .await
-        .map_err(|e| RunError::Failure(format!("cannot connect to {url}: {}", source_chain(&e))))?;
-    Ok(GrundyServiceClient::new(channel)
-        .max_decoding_message_size(max_message_bytes)
-        .max_encoding_message_size(max_message_bytes))
-}
-
-/// "transport error: tcp connect error: Connection refused (os error 111)".
-fn source_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        // hyper and tonic often wrap an error in one with the same message.
-        if !text.ends_with(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
+        .map_err(RunError::Failure)
 }
 
 /// The in-process server used without `--server`; stops when dropped.
@@ -291,7 +271,7 @@ impl EmbeddedServer {
 
 /// One test case: one `Evaluate` stream.
 struct Case<'a> {
-    client: GrundyServiceClient<Channel>,
+    client: GrundyClient,
     label: String,
     format: JudgeFormat,
     progress: &'a ProgressReport,
@@ -368,11 +348,9 @@ impl Case<'_> {
         let progress = self.progress;
         let receive = async {
             let mut text = Vec::with_capacity(64 * 1024);
-            while let Some(response) = responses
-                .message()
-                .await
-                .map_err(|status| RunError::Failure(format!("{}: {}", self.label, describe(&status))))?
-            {
+            while let Some(response) = responses.message().await.map_err(|status| {
+                RunError::Failure(format!("{}: {}", self.label, describe(&status)))
+            })? {
                 text.clear();
                 let out_of_order = |id: u64, expected: u64| {
                     RunError::Failure(format!(
@@ -386,8 +364,9 @@ impl Case<'_> {
                         return Err(out_of_order(verdict.query_id, received));
                     }
                     received += 1;
-                    format_verdict(format, explain, received, verdict, &mut text)
-                        .map_err(|message| RunError::Failure(format!("{}: {message}", self.label)))?;
+                    format_verdict(format, explain, received, verdict, &mut text).map_err(
+                        |message| RunError::Failure(format!("{}: {message}", self.label)),
+                    )?;
                 }
                 if let Some(packed) = &response.packed_verdicts {
                     if packed.first_query_id != received {
@@ -402,8 +381,9 @@ impl Case<'_> {
                     for &outcome in &packed.outcomes {
                         received += 1;
                         let outcome = Outcome::try_from(outcome).unwrap_or(Outcome::Unspecified);
-                        format_outcome(format, received, outcome, &mut text)
-                            .map_err(|message| RunError::Failure(format!("{}: {message}", self.label)))?;
+                        format_outcome(format, received, outcome, &mut text).map_err(
+                            |message| RunError::Failure(format!("{}: {message}", self.label)),
+                        )?;
                         text.push(b'\n');
                     }
                 }
@@ -576,8 +556,8 @@ impl From<JudgeError> for ParseStop {
     }
 }
 
-/// Collects queries into batches and sends them. Token queries travel in the packed
-/// (columnar) form: no per-query message to build, encode or decode.
+/// Collects token queries into batches and sends them in the packed (columnar) form: no
+/// per-query message to build, encode or decode.
 struct Batcher<'a> {
     events: &'a mpsc::Sender<InputEvent>,
     batch: QueryBatch,
@@ -596,7 +576,10 @@ impl<'a> Batcher<'a> {
     }
 
     fn push_tokens(&mut self, tokens: &[u32]) -> Result<(), ParseStop> {
-        let packed = self.batch.packed_tokens.get_or_insert_with(Default::default);
+        let packed = self
+            .batch
+            .packed_tokens
+            .get_or_insert_with(Default::default);
         packed.token_counts.push(tokens.len() as u32);
         packed.vertices.extend_from_slice(tokens);
         self.queries += 1;
@@ -610,18 +593,6 @@ impl<'a> Batcher<'a> {
         self.events
             .blocking_send(event)
             .map_err(|_| ParseStop::Closed)
-    }
-
-    fn push(&mut self, position: Position) -> Result<(), ParseStop> {
-        self.batch.queries.push(proto::Query {
-            id: 0, // numbered by the sender
-            position: Some(position),
-        });
-        self.queries += 1;
-        if self.queries >= self.batch_size {
-            self.flush()?;
-        }
-        Ok(())
     }
 
     fn flush(&mut self) -> Result<(), ParseStop> {
@@ -706,6 +677,7 @@ fn parse_addsub(
 ) -> Result<(), ParseStop> {
     let mut reader = AddsubReader::new(input);
     let mut batcher = Batcher::new(events, batch_size);
+    let mut odd_vertices = Vec::new();
     loop {
         let event = match reader.next_event() {
             Ok(Some(event)) => event,
@@ -728,10 +700,18 @@ fn parse_addsub(
                 })?;
             }
             AddsubEvent::Round(values) => {
-                // Only parity matters (two units on a vertex cancel): 0/1 encode in one byte.
-                batcher.push(Position::DenseValues(proto::DenseValues {
-                    values: values.iter().map(|v| v & 1).collect(),
-                }))?;
+                // Only parity matters (two units on a vertex cancel, and the game is acyclic),
+                // so a round is the token query "one unit on each odd vertex": it travels in
+                // the packed columnar form like chess queries.
+                odd_vertices.clear();
+                odd_vertices.extend(
+                    values
+                        .iter()
+                        .enumerate()
+                        .filter(|&(_, value)| value & 1 == 1)
+                        .map(|(vertex, _)| vertex as u32),
+                );
+                batcher.push_tokens(&odd_vertices)?;
             }
             AddsubEvent::EndOfGame => {
                 batcher.flush()?;
@@ -742,7 +722,11 @@ fn parse_addsub(
 }
 
 /// Wire graph from an edge list (validated by the parser: endpoints in range).
-fn graph_from_edges(vertex_count: u32, edges: &[(u32, u32)], split_counts: Vec<u32>) -> proto::Graph {
+fn graph_from_edges(
+    vertex_count: u32,
+    edges: &[(u32, u32)],
+    split_counts: Vec<u32>,
+) -> proto::Graph {
     let mut out_degrees = vec![0u32; vertex_count as usize];
     for &(from, _) in edges {
         out_degrees[from as usize] += 1;
@@ -869,7 +853,9 @@ impl ProgressReport {
                     let queries = counters.queries.load(Ordering::Relaxed);
                     let cases = counters.cases.load(Ordering::Relaxed);
                     let rate = queries as f64 / started.elapsed().as_secs_f64().max(1e-9);
-                    eprint!("\rgrundy: {cases} cases done, {queries} queries, {rate:.0} queries/s ");
+                    eprint!(
+                        "\rgrundy: {cases} cases done, {queries} queries, {rate:.0} queries/s "
+                    );
                 }
             })
         });

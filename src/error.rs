@@ -1,11 +1,14 @@
 //! The one place that maps errors to gRPC statuses, choosing the code and the log level by
 //! cause: the client's fault is logged at debug, the server's at error.
 
+use std::time::Duration;
+
 use crate::engine::{AnalysisError, GraphError};
 use tonic::{Code, Status};
 
-/// Everything a stream can fail with before or while it evaluates queries.
-#[derive(Debug, thiserror::Error)]
+/// Everything a stream can fail with before or while it evaluates queries. `Clone` so that
+/// one failed computation can be reported to every request that waited for it.
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ServiceError {
     /// The graph in `start.graph` was malformed.
     #[error("invalid graph: {0}")]
@@ -19,6 +22,24 @@ pub enum ServiceError {
     /// A configured server limit was exceeded.
     #[error("{0}")]
     Limit(String),
+    /// A configured server limit was exceeded: names the limit (as its flag says it) and
+    /// its value, so that the client knows what to shrink.
+    #[error("{what} exceeds the server's limit {limit} = {value}")]
+    LimitExceeded {
+        limit: &'static str,
+        value: u64,
+        what: String,
+    },
+    /// The server is shutting down: new streams are refused, and streams still running when
+    /// the drain period ends are cancelled. Retry on another server (or this one, restarted).
+    #[error("server shutting down")]
+    ShuttingDown,
+    /// The client's deadline (grpc-timeout) passed before the stream was done.
+    #[error("deadline of {0:?} exceeded")]
+    DeadlineExceeded(Duration),
+    /// Missing or wrong credentials.
+    #[error("{0}")]
+    Unauthenticated(&'static str),
     /// A registered graph id is unknown.
     #[error("graph {0:?} is not registered; upload it with PutGraph")]
     UnknownGraph(String),
@@ -34,7 +55,10 @@ impl ServiceError {
             Self::Analysis(AnalysisError::Cycle { .. }) => Code::InvalidArgument,
             // Too much work or a value beyond 64 bits: the graph is valid, just too hard.
             Self::Analysis(AnalysisError::Split(_)) => Code::ResourceExhausted,
-            Self::Limit(_) => Code::ResourceExhausted,
+            Self::Limit(_) | Self::LimitExceeded { .. } => Code::ResourceExhausted,
+            Self::ShuttingDown => Code::Unavailable,
+            Self::DeadlineExceeded(_) => Code::DeadlineExceeded,
+            Self::Unauthenticated(_) => Code::Unauthenticated,
             Self::UnknownGraph(_) => Code::NotFound,
             Self::Internal(_) => Code::Internal,
         }
@@ -51,4 +75,22 @@ impl From<ServiceError> for Status {
         }
         Status::new(code, error.to_string())
     }
+}
+
+/// The status for an error read from a request stream. tonic reports a message over
+/// `max_message_bytes` as OUT_OF_RANGE; gRPC's convention (and this API's contract) is
+/// RESOURCE_EXHAUSTED naming the limit, so that one is rewritten.
+pub fn request_stream_status(status: Status) -> Status {
+    if is_message_size_error(status.code(), status.message()) {
+        let status = Status::resource_exhausted(format!("max_message_bytes: {}", status.message()));
+        tracing::debug!(%status, "request rejected");
+        status
+    } else {
+        status
+    }
+}
+
+/// True for tonic's "decoded message length too large" status.
+pub fn is_message_size_error(code: Code, message: &str) -> bool {
+    code == Code::OutOfRange && message.contains("message length too large")
 }

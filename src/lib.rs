@@ -30,15 +30,15 @@ pub mod proto {
         include_bytes!(concat!(env!("OUT_DIR"), "/grundy_descriptor.bin"));
 }
 
-pub mod convert;
-pub mod error;
 pub mod auth;
+pub mod cli;
 pub mod client;
 pub mod config;
+pub mod convert;
+pub mod error;
+pub mod generate;
+pub mod judge;
 pub mod metrics;
 pub mod registry;
 pub mod server;
 pub mod service;
-pub mod judge;
-pub mod cli;
-pub mod generate;

@@ -116,7 +116,10 @@ async fn verdicts_come_back_in_order_batch_by_batch() {
     let mut server = start_server().await;
     let (tx, stream) = open(&mut server, vec![start(sample_graph())]).await;
     let mut stream = stream.unwrap();
-    let summary = next(&mut stream).await.graph.expect("first response: summary");
+    let summary = next(&mut stream)
+        .await
+        .graph
+        .expect("first response: summary");
     assert_eq!(summary.vertex_count, 4);
     assert_eq!(summary.edge_count, 3);
     assert!(!summary.cyclic);
@@ -144,7 +147,10 @@ async fn verdicts_come_back_in_order_batch_by_batch() {
         assert_eq!(verdict.nim_sum, nim_sum, "query {i}");
         assert!(verdict.error.is_none());
     }
-    assert!(stream.message().await.unwrap().is_none(), "stream ends after half-close");
+    assert!(
+        stream.message().await.unwrap().is_none(),
+        "stream ends after half-close"
+    );
 }
 
 #[tokio::test]
@@ -159,7 +165,9 @@ async fn bad_query_is_answered_in_band_and_the_stream_goes_on() {
         },
         Query {
             id: 4,
-            position: Some(Position::DenseValues(proto::DenseValues { values: vec![1] })),
+            position: Some(Position::DenseValues(proto::DenseValues {
+                values: vec![1],
+            })),
         },
         Query {
             id: 5,
@@ -182,8 +190,14 @@ async fn bad_query_is_answered_in_band_and_the_stream_goes_on() {
     assert!(error.message.contains("vertex 9"), "{}", error.message);
     assert_eq!(verdicts[1].outcome(), Outcome::Unspecified);
     assert_eq!(verdicts[2].error.as_ref().unwrap().field, "position");
-    assert_eq!(verdicts[3].error.as_ref().unwrap().field, "dense_values.values");
-    assert_eq!(verdicts[4].error.as_ref().unwrap().field, "sparse_values.values");
+    assert_eq!(
+        verdicts[3].error.as_ref().unwrap().field,
+        "dense_values.values"
+    );
+    assert_eq!(
+        verdicts[4].error.as_ref().unwrap().field,
+        "sparse_values.values"
+    );
     assert_eq!(verdicts[5].outcome(), Outcome::Win);
     assert_eq!(verdicts[5].query_id, 6);
 }
@@ -291,7 +305,9 @@ async fn client_that_disconnects_mid_stream_frees_its_stream() {
     next(&mut stream).await;
     let sender = tokio::spawn(async move {
         for round in 0..10_000u64 {
-            let queries = (0..256).map(|i| tokens(round * 256 + i, &[(i % 97) as u32])).collect();
+            let queries = (0..256)
+                .map(|i| tokens(round * 256 + i, &[(i % 97) as u32]))
+                .collect();
             if tx.send(batch(queries)).await.is_err() {
                 return;
             }
@@ -436,7 +452,11 @@ async fn split_game_with_a_cycle_is_invalid_and_too_much_work_is_resource_exhaus
     let (_tx, stream) = open(&mut server, vec![start(cyclic)]).await;
     let status = stream.unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument);
-    assert!(status.message().contains("0 -> 1 -> 2 -> 0"), "{}", status.message());
+    assert!(
+        status.message().contains("0 -> 1 -> 2 -> 0"),
+        "{}",
+        status.message()
+    );
 
     // Vertex 0 over 64 successors of independent values 2^i with K = 20: about 2^55 steps.
     let mut out_degrees = vec![64u32];
@@ -457,7 +477,12 @@ async fn split_game_with_a_cycle_is_invalid_and_too_much_work_is_resource_exhaus
     let (_tx, stream) = open(&mut server, vec![start(hard)]).await;
     match stream {
         Err(status) => {
-            assert_eq!(status.code(), Code::ResourceExhausted, "{}", status.message());
+            assert_eq!(
+                status.code(),
+                Code::ResourceExhausted,
+                "{}",
+                status.message()
+            );
             assert!(status.message().contains("vertex"), "{}", status.message());
             eprintln!("MSG {}", status.message());
         }

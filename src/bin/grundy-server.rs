@@ -1,36 +1,46 @@
-//! `grundy-server`: serves `grundy.v1.GrundyService` over gRPC.
-
-use std::net::SocketAddr;
+//! `grundy-server`: serves `grundy.v1.GrundyService` over gRPC. Flags (and their `GRUNDY_*`
+//! environment variables) are in [`grundy::config::ServerArgs`]; `--help` lists them.
 
 use clap::Parser;
-use grundy::server::{self, DEFAULT_MAX_MESSAGE_BYTES, ServerConfig};
-
-/// Serve the grundy.v1 game evaluation API over gRPC.
-#[derive(Debug, Parser)]
-#[command(version)]
-struct Args {
-    /// Address to listen on.
-    #[arg(long, env = "GRUNDY_LISTEN", default_value = "127.0.0.1:50051")]
-    listen: SocketAddr,
-    /// Largest gRPC message accepted or sent, in bytes (graphs must fit in one message).
-    #[arg(long, env = "GRUNDY_MAX_MESSAGE_BYTES", default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
-    max_message_bytes: usize,
-}
+use grundy::config::{self, ServerArgs};
+use grundy::server;
+use grundy::service::Grundy;
+use tokio::sync::watch;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    grundy::cli::init_tracing();
-    let args = Args::parse();
+    let args = ServerArgs::parse();
+    config::init_tracing(args.log_format);
+    let config = args.server_config().map_err(anyhow::Error::msg)?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", args.listen))?;
-    tracing::info!(address = %listener.local_addr()?, "grundy-server listening");
-    let config = ServerConfig {
-        max_message_bytes: args.max_message_bytes,
-        ..ServerConfig::default()
-    };
-    server::run(listener, config, shutdown_signal()).await?;
-    tracing::info!("grundy-server stopped");
+    let service = Grundy::new(config.service.clone());
+
+    // The metrics exporter stops with the gRPC server.
+    let (stopped, stopping) = watch::channel(false);
+    if let Some(address) = args.metrics_listen {
+        let metrics_listener = tokio::net::TcpListener::bind(address)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot listen for metrics on {address}: {e}"))?;
+        tracing::info!(address = %metrics_listener.local_addr()?, "metrics at /metrics");
+        let mut stopping = stopping.clone();
+        tokio::spawn(grundy::metrics::serve(
+            metrics_listener,
+            service.metrics().clone(),
+            async move {
+                let _ = stopping.wait_for(|&stop| stop).await;
+            },
+        ));
+    }
+    tracing::info!(
+        address = %listener.local_addr()?,
+        tls = config.tls.is_some(),
+        auth = config.auth_token.is_some(),
+        "grundy-server listening"
+    );
+    server::run_service(listener, service, &config, shutdown_signal()).await?;
+    let _ = stopped.send(true);
     Ok(())
 }
 
@@ -60,5 +70,5 @@ async fn shutdown_signal() {
         () = ctrl_c => {},
         () = terminate => {},
     }
-    tracing::info!("shutdown signal received; finishing in-flight streams");
+    tracing::info!("shutdown signal received");
 }

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# End-to-end benchmark: grundy (embedded server, and a separate grundy-server) against the C++
+# reference solutions, on the judge files named in the performance issue.
+#
+#   scripts/bench.sh [RUNS]          (default 5 runs per command; medians are reported)
+#
+# Needs: cargo, python3, and for the baselines g++ and ../shared/reference/baselines (skipped
+# with a note when absent). Inputs are made by ../shared/tools/gen_judge.py when present, else
+# by `grundy gen`. Everything goes to bench-out/ (git-ignored). Outputs of every program are
+# compared byte for byte before anything is timed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${1:-5}
+OUT=bench-out
+mkdir -p "$OUT"
+SHARED=../shared
+BASELINES=$SHARED/reference/baselines
+GEN_JUDGE=$SHARED/tools/gen_judge.py
+
+cargo build --release --quiet --bin grundy --bin grundy-server --example table_memory
+GRUNDY=target/release/grundy
+SERVER_BIN=target/release/grundy-server
+
+echo "== machine"
+echo "$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo
+
+# --- inputs -----------------------------------------------------------------------------
+gen() { # gen FILE KIND ARGS...
+  local file=$1 kind=$2; shift 2
+  [ -s "$file" ] && return
+  if [ -f "$GEN_JUDGE" ]; then
+    python3 "$GEN_JUDGE" "$kind" "$@" > "$file"
+  else
+    echo "note: $GEN_JUDGE not found; generating $file with grundy gen (different data)" >&2
+    case $kind in
+      chess) "$GRUNDY" gen chess --cases 10 --n 1000 --edges 20000 --queries 100000 --seed 7 > "$file" ;;
+      addsub) "$GRUNDY" gen addsub --cases 20 --n 100 --edges 600 --kmax 15 --rounds 2000 --seed 1 > "$file" ;;
+    esac
+  fi
+}
+gen "$OUT/chess.in" chess --cases 10 --n 1000 --deg 20 --queries 100000 --seed 7
+gen "$OUT/addsub.in" addsub --cases 20 --n 100 --deg 6 --queries 2000
+
+# --- baselines --------------------------------------------------------------------------
+have_baselines=0
+if [ -d "$BASELINES" ] && command -v g++ >/dev/null; then
+  for b in poj2425_a poj2425_b la4411; do
+    [ "$OUT/$b" -nt "$BASELINES/$b.cpp" ] || g++ -O2 -o "$OUT/$b" "$BASELINES/$b.cpp" 2>/dev/null
+  done
+  have_baselines=1
+else
+  echo "note: no C++ baselines ($BASELINES or g++ missing): timing grundy alone" >&2
+fi
+
+# --- a separate server ------------------------------------------------------------------
+"$SERVER_BIN" --listen 127.0.0.1:0 2> "$OUT/server.log" &
+SERVER_PID=$!
+trap 'kill $SERVER_PID 2>/dev/null || true' EXIT
+for _ in $(seq 100); do
+  ADDR=$(sed -n 's/.*address=\([0-9.:]*\).*/\1/p' "$OUT/server.log" | head -1)
+  [ -n "$ADDR" ] && break
+  sleep 0.05
+done
+[ -n "$ADDR" ] || { echo "grundy-server did not start" >&2; cat "$OUT/server.log" >&2; exit 1; }
+URL=http://$ADDR
+
+# --- correctness first ------------------------------------------------------------------
+check() { # check NAME EXPECTED_FILE CMD...
+  local name=$1 expected=$2; shift 2
+  "$@" > "$OUT/$name.out"
+  if ! cmp -s "$OUT/$name.out" "$expected"; then
+    echo "MISMATCH: $name differs from $expected" >&2
+    exit 1
+  fi
+}
+if [ $have_baselines = 1 ]; then
+  "$OUT/poj2425_a" < "$OUT/chess.in" > "$OUT/chess.expected"
+  "$OUT/poj2425_b" < "$OUT/chess.in" > "$OUT/chess.b.out"
+  cmp -s "$OUT/chess.expected" "$OUT/chess.b.out" || { echo "baselines disagree" >&2; exit 1; }
+  "$OUT/la4411" < "$OUT/addsub.in" > "$OUT/addsub.expected"
+else
+  "$GRUNDY" judge chess "$OUT/chess.in" > "$OUT/chess.expected"
+  "$GRUNDY" judge addsub "$OUT/addsub.in" > "$OUT/addsub.expected"
+fi
+check grundy_chess "$OUT/chess.expected" "$GRUNDY" judge chess "$OUT/chess.in"
+check grundy_chess_server "$OUT/chess.expected" "$GRUNDY" judge chess --server "$URL" "$OUT/chess.in"
+check grundy_addsub "$OUT/addsub.expected" "$GRUNDY" judge addsub "$OUT/addsub.in"
+check grundy_addsub_server "$OUT/addsub.expected" "$GRUNDY" judge addsub --server "$URL" "$OUT/addsub.in"
+echo "outputs identical: grundy (embedded and --server) and the baselines"
+echo
+
+# --- timing -----------------------------------------------------------------------------
+# time_runs NAME INPUT CMD...: RUNS wall times (seconds) appended to $OUT/times.tsv
+: > "$OUT/times.tsv"
+time_runs() {
+  local name=$1 input=$2; shift 2
+  for _ in $(seq "$RUNS"); do
+    local start end
+    start=$(date +%s.%N)
+    "$@" < "$input" > /dev/null
+    end=$(date +%s.%N)
+    printf '%s\t%s\n' "$name" "$(python3 -c "print($end - $start)")" >> "$OUT/times.tsv"
+  done
+}
+if [ $have_baselines = 1 ]; then
+  time_runs poj2425_a "$OUT/chess.in" "$OUT/poj2425_a"
+  time_runs poj2425_b "$OUT/chess.in" "$OUT/poj2425_b"
+  time_runs la4411 "$OUT/addsub.in" "$OUT/la4411"
+fi
+time_runs "grundy chess" "$OUT/chess.in" "$GRUNDY" judge chess
+time_runs "grundy chess --server" "$OUT/chess.in" "$GRUNDY" judge chess --server "$URL"
+time_runs "grundy addsub" "$OUT/addsub.in" "$GRUNDY" judge addsub
+time_runs "grundy addsub --server" "$OUT/addsub.in" "$GRUNDY" judge addsub --server "$URL"
+
+python3 - "$OUT/times.tsv" "$RUNS" <<'PY'
+import statistics, sys
+times = {}
+for line in open(sys.argv[1]):
+    name, t = line.rstrip("\n").split("\t")
+    times.setdefault(name, []).append(float(t))
+med = {k: statistics.median(v) for k, v in times.items()}
+chess_base = min((med[k] for k in ("poj2425_a", "poj2425_b") if k in med), default=None)
+addsub_base = med.get("la4411")
+print(f"| command | median of {sys.argv[2]} (s) | min (s) | ratio to fastest baseline |")
+print("|---|---|---|---|")
+for name, values in times.items():
+    base = addsub_base if ("addsub" in name or name == "la4411") else chess_base
+    ratio = f"{med[name] / base:.2f}x" if base else "-"
+    print(f"| {name} | {med[name]:.3f} | {min(values):.3f} | {ratio} |")
+PY
+echo
+
+# --- server memory on a long stream -----------------------------------------------------
+# 10^7 queries generated on the fly and piped through one client into the separate server;
+# the server's resident memory is sampled while the stream runs.
+echo "== 10^7-query stream through grundy-server (memory sampled every 0.2 s)"
+(
+  "$GRUNDY" gen chess --cases 1 --n 1000 --edges 20000 --queries 10000000 --seed 3 |
+    "$GRUNDY" judge chess --server "$URL" --progress never > /dev/null
+) &
+STREAM_PID=$!
+: > "$OUT/server_rss.txt"
+while kill -0 $STREAM_PID 2>/dev/null; do
+  awk '/VmRSS/ {print $2}' "/proc/$SERVER_PID/status" >> "$OUT/server_rss.txt"
+  sleep 0.2
+done
+wait $STREAM_PID
+python3 - "$OUT/server_rss.txt" <<'PY'
+import sys
+rss = [int(x) for x in open(sys.argv[1]) if x.strip()]
+if rss:
+    q = len(rss) // 4 or 1
+    print(f"samples {len(rss)}; server RSS first quarter max {max(rss[:q])/1024:.1f} MiB, "
+          f"last quarter max {max(rss[-q:])/1024:.1f} MiB, overall max {max(rss)/1024:.1f} MiB")
+PY
+echo
+
+echo "== acyclic table memory (10^6 vertices, 10^7 edges)"
+target/release/examples/table_memory 1000000 10000000

@@ -1,0 +1,259 @@
+//! `grundy-server`'s configuration: every flag, each also settable by a `GRUNDY_*`
+//! environment variable (the flag wins), and the log setup.
+
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::server::{DEFAULT_MAX_MESSAGE_BYTES, ServerConfig, TlsConfig};
+use crate::service::{
+    DEFAULT_CACHE_BYTES, DEFAULT_MAX_CONCURRENT_STREAMS, DEFAULT_MAX_EDGES,
+    DEFAULT_MAX_QUERIES_PER_STREAM, DEFAULT_MAX_VERTICES, ServiceConfig,
+};
+
+/// Serve the grundy.v1 game evaluation API over gRPC.
+///
+/// Every option can also be set by the environment variable shown with it; a flag on the
+/// command line wins. Logs go to stderr, filtered by RUST_LOG (default "info").
+#[derive(Debug, Clone, clap::Parser)]
+#[command(name = "grundy-server", version)]
+pub struct ServerArgs {
+    /// Address to listen on for gRPC. Loopback by default: expose it deliberately (and then
+    /// with --auth-token-file and TLS).
+    #[arg(long, env = "GRUNDY_LISTEN", default_value = "127.0.0.1:50051")]
+    pub listen: SocketAddr,
+
+    /// Address to serve Prometheus metrics on (plain HTTP, path /metrics). Off when unset.
+    #[arg(long, env = "GRUNDY_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+
+    /// Log format on stderr: "text" for people, "json" (one object per line) for collectors.
+    #[arg(long, env = "GRUNDY_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+
+    /// Largest gRPC message accepted or sent, in bytes (suffixes KiB, MiB, GiB accepted).
+    /// Larger requests are refused with RESOURCE_EXHAUSTED; graphs larger than one message
+    /// go through PutGraph in chunks.
+    #[arg(long, env = "GRUNDY_MAX_MESSAGE_BYTES", value_parser = parse_bytes,
+          default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
+    pub max_message_bytes: usize,
+
+    /// Largest vertex count of a graph (RESOURCE_EXHAUSTED beyond).
+    #[arg(long, env = "GRUNDY_MAX_VERTICES", default_value_t = DEFAULT_MAX_VERTICES)]
+    pub max_vertices: u32,
+
+    /// Largest edge count of a graph (RESOURCE_EXHAUSTED beyond).
+    #[arg(long, env = "GRUNDY_MAX_EDGES", default_value_t = DEFAULT_MAX_EDGES)]
+    pub max_edges: u64,
+
+    /// Most queries one Evaluate or EvaluateBatch stream may carry (RESOURCE_EXHAUSTED
+    /// beyond, after the verdicts of the batches before).
+    #[arg(long, env = "GRUNDY_MAX_QUERIES_PER_STREAM",
+          default_value_t = DEFAULT_MAX_QUERIES_PER_STREAM)]
+    pub max_queries_per_stream: u64,
+
+    /// Most RPCs in progress at once; more are refused with RESOURCE_EXHAUSTED.
+    #[arg(long, env = "GRUNDY_MAX_CONCURRENT_STREAMS",
+          default_value_t = DEFAULT_MAX_CONCURRENT_STREAMS, value_parser = parse_positive)]
+    pub max_concurrent_streams: usize,
+
+    /// Graph analyses computed at once (CPU-bound, on the blocking pool); 0 means one per
+    /// CPU core.
+    #[arg(long, env = "GRUNDY_COMPUTE_CONCURRENCY", default_value_t = 0)]
+    pub compute_concurrency: usize,
+
+    /// Bound of the cache of analysed graphs, in bytes (suffixes KiB, MiB, GiB accepted).
+    /// Least recently used graphs are evicted first; 0 disables the cache (graph ids from
+    /// PutGraph are then unusable).
+    #[arg(long, env = "GRUNDY_CACHE_BYTES", value_parser = parse_bytes,
+          default_value_t = DEFAULT_CACHE_BYTES)]
+    pub cache_bytes: usize,
+
+    /// On SIGTERM or Ctrl-C, how long streams in progress may run on before they are
+    /// cancelled with UNAVAILABLE (e.g. "30s", "500ms", "2m", or seconds).
+    #[arg(long, env = "GRUNDY_DRAIN_TIMEOUT", value_parser = parse_duration, default_value = "30s")]
+    pub drain_timeout: Duration,
+
+    /// File holding a bearer token: every call except health checks must then send
+    /// `authorization: Bearer <token>`, else UNAUTHENTICATED.
+    #[arg(long, env = "GRUNDY_AUTH_TOKEN_FILE")]
+    pub auth_token_file: Option<PathBuf>,
+
+    /// PEM certificate chain of the server: serve TLS only (needs --tls-key).
+    #[arg(long, env = "GRUNDY_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// PEM private key of --tls-cert.
+    #[arg(long, env = "GRUNDY_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+
+    /// PEM CA certificate(s) of the clients: require mutual TLS, clients presenting a
+    /// certificate signed by one of them (needs --tls-cert).
+    #[arg(long, env = "GRUNDY_TLS_CLIENT_CA", requires = "tls_cert")]
+    pub tls_client_ca: Option<PathBuf>,
+}
+
+/// Log output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+impl ServerArgs {
+    /// The server's configuration, reading the token and TLS files.
+    pub fn server_config(&self) -> Result<ServerConfig, String> {
+        let defaults = ServiceConfig::default();
+        let service = ServiceConfig {
+            max_vertices: self.max_vertices,
+            max_edges: self.max_edges,
+            max_queries_per_stream: self.max_queries_per_stream,
+            max_concurrent_streams: self.max_concurrent_streams,
+            compute_concurrency: match self.compute_concurrency {
+                0 => defaults.compute_concurrency,
+                n => n,
+            },
+            cache_bytes: self.cache_bytes,
+            ..defaults
+        };
+        let auth_token = match &self.auth_token_file {
+            Some(path) => Some(crate::auth::read_token_file(path)?),
+            None => None,
+        };
+        let tls = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Some(TlsConfig {
+                cert_pem: read_file(cert)?,
+                key_pem: read_file(key)?,
+                client_ca_pem: self.tls_client_ca.as_deref().map(read_file).transpose()?,
+            }),
+            _ => None,
+        };
+        Ok(ServerConfig {
+            service,
+            max_message_bytes: self.max_message_bytes,
+            drain_timeout: self.drain_timeout,
+            auth_token,
+            tls,
+        })
+    }
+}
+
+/// Reads a whole file, naming it in the error.
+pub fn read_file(path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// Sets up `tracing` on stderr in `format`, filtered by `RUST_LOG` (default `info`). Each RPC
+/// logs one "rpc finished" event in its span (graph id, sizes, code, duration, outcomes).
+pub fn init_tracing(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        // Colours only for a person at a terminal, not for files and collectors.
+        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
+        LogFormat::Json => builder
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .init(),
+    }
+}
+
+/// A byte count: an integer with an optional suffix B, KiB, MiB, GiB (or K, M, G, also
+/// powers of 1024).
+pub fn parse_bytes(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '_')
+        .unwrap_or(text.len());
+    let (digits, suffix) = text.split_at(split);
+    let number: usize = digits
+        .replace('_', "")
+        .parse()
+        .map_err(|_| format!("{text:?} is not a byte count (e.g. 1048576, 512MiB, 1GiB)"))?;
+    let unit: usize = match suffix.trim() {
+        "" | "B" => 1,
+        "K" | "KiB" => 1 << 10,
+        "M" | "MiB" => 1 << 20,
+        "G" | "GiB" => 1 << 30,
+        other => {
+            return Err(format!(
+                "unknown byte unit {other:?} (use B, KiB, MiB or GiB)"
+            ));
+        }
+    };
+    number
+        .checked_mul(unit)
+        .ok_or_else(|| format!("{text:?} is too large"))
+}
+
+/// An integer of at least 1.
+fn parse_positive(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) | Err(_) => Err(format!("{text:?} is not a positive integer")),
+        Ok(n) => Ok(n),
+    }
+}
+
+/// A duration: an integer or decimal with an optional unit ms, s, m, h (seconds without).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (e.g. 30s, 500ms, 2m)"))?;
+    let seconds = match unit.trim() {
+        "" | "s" => number,
+        "ms" => number / 1e3,
+        "m" => number * 60.0,
+        "h" => number * 3600.0,
+        other => {
+            return Err(format!(
+                "unknown duration unit {other:?} (use ms, s, m or h)"
+            ));
+        }
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|e| format!("{text:?}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn sizes_and_durations_parse() {
+        assert_eq!(parse_bytes("1024"), Ok(1024));
+        assert_eq!(parse_bytes("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_bytes("2G"), Ok(2 << 30));
+        assert!(parse_bytes("12 parsecs").is_err());
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn every_flag_has_an_environment_variable_and_help() {
+        ServerArgs::command().debug_assert();
+        for arg in ServerArgs::command().get_arguments() {
+            let id = arg.get_id().as_str();
+            if id == "help" || id == "version" {
+                continue;
+            }
+            let env = arg
+                .get_env()
+                .unwrap_or_else(|| panic!("--{id} has no env var"));
+            assert!(env.to_string_lossy().starts_with("GRUNDY_"), "--{id}");
+            assert!(arg.get_help().is_some(), "--{id} has no help");
+        }
+    }
+}

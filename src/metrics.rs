@@ -1,0 +1,281 @@
+//! Prometheus metrics: the counters the service updates, and a tiny HTTP/1 exporter serving
+//! them at `/metrics` (OpenMetrics text, encoded by `prometheus-client`).
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use tokio::net::TcpListener;
+use tonic::Code;
+
+/// Labels of `grundy_requests_total`.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RequestLabels {
+    /// The RPC method, e.g. "Evaluate".
+    pub rpc: &'static str,
+    /// The final gRPC status code, e.g. "OK", "RESOURCE_EXHAUSTED".
+    pub code: &'static str,
+}
+
+/// Labels of `grundy_queries_total`.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct QueryLabels {
+    /// "win", "lose", "draw", or "error" for a malformed query.
+    pub outcome: &'static str,
+}
+
+/// Every metric of the server, registered once.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    pub requests: Family<RequestLabels, Counter>,
+    pub queries: Family<QueryLabels, Counter>,
+    pub table_compute_seconds: Histogram,
+    pub cache_hits: Counter,
+    pub cache_misses: Counter,
+    pub cache_evictions: Counter,
+    pub cache_bytes: Gauge,
+    pub cache_entries: Gauge,
+    pub inflight_streams: Gauge,
+    pub auth_failures: Counter,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("grundy");
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "requests",
+            "RPCs finished, by method and final gRPC status code",
+            requests.clone(),
+        );
+        let queries = Family::<QueryLabels, Counter>::default();
+        registry.register(
+            "queries",
+            "Queries answered, by outcome (error: malformed query, answered in band)",
+            queries.clone(),
+        );
+        // 0.5 ms .. about 35 min.
+        let table_compute_seconds = Histogram::new(exponential_buckets(0.0005, 4.0, 12));
+        registry.register(
+            "table_compute_seconds",
+            "Time to validate and analyse a graph (compute its per-vertex table)",
+            table_compute_seconds.clone(),
+        );
+        let cache_hits = Counter::default();
+        registry.register(
+            "cache_hits",
+            "Graph lookups answered from the table cache",
+            cache_hits.clone(),
+        );
+        let cache_misses = Counter::default();
+        registry.register(
+            "cache_misses",
+            "Graph lookups not in the table cache (computed, or joined a computation under way)",
+            cache_misses.clone(),
+        );
+        let cache_evictions = Counter::default();
+        registry.register(
+            "cache_evictions",
+            "Tables evicted from the cache to stay under --cache-bytes",
+            cache_evictions.clone(),
+        );
+        let cache_bytes = Gauge::default();
+        registry.register(
+            "cache_bytes",
+            "Bytes held by cached graphs and tables",
+            cache_bytes.clone(),
+        );
+        let cache_entries = Gauge::default();
+        registry.register(
+            "cache_entries",
+            "Graphs in the table cache",
+            cache_entries.clone(),
+        );
+        let inflight_streams = Gauge::default();
+        registry.register(
+            "inflight_streams",
+            "RPCs of grundy.v1.GrundyService in progress",
+            inflight_streams.clone(),
+        );
+        let auth_failures = Counter::default();
+        registry.register(
+            "auth_failures",
+            "Calls refused for a missing or wrong bearer token",
+            auth_failures.clone(),
+        );
+        Self {
+            registry,
+            requests,
+            queries,
+            table_compute_seconds,
+            cache_hits,
+            cache_misses,
+            cache_evictions,
+            cache_bytes,
+            cache_entries,
+            inflight_streams,
+            auth_failures,
+        }
+    }
+
+    /// Counts one finished RPC.
+    pub fn request_finished(&self, rpc: &'static str, code: Code) {
+        self.requests
+            .get_or_create(&RequestLabels {
+                rpc,
+                code: code_name(code),
+            })
+            .inc();
+    }
+
+    /// Counts answered queries by outcome.
+    pub fn queries_answered(&self, counts: &QueryCounts) {
+        for (outcome, count) in [
+            ("win", counts.win),
+            ("lose", counts.lose),
+            ("draw", counts.draw),
+            ("error", counts.error),
+        ] {
+            if count > 0 {
+                self.queries
+                    .get_or_create(&QueryLabels { outcome })
+                    .inc_by(count);
+            }
+        }
+    }
+
+    /// The metrics in the OpenMetrics text format.
+    pub fn encode(&self) -> String {
+        let mut text = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
+        text
+    }
+}
+
+/// Queries answered, by outcome.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueryCounts {
+    pub win: u64,
+    pub lose: u64,
+    pub draw: u64,
+    pub error: u64,
+}
+
+impl QueryCounts {
+    pub fn total(&self) -> u64 {
+        self.win + self.lose + self.draw + self.error
+    }
+
+    pub fn add(&mut self, other: &QueryCounts) {
+        self.win += other.win;
+        self.lose += other.lose;
+        self.draw += other.draw;
+        self.error += other.error;
+    }
+}
+
+/// The canonical upper-case name of a gRPC status code, as in the gRPC specification.
+pub fn code_name(code: Code) -> &'static str {
+    match code {
+        Code::Ok => "OK",
+        Code::Cancelled => "CANCELLED",
+        Code::Unknown => "UNKNOWN",
+        Code::InvalidArgument => "INVALID_ARGUMENT",
+        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
+        Code::NotFound => "NOT_FOUND",
+        Code::AlreadyExists => "ALREADY_EXISTS",
+        Code::PermissionDenied => "PERMISSION_DENIED",
+        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+        Code::FailedPrecondition => "FAILED_PRECONDITION",
+        Code::Aborted => "ABORTED",
+        Code::OutOfRange => "OUT_OF_RANGE",
+        Code::Unimplemented => "UNIMPLEMENTED",
+        Code::Internal => "INTERNAL",
+        Code::Unavailable => "UNAVAILABLE",
+        Code::DataLoss => "DATA_LOSS",
+        Code::Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+/// Serves `GET /metrics` over plain HTTP/1.1 on `listener` until `shutdown` resolves.
+/// Anything else is 404. Each connection is served on its own task.
+pub async fn serve(
+    listener: TcpListener,
+    metrics: Arc<Metrics>,
+    shutdown: impl Future<Output = ()>,
+) {
+    tokio::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut shutdown => return,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of file descriptors and the like: back off instead of spinning.
+                tracing::warn!("metrics listener: cannot accept: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let metrics = metrics.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+                let response = respond(&metrics, &request);
+                async move { Ok::<_, Infallible>(response) }
+            });
+            if let Err(e) = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await
+            {
+                tracing::debug!("metrics connection ended: {e}");
+            }
+        });
+    }
+}
+
+fn respond(metrics: &Metrics, request: &Request<Incoming>) -> Response<Full<Bytes>> {
+    let found = request.uri().path() == "/metrics"
+        && (request.method() == Method::GET || request.method() == Method::HEAD);
+    let (status, content_type, body) = if found {
+        (
+            StatusCode::OK,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            metrics.encode(),
+        )
+    } else {
+        (
+            StatusCode::NOT_FOUND,
+            "text/plain; charset=utf-8",
+            "not found: metrics are at /metrics\n".to_string(),
+        )
+    };
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    if let Ok(value) = content_type.parse() {
+        response
+            .headers_mut()
+            .insert(hyper::header::CONTENT_TYPE, value);
+    }
+    response
+}

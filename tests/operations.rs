@@ -1,0 +1,975 @@
+//! Operating the server: health, reflection, compression, limits, deadlines, cancellation,
+//! draining shutdown, metrics, bearer-token auth, TLS and mutual TLS. Each test runs an
+//! in-process server on a loopback port and drives it through generated clients over real
+//! sockets; the last ones run the real binaries.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use grundy::client::{self, ConnectionArgs};
+use grundy::proto::{
+    self, EvaluateBatchRequest, EvaluateRequest, EvaluateResponse, EvaluateStart, Query,
+    QueryBatch, evaluate_request::Payload, evaluate_start::GraphSource,
+    grundy_service_client::GrundyServiceClient, query::Position,
+};
+use grundy::server::{self, ServerConfig, ServerError, TlsConfig};
+use grundy::service::{Grundy, ServiceConfig};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::codec::CompressionEncoding;
+use tonic::transport::Channel;
+use tonic::{Code, Streaming};
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+
+/// Bound on every wait of these tests.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// A server on a loopback port. Dropping it stops it (without waiting).
+struct Running {
+    address: SocketAddr,
+    service: Grundy,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: JoinHandle<Result<(), ServerError>>,
+}
+
+async fn serve(config: ServerConfig) -> Running {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let service = Grundy::new(config.service.clone());
+    let (shutdown, stopped) = oneshot::channel::<()>();
+    let handle = service.clone();
+    let task = tokio::spawn(async move {
+        server::run_service(listener, handle, &config, async {
+            let _ = stopped.await;
+        })
+        .await
+    });
+    Running {
+        address,
+        service,
+        shutdown: Some(shutdown),
+        task,
+    }
+}
+
+impl Running {
+    fn url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    async fn channel(&self) -> Channel {
+        Channel::from_shared(self.url())
+            .unwrap()
+            .connect()
+            .await
+            .unwrap()
+    }
+
+    async fn client(&self) -> GrundyServiceClient<Channel> {
+        GrundyServiceClient::new(self.channel().await)
+    }
+
+    /// Starts the shutdown (as SIGTERM does) without waiting for it.
+    fn begin_shutdown(&mut self) {
+        let _ = self.shutdown.take().expect("shut down once").send(());
+    }
+
+    /// Waits for the server to return.
+    async fn stopped(&mut self) -> Result<(), ServerError> {
+        tokio::time::timeout(PATIENCE, &mut self.task)
+            .await
+            .expect("the server stops in time")
+            .expect("the server task does not panic")
+    }
+
+    async fn wait_idle(&self) {
+        tokio::time::timeout(PATIENCE, self.service.wait_idle())
+            .await
+            .expect("every stream ends in time");
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn config() -> ServerConfig {
+    ServerConfig {
+        service: ServiceConfig {
+            compute_concurrency: 2,
+            ..ServiceConfig::default()
+        },
+        ..ServerConfig::default()
+    }
+}
+
+/// 0 -> {1, 2}, 2 -> {3}; values 2, 0, 1, 0.
+fn sample_graph() -> proto::Graph {
+    proto::Graph {
+        vertex_count: 4,
+        out_degrees: vec![2, 0, 1, 0],
+        targets: vec![1, 2, 3],
+        split_counts: vec![],
+    }
+}
+
+/// A path 0 -> 1 -> ... -> n-1.
+fn chain(n: u32) -> proto::Graph {
+    proto::Graph {
+        vertex_count: n,
+        out_degrees: (0..n).map(|v| u32::from(v + 1 < n)).collect(),
+        targets: (1..n).collect(),
+        split_counts: vec![],
+    }
+}
+
+fn start(graph: proto::Graph) -> EvaluateRequest {
+    EvaluateRequest {
+        payload: Some(Payload::Start(EvaluateStart {
+            graph_source: Some(GraphSource::Graph(graph)),
+            explain: false,
+        })),
+    }
+}
+
+fn tokens(id: u64, vertices: &[u32]) -> Query {
+    Query {
+        id,
+        position: Some(Position::Tokens(proto::TokenPosition {
+            vertices: vertices.to_vec(),
+        })),
+    }
+}
+
+fn batch(queries: Vec<Query>) -> EvaluateRequest {
+    EvaluateRequest {
+        payload: Some(Payload::Queries(QueryBatch {
+            queries,
+            packed_tokens: None,
+        })),
+    }
+}
+
+/// An open `Evaluate` stream: the request sender and the response stream.
+struct Stream {
+    requests: mpsc::Sender<EvaluateRequest>,
+    responses: Streaming<EvaluateResponse>,
+}
+
+/// Opens an `Evaluate` stream on `graph` and reads its summary.
+async fn open_stream(client: &mut GrundyServiceClient<Channel>, graph: proto::Graph) -> Stream {
+    let (requests, rx) = mpsc::channel(16);
+    requests.send(start(graph)).await.unwrap();
+    let mut responses = client
+        .evaluate(ReceiverStream::new(rx))
+        .await
+        .expect("the stream opens")
+        .into_inner();
+    let summary = next(&mut responses).await.unwrap();
+    assert!(summary.graph.is_some(), "first response: the summary");
+    Stream {
+        requests,
+        responses,
+    }
+}
+
+/// The next response, or the stream's final status; panics on a clean end or a hang.
+async fn next(stream: &mut Streaming<EvaluateResponse>) -> Result<EvaluateResponse, tonic::Status> {
+    tokio::time::timeout(PATIENCE, stream.message())
+        .await
+        .expect("a response in time")
+        .map(|m| m.expect("the stream is still open"))
+}
+
+async fn health_of(channel: Channel, service: &str) -> Result<ServingStatus, tonic::Status> {
+    let response = HealthClient::new(channel)
+        .check(HealthCheckRequest {
+            service: service.into(),
+        })
+        .await?;
+    Ok(response.into_inner().status())
+}
+
+#[tokio::test]
+async fn health_reports_serving_then_not_serving_while_draining() {
+    let mut server = serve(config()).await;
+    let channel = server.channel().await;
+    for service in ["", "grundy.v1.GrundyService"] {
+        assert_eq!(
+            health_of(channel.clone(), service).await.unwrap(),
+            ServingStatus::Serving
+        );
+    }
+    // A stream in flight when the shutdown begins.
+    let mut client = server.client().await;
+    let mut stream = open_stream(&mut client, sample_graph()).await;
+    server.begin_shutdown();
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while health_of(channel.clone(), "").await.unwrap() != ServingStatus::NotServing {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "NOT_SERVING in time"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        health_of(channel.clone(), "grundy.v1.GrundyService")
+            .await
+            .unwrap(),
+        ServingStatus::NotServing
+    );
+    // New streams are refused...
+    let (_held, rx) = mpsc::channel(1);
+    let refused = client.evaluate(ReceiverStream::new(rx)).await.unwrap_err();
+    assert_eq!(refused.code(), Code::Unavailable);
+    assert!(refused.message().contains("shutting down"), "{refused:?}");
+    // ... while the one in flight is still served to its end.
+    stream
+        .requests
+        .send(batch(vec![tokens(1, &[0])]))
+        .await
+        .unwrap();
+    let verdicts = next(&mut stream.responses).await.unwrap().verdicts;
+    assert_eq!(verdicts[0].outcome(), proto::Outcome::Win);
+    drop(stream.requests);
+    assert!(stream.responses.message().await.unwrap().is_none());
+    // Nothing left to drain: the server returns long before the 30 s drain timeout.
+    server.stopped().await.unwrap();
+}
+
+#[tokio::test]
+async fn drain_timeout_cancels_remaining_streams_with_unavailable() {
+    let mut server = serve(ServerConfig {
+        drain_timeout: Duration::from_millis(200),
+        ..config()
+    })
+    .await;
+    let mut client = server.client().await;
+    let mut stream = open_stream(&mut client, sample_graph()).await;
+    // A health watch: it sees NOT_SERVING, and its endless stream does not hold the exit up.
+    let mut watch = HealthClient::new(server.channel().await)
+        .watch(HealthCheckRequest {
+            service: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let status_of = |m: Option<tonic_health::pb::HealthCheckResponse>| m.unwrap().status();
+    assert_eq!(
+        status_of(watch.message().await.unwrap()),
+        ServingStatus::Serving
+    );
+    server.begin_shutdown();
+    let watched = tokio::time::timeout(PATIENCE, watch.message())
+        .await
+        .unwrap();
+    assert_eq!(status_of(watched.unwrap()), ServingStatus::NotServing);
+    let status = next(&mut stream.responses).await.unwrap_err();
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    assert_eq!(status.message(), "server shutting down");
+    server.stopped().await.unwrap();
+    assert_eq!(server.service.active_streams(), 0);
+}
+
+#[tokio::test]
+async fn reflection_lists_the_services_and_serves_their_descriptors() {
+    use tonic_reflection::pb::v1::{
+        ServerReflectionRequest, server_reflection_client::ServerReflectionClient,
+        server_reflection_request::MessageRequest, server_reflection_response::MessageResponse,
+    };
+    let server = serve(config()).await;
+    let mut reflection = ServerReflectionClient::new(server.channel().await);
+    let requests = vec![
+        ServerReflectionRequest {
+            host: String::new(),
+            message_request: Some(MessageRequest::ListServices(String::new())),
+        },
+        ServerReflectionRequest {
+            host: String::new(),
+            message_request: Some(MessageRequest::FileContainingSymbol(
+                "grundy.v1.VertexValue".into(),
+            )),
+        },
+    ];
+    let mut responses = reflection
+        .server_reflection_info(tokio_stream::iter(requests))
+        .await
+        .unwrap()
+        .into_inner();
+    let listed = responses.message().await.unwrap().unwrap();
+    let Some(MessageResponse::ListServicesResponse(list)) = listed.message_response else {
+        panic!("expected a service list, got {listed:?}");
+    };
+    let names: Vec<&str> = list.service.iter().map(|s| s.name.as_str()).collect();
+    for expected in [
+        "grundy.v1.GrundyService",
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1.ServerReflection",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+    let file = responses.message().await.unwrap().unwrap();
+    let Some(MessageResponse::FileDescriptorResponse(files)) = file.message_response else {
+        panic!("expected a file descriptor, got {file:?}");
+    };
+    assert!(!files.file_descriptor_proto.is_empty());
+}
+
+#[tokio::test]
+async fn compressed_requests_and_responses_are_accepted_and_sent() {
+    let server = serve(config()).await;
+    for encoding in [CompressionEncoding::Gzip, CompressionEncoding::Zstd] {
+        let mut client = server
+            .client()
+            .await
+            .send_compressed(encoding)
+            .accept_compressed(encoding);
+        let queries: Vec<Query> = (0..2000u64).map(|i| tokens(i, &[(i % 4) as u32])).collect();
+        let response = client
+            .evaluate_batch(EvaluateBatchRequest {
+                start: Some(EvaluateStart {
+                    graph_source: Some(GraphSource::Graph(sample_graph())),
+                    explain: false,
+                }),
+                queries,
+            })
+            .await
+            .unwrap();
+        let name = match encoding {
+            CompressionEncoding::Gzip => "gzip",
+            _ => "zstd",
+        };
+        assert_eq!(
+            response
+                .metadata()
+                .get("grpc-encoding")
+                .map(|v| v.to_str().unwrap()),
+            Some(name),
+            "the server compressed its responses"
+        );
+        let mut stream = response.into_inner();
+        let mut verdicts = 0;
+        while let Some(message) = stream.message().await.unwrap() {
+            verdicts += message.verdicts.len();
+        }
+        assert_eq!(verdicts, 2000);
+    }
+}
+
+#[tokio::test]
+async fn graph_and_query_limits_name_the_limit_and_its_value() {
+    let server = serve(ServerConfig {
+        service: ServiceConfig {
+            max_vertices: 10,
+            max_edges: 12,
+            max_queries_per_stream: 5,
+            ..config().service
+        },
+        max_message_bytes: 64 << 10,
+        ..config()
+    })
+    .await;
+    let mut client = server.client().await;
+    let refused = |status: tonic::Status, limit: &str| {
+        assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+        assert!(status.message().contains(limit), "{status:?}");
+    };
+
+    let (held, rx) = mpsc::channel(1);
+    held.send(start(chain(11))).await.unwrap();
+    let status = client.evaluate(ReceiverStream::new(rx)).await.unwrap_err();
+    refused(status, "max_vertices = 10");
+
+    let mut dense = chain(10);
+    dense.out_degrees = vec![2; 10];
+    dense.targets = (0..20).map(|i| i % 10).collect();
+    let (held, rx) = mpsc::channel(1);
+    held.send(start(dense)).await.unwrap();
+    let status = client.evaluate(ReceiverStream::new(rx)).await.unwrap_err();
+    refused(status, "max_edges = 12");
+
+    // Queries per stream: the first batches are answered, the one crossing the limit ends it.
+    let mut stream = open_stream(&mut client, sample_graph()).await;
+    let three = || batch((0..3).map(|i| tokens(i, &[0])).collect());
+    stream.requests.send(three()).await.unwrap();
+    assert_eq!(next(&mut stream.responses).await.unwrap().verdicts.len(), 3);
+    stream.requests.send(three()).await.unwrap();
+    refused(
+        next(&mut stream.responses).await.unwrap_err(),
+        "max_queries_per_stream = 5",
+    );
+
+    let six = (0..6).map(|i| tokens(i, &[0])).collect();
+    let status = client
+        .evaluate_batch(EvaluateBatchRequest {
+            start: Some(EvaluateStart {
+                graph_source: Some(GraphSource::Graph(sample_graph())),
+                explain: false,
+            }),
+            queries: six,
+        })
+        .await
+        .unwrap_err();
+    refused(status, "max_queries_per_stream = 5");
+
+    // Messages over max_message_bytes, unary and streamed.
+    let big: Vec<Query> = (0..3).map(|i| tokens(i, &vec![0; 30_000])).collect();
+    let status = client
+        .evaluate_batch(EvaluateBatchRequest {
+            start: Some(EvaluateStart {
+                graph_source: Some(GraphSource::Graph(sample_graph())),
+                explain: false,
+            }),
+            queries: big.clone(),
+        })
+        .await
+        .unwrap_err();
+    refused(status, "max_message_bytes");
+    assert!(status_mentions_value(&client, &big).await);
+}
+
+/// The streamed form of an oversized message: RESOURCE_EXHAUSTED naming the limit and value.
+async fn status_mentions_value(client: &GrundyServiceClient<Channel>, big: &[Query]) -> bool {
+    let mut client = client.clone();
+    let mut stream = open_stream(&mut client, sample_graph()).await;
+    stream.requests.send(batch(big.to_vec())).await.unwrap();
+    let status = next(&mut stream.responses).await.unwrap_err();
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+    status.message().contains("max_message_bytes") && status.message().contains("65536")
+}
+
+#[tokio::test]
+async fn concurrent_stream_limit_refuses_then_frees_the_slot_of_a_cancelled_stream() {
+    let server = serve(ServerConfig {
+        service: ServiceConfig {
+            max_concurrent_streams: 1,
+            ..config().service
+        },
+        ..config()
+    })
+    .await;
+    let mut client = server.client().await;
+    let stream = open_stream(&mut client, sample_graph()).await;
+    assert_eq!(server.service.active_streams(), 1);
+    let (held, rx) = mpsc::channel(1);
+    held.send(start(sample_graph())).await.unwrap();
+    let status = client.evaluate(ReceiverStream::new(rx)).await.unwrap_err();
+    assert_eq!(status.code(), Code::ResourceExhausted);
+    assert!(
+        status.message().contains("max_concurrent_streams = 1"),
+        "{status:?}"
+    );
+    // The client cancels its stream: the server stops working on it and frees the slot.
+    drop(stream);
+    server.wait_idle().await;
+    let mut again = open_stream(&mut client, sample_graph()).await;
+    again
+        .requests
+        .send(batch(vec![tokens(1, &[2])]))
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut again.responses).await.unwrap().verdicts[0].nim_sum,
+        1
+    );
+}
+
+#[tokio::test]
+async fn client_deadline_ends_an_idle_stream_with_deadline_exceeded() {
+    let server = serve(config()).await;
+    let mut client = server.client().await;
+    let (tx, rx) = mpsc::channel(4);
+    tx.send(start(sample_graph())).await.unwrap();
+    let mut request = tonic::Request::new(ReceiverStream::new(rx));
+    request.set_timeout(Duration::from_millis(300));
+    let started = tokio::time::Instant::now();
+    let mut responses = client.evaluate(request).await.unwrap().into_inner();
+    assert!(next(&mut responses).await.unwrap().graph.is_some());
+    // Send nothing more: the server must give up at the deadline, not wait forever.
+    let status = next(&mut responses).await.unwrap_err();
+    assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+    assert!(started.elapsed() >= Duration::from_millis(250));
+    server.wait_idle().await;
+    drop(tx);
+}
+
+#[tokio::test]
+async fn metrics_are_served_over_http() {
+    let server = serve(config()).await;
+    let mut client = server.client().await;
+    let mut stream = open_stream(&mut client, sample_graph()).await;
+    stream
+        .requests
+        .send(batch(vec![
+            tokens(1, &[0]),
+            tokens(2, &[1]),
+            tokens(3, &[9]),
+        ]))
+        .await
+        .unwrap();
+    next(&mut stream.responses).await.unwrap();
+    drop(stream.requests);
+    assert!(stream.responses.message().await.unwrap().is_none());
+    server.wait_idle().await;
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let exporter = tokio::spawn(grundy::metrics::serve(
+        listener,
+        server.service.metrics().clone(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let page = http_get(address, "/metrics").await;
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    for expected in [
+        "grundy_requests_total{rpc=\"Evaluate\",code=\"OK\"} 1",
+        "grundy_queries_total{outcome=\"win\"} 1",
+        "grundy_queries_total{outcome=\"lose\"} 1",
+        "grundy_queries_total{outcome=\"error\"} 1",
+        "grundy_table_compute_seconds_count 1",
+        "grundy_cache_misses_total 1",
+        "grundy_cache_hits_total 0",
+        "grundy_cache_entries 1",
+        "grundy_inflight_streams 0",
+    ] {
+        assert!(page.contains(expected), "{expected:?} missing from\n{page}");
+    }
+    assert!(
+        http_get(address, "/other")
+            .await
+            .starts_with("HTTP/1.1 404")
+    );
+    let _ = stop.send(());
+    tokio::time::timeout(PATIENCE, exporter)
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+async fn http_get(address: SocketAddr, path: &str) -> String {
+    let mut socket = tokio::net::TcpStream::connect(address).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: grundy\r\nConnection: close\r\n\r\n");
+    socket.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    tokio::time::timeout(PATIENCE, socket.read_to_string(&mut response))
+        .await
+        .unwrap()
+        .unwrap();
+    response
+}
+
+/// A scratch directory removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let path = std::env::temp_dir().join(format!("grundy-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&path).unwrap();
+        Self(path)
+    }
+
+    fn write(&self, name: &str, content: &[u8]) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, content).unwrap();
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[tokio::test]
+async fn bearer_token_is_required_except_for_health_checks() {
+    let server = serve(ServerConfig {
+        auth_token: Some("s3cret-token".into()),
+        ..config()
+    })
+    .await;
+    let channel = server.channel().await;
+    // Probes need no token.
+    assert_eq!(
+        health_of(channel.clone(), "").await.unwrap(),
+        ServingStatus::Serving
+    );
+    // No token, a wrong token: UNAUTHENTICATED, on the service and on reflection.
+    let mut anonymous = GrundyServiceClient::new(channel.clone());
+    let (_held, rx) = mpsc::channel(1);
+    let status = anonymous
+        .evaluate(ReceiverStream::new(rx))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::Unauthenticated);
+    let dir = TempDir::new("auth");
+    let wrong = ConnectionArgs {
+        auth_token_file: Some(dir.write("wrong", b"s3cret-tokeN\n")),
+        ..ConnectionArgs::default()
+    };
+    let mut client = client::connect(&server.url(), &wrong, 1 << 20)
+        .await
+        .unwrap();
+    let (_held, rx) = mpsc::channel(1);
+    let status = client.evaluate(ReceiverStream::new(rx)).await.unwrap_err();
+    assert_eq!(status.code(), Code::Unauthenticated);
+    assert_eq!(status.message(), "invalid bearer token");
+    {
+        use tonic_reflection::pb::v1::{
+            ServerReflectionRequest, server_reflection_client::ServerReflectionClient,
+        };
+        let mut reflection = ServerReflectionClient::new(channel);
+        let status = reflection
+            .server_reflection_info(tokio_stream::iter(Vec::<ServerReflectionRequest>::new()))
+            .await
+            .unwrap_err();
+        assert_eq!(status.code(), Code::Unauthenticated);
+    }
+    // The right token (from a file, with its trailing newline) is accepted.
+    let right = ConnectionArgs {
+        auth_token_file: Some(dir.write("right", b"s3cret-token\n")),
+        ..ConnectionArgs::default()
+    };
+    let mut client = client::connect(&server.url(), &right, 1 << 20)
+        .await
+        .unwrap();
+    let (tx, rx) = mpsc::channel(4);
+    tx.send(start(sample_graph())).await.unwrap();
+    tx.send(batch(vec![tokens(7, &[0, 2])])).await.unwrap();
+    drop(tx);
+    let mut responses = client
+        .evaluate(ReceiverStream::new(rx))
+        .await
+        .unwrap()
+        .into_inner();
+    next(&mut responses).await.unwrap();
+    assert_eq!(next(&mut responses).await.unwrap().verdicts[0].nim_sum, 3);
+    assert!(
+        server
+            .service
+            .metrics()
+            .encode()
+            .contains("grundy_auth_failures_total 3")
+    );
+}
+
+/// A test CA, and a server and a client certificate it signed (ECDSA P-256, via ring).
+struct Pki {
+    ca_pem: String,
+    server_cert_pem: String,
+    server_key_pem: String,
+    client_cert_pem: String,
+    client_key_pem: String,
+}
+
+fn pki() -> Pki {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "grundy test CA");
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    let server_key = KeyPair::generate().unwrap();
+    let server_cert = CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()])
+        .unwrap()
+        .signed_by(&server_key, &*ca)
+        .unwrap();
+    let client_key = KeyPair::generate().unwrap();
+    let mut client_params = CertificateParams::new(vec!["grundy-client".into()]).unwrap();
+    client_params
+        .distinguished_name
+        .push(DnType::CommonName, "grundy-client");
+    let client_cert = client_params.signed_by(&client_key, &*ca).unwrap();
+    Pki {
+        ca_pem: ca.pem(),
+        server_cert_pem: server_cert.pem(),
+        server_key_pem: server_key.serialize_pem(),
+        client_cert_pem: client_cert.pem(),
+        client_key_pem: client_key.serialize_pem(),
+    }
+}
+
+async fn tls_evaluate_works(url: &str, args: &ConnectionArgs) -> Result<(), String> {
+    let mut client = client::connect(url, args, 1 << 20).await?;
+    let (tx, rx) = mpsc::channel(4);
+    tx.send(start(sample_graph())).await.unwrap();
+    tx.send(batch(vec![tokens(1, &[0])])).await.unwrap();
+    drop(tx);
+    let mut responses = client
+        .evaluate(ReceiverStream::new(rx))
+        .await
+        .map_err(|s| s.to_string())?
+        .into_inner();
+    next(&mut responses).await.map_err(|s| s.to_string())?;
+    let verdicts = next(&mut responses)
+        .await
+        .map_err(|s| s.to_string())?
+        .verdicts;
+    assert_eq!(verdicts[0].nim_sum, 2);
+    Ok(())
+}
+
+#[tokio::test]
+async fn tls_and_mutual_tls() {
+    let pki = pki();
+    let dir = TempDir::new("tls");
+    let ca = dir.write("ca.pem", pki.ca_pem.as_bytes());
+    let client_cert = dir.write("client.pem", pki.client_cert_pem.as_bytes());
+    let client_key = dir.write("client.key", pki.client_key_pem.as_bytes());
+    let trusting = ConnectionArgs {
+        tls_ca: Some(ca.clone()),
+        ..ConnectionArgs::default()
+    };
+
+    // Server-authenticated TLS.
+    let server = serve(ServerConfig {
+        tls: Some(TlsConfig {
+            cert_pem: pki.server_cert_pem.clone().into_bytes(),
+            key_pem: pki.server_key_pem.clone().into_bytes(),
+            client_ca_pem: None,
+        }),
+        ..config()
+    })
+    .await;
+    let https = format!("https://{}", server.address);
+    tls_evaluate_works(&https, &trusting).await.unwrap();
+    // By name too, when the name differs from the address dialled.
+    let by_name = ConnectionArgs {
+        tls_server_name: Some("localhost".into()),
+        ..trusting.clone()
+    };
+    tls_evaluate_works(&https, &by_name).await.unwrap();
+    // A client that does not trust the CA, and one that speaks plaintext, get nowhere.
+    assert!(
+        tls_evaluate_works(&https, &ConnectionArgs::default())
+            .await
+            .is_err()
+    );
+    assert!(
+        tls_evaluate_works(&server.url(), &ConnectionArgs::default())
+            .await
+            .is_err()
+    );
+    drop(server);
+
+    // Mutual TLS: a client certificate signed by the client CA is required.
+    let server = serve(ServerConfig {
+        tls: Some(TlsConfig {
+            cert_pem: pki.server_cert_pem.into_bytes(),
+            key_pem: pki.server_key_pem.into_bytes(),
+            client_ca_pem: Some(pki.ca_pem.into_bytes()),
+        }),
+        ..config()
+    })
+    .await;
+    let https = format!("https://{}", server.address);
+    assert!(tls_evaluate_works(&https, &trusting).await.is_err());
+    let with_certificate = ConnectionArgs {
+        tls_cert: Some(client_cert),
+        tls_key: Some(client_key),
+        ..trusting
+    };
+    tls_evaluate_works(&https, &with_certificate).await.unwrap();
+}
+
+const CHESS_INPUT: &str = "4\n2 1 2\n0\n1 3\n0\n1 0\n2 0 2\n0\n";
+
+#[tokio::test]
+async fn cli_connects_with_tls_and_a_token() {
+    let pki = pki();
+    let dir = TempDir::new("cli");
+    let server = serve(ServerConfig {
+        auth_token: Some("cli-token".into()),
+        tls: Some(TlsConfig {
+            cert_pem: pki.server_cert_pem.into_bytes(),
+            key_pem: pki.server_key_pem.into_bytes(),
+            client_ca_pem: Some(pki.ca_pem.clone().into_bytes()),
+        }),
+        ..config()
+    })
+    .await;
+    let input = dir.write("sample.in", CHESS_INPUT.as_bytes());
+    let ca = dir.write("ca.pem", pki.ca_pem.as_bytes());
+    let cert = dir.write("client.pem", pki.client_cert_pem.as_bytes());
+    let key = dir.write("client.key", pki.client_key_pem.as_bytes());
+    let token = dir.write("token", b"cli-token\n");
+    let url = format!("https://{}", server.address);
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_grundy"))
+            .args(["judge", "chess", "--server", &url])
+            .arg(&input)
+            .arg("--tls-ca")
+            .arg(&ca)
+            .env("GRUNDY_CLIENT_CERT", &cert)
+            .env("GRUNDY_CLIENT_KEY", &key)
+            .env("GRUNDY_AUTH_TOKEN_FILE", &token)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "WIN\nWIN\n");
+}
+
+async fn next_line(lines: &mut mpsc::UnboundedReceiver<String>) -> Option<String> {
+    tokio::time::timeout(PATIENCE, lines.recv())
+        .await
+        .expect("a log line in time")
+}
+
+/// Kills the child on drop, so that a failed assertion leaks no process.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn server_binary_logs_json_and_exits_cleanly_on_sigterm() {
+    use std::io::BufRead;
+    let mut child = Child(
+        Command::new(env!("CARGO_BIN_EXE_grundy-server"))
+            .env("GRUNDY_LISTEN", "127.0.0.1:0")
+            .env("GRUNDY_LOG_FORMAT", "json")
+            .env("GRUNDY_DRAIN_TIMEOUT", "5s")
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let stderr = child.0.stderr.take().unwrap();
+    let (lines_tx, mut lines) = mpsc::unbounded_channel::<String>();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = lines_tx.send(line);
+        }
+    });
+    // {"timestamp":..,"level":"INFO","fields":{"message":"grundy-server listening","address":"127.0.0.1:PORT",..},..}
+    let address = loop {
+        let line = next_line(&mut lines)
+            .await
+            .expect("the server logs its address");
+        if line.contains("grundy-server listening") {
+            assert!(line.starts_with('{') && line.ends_with('}'), "JSON: {line}");
+            let start = line.find("\"address\":\"").unwrap() + "\"address\":\"".len();
+            let end = start + line[start..].find('"').unwrap();
+            break line[start..end].to_string();
+        }
+    };
+    let channel = Channel::from_shared(format!("http://{address}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    assert_eq!(
+        health_of(channel.clone(), "").await.unwrap(),
+        ServingStatus::Serving
+    );
+    let mut client = GrundyServiceClient::new(channel);
+    let mut stream = open_stream(&mut client, sample_graph()).await;
+    // One RPC, one JSON line with its span's fields.
+    let status = Command::new("kill")
+        .args(["-TERM", &child.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // The stream in flight is still served during the drain, then the client half-closes.
+    loop {
+        let line = next_line(&mut lines)
+            .await
+            .expect("the server logs the drain");
+        if line.contains("shutting down") {
+            break;
+        }
+    }
+    stream
+        .requests
+        .send(batch(vec![tokens(1, &[1])]))
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut stream.responses).await.unwrap().verdicts[0].outcome(),
+        proto::Outcome::Lose
+    );
+    drop(stream.requests);
+    assert!(stream.responses.message().await.unwrap().is_none());
+    let mut rpc_logged = false;
+    while let Some(line) = next_line(&mut lines).await {
+        if line.contains("rpc finished") {
+            assert!(line.contains("\"rpc\":\"Evaluate\""), "{line}");
+            assert!(line.contains("\"code\":\"OK\""), "{line}");
+            assert!(line.contains("\"vertices\":4"), "{line}");
+            rpc_logged = true;
+        }
+    }
+    assert!(rpc_logged, "one log line per RPC");
+    let exit = tokio::task::spawn_blocking(move || {
+        let status = child.0.wait().unwrap();
+        drop(child);
+        status
+    })
+    .await
+    .unwrap();
+    assert!(exit.success(), "exit status {exit:?}");
+}
+
+#[test]
+fn server_help_documents_every_flag_with_its_environment_variable() {
+    let output = Command::new(env!("CARGO_BIN_EXE_grundy-server"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let help = String::from_utf8_lossy(&output.stdout);
+    for (flag, env) in [
+        ("--listen", "GRUNDY_LISTEN"),
+        ("--metrics-listen", "GRUNDY_METRICS_LISTEN"),
+        ("--log-format", "GRUNDY_LOG_FORMAT"),
+        ("--max-message-bytes", "GRUNDY_MAX_MESSAGE_BYTES"),
+        ("--max-vertices", "GRUNDY_MAX_VERTICES"),
+        ("--max-edges", "GRUNDY_MAX_EDGES"),
+        ("--max-queries-per-stream", "GRUNDY_MAX_QUERIES_PER_STREAM"),
+        ("--max-concurrent-streams", "GRUNDY_MAX_CONCURRENT_STREAMS"),
+        ("--compute-concurrency", "GRUNDY_COMPUTE_CONCURRENCY"),
+        ("--cache-bytes", "GRUNDY_CACHE_BYTES"),
+        ("--drain-timeout", "GRUNDY_DRAIN_TIMEOUT"),
+        ("--auth-token-file", "GRUNDY_AUTH_TOKEN_FILE"),
+        ("--tls-cert", "GRUNDY_TLS_CERT"),
+        ("--tls-key", "GRUNDY_TLS_KEY"),
+        ("--tls-client-ca", "GRUNDY_TLS_CLIENT_CA"),
+    ] {
+        assert!(help.contains(flag), "{flag} missing from --help");
+        assert!(
+            help.contains(&format!("[env: {env}")),
+            "{env} missing from --help"
+        );
+    }
+}

@@ -1,0 +1,511 @@
+//! The graph registry over real gRPC: `PutGraph` in chunks, content-addressed ids, `Evaluate`
+//! by id, `GetValues` pages, the byte-bounded LRU cache and single-flight computation.
+
+use std::time::Duration;
+
+use grundy::engine::{self, Limits};
+use grundy::proto::{
+    self, EvaluateRequest, EvaluateResponse, EvaluateStart, GetValuesRequest, PutGraphRequest,
+    PutGraphResponse, Query, QueryBatch, evaluate_request::Payload, evaluate_start::GraphSource,
+    grundy_service_client::GrundyServiceClient, query::Position, vertex_value::Value,
+};
+use grundy::server::{self, ServerConfig};
+use grundy::service::{Grundy, ServiceConfig};
+use tokio::sync::{mpsc, oneshot};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::transport::Channel;
+use tonic::{Code, Status, Streaming};
+
+const PATIENCE: Duration = Duration::from_secs(10);
+
+struct TestServer {
+    client: GrundyServiceClient<Channel>,
+    service: Grundy,
+    _shutdown: oneshot::Sender<()>,
+}
+
+async fn start_server(service_config: ServiceConfig) -> TestServer {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let config = ServerConfig {
+        service: service_config,
+        ..ServerConfig::default()
+    };
+    let service = Grundy::new(config.service.clone());
+    let (shutdown, stopped) = oneshot::channel::<()>();
+    let handle = service.clone();
+    tokio::spawn(async move {
+        server::run_service(listener, handle, &config, async {
+            let _ = stopped.await;
+        })
+        .await
+        .unwrap();
+    });
+    let client = GrundyServiceClient::connect(format!("http://{address}"))
+        .await
+        .unwrap();
+    TestServer {
+        client,
+        service,
+        _shutdown: shutdown,
+    }
+}
+
+fn small_config() -> ServiceConfig {
+    ServiceConfig {
+        compute_concurrency: 2,
+        ..ServiceConfig::default()
+    }
+}
+
+/// 0 -> {1, 2}, 2 -> {3}; values 2, 0, 1, 0.
+fn sample_graph() -> proto::Graph {
+    proto::Graph {
+        vertex_count: 4,
+        out_degrees: vec![2, 0, 1, 0],
+        targets: vec![1, 2, 3],
+        split_counts: vec![],
+    }
+}
+
+/// A path 0 -> 1 -> ... -> n-1, plus an edge from the last vertex to `back` if given.
+fn chain(n: u32, back: Option<u32>) -> proto::Graph {
+    let mut out_degrees: Vec<u32> = (0..n).map(|v| u32::from(v + 1 < n)).collect();
+    let mut targets: Vec<u32> = (1..n).collect();
+    if let Some(back) = back {
+        out_degrees[n as usize - 1] = 1;
+        targets.push(back);
+    }
+    proto::Graph {
+        vertex_count: n,
+        out_degrees,
+        targets,
+        split_counts: vec![],
+    }
+}
+
+/// Splits `graph` into PutGraph chunks of at most `size` entries per list.
+fn chunks(graph: &proto::Graph, size: usize) -> Vec<PutGraphRequest> {
+    let pieces =
+        |list: &[u32]| -> Vec<Vec<u32>> { list.chunks(size).map(<[u32]>::to_vec).collect() };
+    let degrees = pieces(&graph.out_degrees);
+    let targets = pieces(&graph.targets);
+    let splits = pieces(&graph.split_counts);
+    let count = degrees.len().max(targets.len()).max(splits.len()).max(1);
+    (0..count)
+        .map(|i| PutGraphRequest {
+            chunk: Some(proto::Graph {
+                vertex_count: if i == 0 { graph.vertex_count } else { 0 },
+                out_degrees: degrees.get(i).cloned().unwrap_or_default(),
+                targets: targets.get(i).cloned().unwrap_or_default(),
+                split_counts: splits.get(i).cloned().unwrap_or_default(),
+            }),
+        })
+        .collect()
+}
+
+async fn put(
+    client: &mut GrundyServiceClient<Channel>,
+    requests: Vec<PutGraphRequest>,
+) -> Result<PutGraphResponse, Status> {
+    client
+        .put_graph(tokio_stream::iter(requests))
+        .await
+        .map(|r| r.into_inner())
+}
+
+fn tokens(id: u64, vertices: &[u32]) -> Query {
+    Query {
+        id,
+        position: Some(Position::Tokens(proto::TokenPosition {
+            vertices: vertices.to_vec(),
+        })),
+    }
+}
+
+/// Runs one Evaluate stream: `source`, then one batch of `queries`; returns the responses.
+async fn evaluate(
+    client: &mut GrundyServiceClient<Channel>,
+    source: GraphSource,
+    queries: Vec<Query>,
+) -> Result<Vec<EvaluateResponse>, Status> {
+    let (tx, rx) = mpsc::channel(4);
+    tx.send(EvaluateRequest {
+        payload: Some(Payload::Start(EvaluateStart {
+            graph_source: Some(source),
+            explain: false,
+        })),
+    })
+    .await
+    .unwrap();
+    tx.send(EvaluateRequest {
+        payload: Some(Payload::Queries(QueryBatch {
+            queries,
+            packed_tokens: None,
+        })),
+    })
+    .await
+    .unwrap();
+    drop(tx);
+    let mut stream: Streaming<EvaluateResponse> =
+        client.evaluate(ReceiverStream::new(rx)).await?.into_inner();
+    let mut responses = Vec::new();
+    while let Some(response) = tokio::time::timeout(PATIENCE, stream.message())
+        .await
+        .expect("a response in time")?
+    {
+        responses.push(response);
+    }
+    Ok(responses)
+}
+
+#[tokio::test]
+async fn put_graph_in_chunks_gives_a_content_address_usable_by_evaluate() {
+    let mut server = start_server(small_config()).await;
+    let graph = chain(1000, None);
+    let first = put(&mut server.client, chunks(&graph, 97)).await.unwrap();
+    assert_eq!(first.graph_id.len(), 64, "hex SHA-256");
+    assert!(!first.already_registered);
+    let summary = first.graph.as_ref().unwrap();
+    assert_eq!(summary.graph_id, first.graph_id);
+    assert_eq!((summary.vertex_count, summary.edge_count), (1000, 999));
+    assert!(summary.table_bytes > 0);
+
+    // The same graph, chunked differently or in one piece: the same id, already registered.
+    let again = put(&mut server.client, chunks(&graph, 1 << 20))
+        .await
+        .unwrap();
+    assert_eq!(again.graph_id, first.graph_id);
+    assert!(again.already_registered);
+
+    // Out-neighbour order does not change the id; any other change does.
+    let mut reordered = sample_graph();
+    reordered.targets = vec![2, 1, 3];
+    let sample = put(&mut server.client, chunks(&sample_graph(), 2))
+        .await
+        .unwrap();
+    let reordered = put(&mut server.client, chunks(&reordered, 2))
+        .await
+        .unwrap();
+    assert_eq!(sample.graph_id, reordered.graph_id);
+    let mut split = sample_graph();
+    split.split_counts = vec![1, 1, 1, 1];
+    let split = put(&mut server.client, chunks(&split, 2)).await.unwrap();
+    assert_ne!(split.graph_id, sample.graph_id);
+    assert_ne!(sample.graph_id, first.graph_id);
+
+    // Evaluate by id; an inline graph goes through the cache under the same id.
+    let by_id = evaluate(
+        &mut server.client,
+        GraphSource::GraphId(first.graph_id.clone()),
+        vec![tokens(1, &[0]), tokens(2, &[998, 999])],
+    )
+    .await
+    .unwrap();
+    assert_eq!(by_id[0].graph.as_ref().unwrap().graph_id, first.graph_id);
+    // Vertex v of a 1000-chain has value (999 - v) % 2.
+    let nim_sums: Vec<u64> = by_id[1].verdicts.iter().map(|v| v.nim_sum).collect();
+    assert_eq!(nim_sums, vec![1, 1]);
+    let inline = evaluate(
+        &mut server.client,
+        GraphSource::Graph(graph),
+        vec![tokens(1, &[1])],
+    )
+    .await
+    .unwrap();
+    assert_eq!(inline[0].graph.as_ref().unwrap().graph_id, first.graph_id);
+    assert_eq!(server.service.registry().len(), 3);
+
+    let status = evaluate(
+        &mut server.client,
+        GraphSource::GraphId("0".repeat(64)),
+        vec![],
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(status.code(), Code::NotFound);
+    assert!(status.message().contains("PutGraph"), "{status:?}");
+}
+
+#[tokio::test]
+async fn malformed_uploads_are_rejected() {
+    let mut server = start_server(ServiceConfig {
+        max_edges: 10,
+        ..small_config()
+    })
+    .await;
+    let invalid = |status: Status, text: &str| {
+        assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+        assert!(status.message().contains(text), "{status:?}");
+    };
+    let status = put(&mut server.client, vec![]).await.unwrap_err();
+    invalid(status, "at least one chunk");
+    let mut headless = chunks(&sample_graph(), 2);
+    headless[0].chunk.as_mut().unwrap().vertex_count = 0;
+    invalid(
+        put(&mut server.client, headless).await.unwrap_err(),
+        "first chunk must set",
+    );
+    let mut inconsistent = chunks(&sample_graph(), 2);
+    inconsistent[1].chunk.as_mut().unwrap().vertex_count = 5;
+    invalid(
+        put(&mut server.client, inconsistent).await.unwrap_err(),
+        "differs",
+    );
+    let mut too_many = chunks(&sample_graph(), 2);
+    too_many[1].chunk.as_mut().unwrap().out_degrees.push(0);
+    invalid(
+        put(&mut server.client, too_many).await.unwrap_err(),
+        "more than vertex_count",
+    );
+    let mut bad_target = sample_graph();
+    bad_target.targets[1] = 40;
+    invalid(
+        put(&mut server.client, chunks(&bad_target, 2))
+            .await
+            .unwrap_err(),
+        "targets[1] = 40",
+    );
+    // The edge limit is checked as chunks arrive, before the graph is complete.
+    let status = put(&mut server.client, chunks(&chain(100, None), 4))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::ResourceExhausted);
+    assert!(status.message().contains("max_edges = 10"), "{status:?}");
+}
+
+#[tokio::test]
+async fn get_values_pages_finite_and_infinite_values_with_counters() {
+    let mut server = start_server(small_config()).await;
+    // 0 <-> 1 (a 2-cycle: both infinite), 2 -> 0 and 2 -> 3 (3 is terminal, value 0).
+    let graph = proto::Graph {
+        vertex_count: 4,
+        out_degrees: vec![1, 1, 2, 0],
+        targets: vec![1, 0, 0, 3],
+        split_counts: vec![],
+    };
+    let expected = engine::analyse(
+        grundy::convert::game_from_proto(graph.clone()).unwrap(),
+        &Limits::default(),
+    )
+    .unwrap();
+    let registered = put(&mut server.client, chunks(&graph, 3)).await.unwrap();
+    let mut stream = server
+        .client
+        .get_values(GetValuesRequest {
+            graph_id: registered.graph_id.clone(),
+            page_size: 3,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let summary = stream.message().await.unwrap().unwrap().graph.unwrap();
+    assert!(summary.cyclic);
+    assert_eq!(summary.graph_id, registered.graph_id);
+    let mut pages = Vec::new();
+    while let Some(page) = stream.message().await.unwrap() {
+        pages.push(page);
+    }
+    assert_eq!(pages.len(), 2, "4 vertices in pages of 3");
+    assert_eq!((pages[0].first_vertex, pages[1].first_vertex), (0, 3));
+    let values: Vec<proto::VertexValue> = pages.into_iter().flat_map(|p| p.values).collect();
+    assert_eq!(values.len(), 4);
+    let table = expected.loopy_table().expect("cyclic");
+    for (vertex, value) in values.iter().enumerate() {
+        let vertex = vertex as u32;
+        match expected.vertex_value(vertex).unwrap() {
+            engine::VertexValue::Finite(finite) => {
+                assert_eq!(value.value, Some(Value::Finite(finite)));
+                assert_eq!(value.counter, Some(table.counter(vertex)));
+            }
+            engine::VertexValue::Infinite { finite_followers } => {
+                let Some(Value::Infinite(infinite)) = &value.value else {
+                    panic!("vertex {vertex}: expected infinite, got {value:?}");
+                };
+                assert_eq!(infinite.finite_followers, finite_followers);
+                assert_eq!(value.counter, None);
+            }
+        }
+    }
+    assert_eq!(values[3].value, Some(Value::Finite(0)));
+    assert!(matches!(values[0].value, Some(Value::Infinite(_))));
+
+    // A window of the vertices, and the summary alone.
+    let mut window = server
+        .client
+        .get_values(GetValuesRequest {
+            graph_id: registered.graph_id.clone(),
+            first_vertex: 2,
+            vertex_limit: 1,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    window.message().await.unwrap().unwrap();
+    let page = window.message().await.unwrap().unwrap();
+    assert_eq!((page.first_vertex, page.values.len()), (2, 1));
+    assert!(window.message().await.unwrap().is_none());
+
+    let status = server
+        .client
+        .get_values(GetValuesRequest {
+            graph_id: "missing".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::NotFound);
+}
+
+fn table_bytes(graph: &proto::Graph) -> usize {
+    let game = grundy::convert::game_from_proto(graph.clone()).unwrap();
+    engine::analyse(game, &Limits::default())
+        .unwrap()
+        .heap_bytes()
+}
+
+#[tokio::test]
+async fn the_cache_is_bounded_by_bytes_and_evicts_the_least_recently_used() {
+    let (a, b, c) = (chain(2000, None), chain(2001, None), chain(2002, None));
+    let bytes = table_bytes(&c);
+    // Room for two of the three graphs, not three.
+    let mut server = start_server(ServiceConfig {
+        cache_bytes: bytes * 5 / 2,
+        ..small_config()
+    })
+    .await;
+    let a_id = put(&mut server.client, chunks(&a, 500))
+        .await
+        .unwrap()
+        .graph_id;
+    let b_id = put(&mut server.client, chunks(&b, 500))
+        .await
+        .unwrap()
+        .graph_id;
+    // Use a, so that b is the least recently used when c arrives.
+    evaluate(
+        &mut server.client,
+        GraphSource::GraphId(a_id.clone()),
+        vec![],
+    )
+    .await
+    .unwrap();
+    let c_id = put(&mut server.client, chunks(&c, 500))
+        .await
+        .unwrap()
+        .graph_id;
+    let registry = server.service.registry();
+    assert_eq!(registry.len(), 2);
+    assert!(registry.cached_bytes() <= registry.capacity_bytes());
+    for (id, present) in [(&a_id, true), (&b_id, false), (&c_id, true)] {
+        let result = evaluate(&mut server.client, GraphSource::GraphId(id.clone()), vec![]).await;
+        match present {
+            true => assert!(result.is_ok(), "{result:?}"),
+            false => assert_eq!(result.unwrap_err().code(), Code::NotFound),
+        }
+    }
+    // The client re-uploads the evicted graph and gets the same id back.
+    let again = put(&mut server.client, chunks(&b, 500)).await.unwrap();
+    assert_eq!(again.graph_id, b_id);
+    assert!(!again.already_registered);
+    let text = server.service.metrics().encode();
+    assert!(text.contains("grundy_cache_evictions_total 2"), "{text}");
+
+    // A table larger than the whole cache cannot be registered.
+    let huge = chain(20_000, None);
+    let status = put(&mut server.client, chunks(&huge, 5000))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::ResourceExhausted);
+    assert!(status.message().contains("cache_bytes"), "{status:?}");
+}
+
+#[tokio::test]
+async fn concurrent_requests_for_a_new_graph_compute_it_once() {
+    let server = start_server(small_config()).await;
+    // A cyclic graph big enough that the computation takes a while.
+    let graph = chain(300_000, Some(0));
+    let mut tasks = Vec::new();
+    for i in 0..8u64 {
+        let mut client = server.client.clone();
+        let graph = graph.clone();
+        tasks.push(tokio::spawn(async move {
+            let responses = evaluate(
+                &mut client,
+                GraphSource::Graph(graph),
+                vec![tokens(i, &[0])],
+            )
+            .await
+            .unwrap();
+            responses[0].graph.as_ref().unwrap().graph_id.clone()
+        }));
+    }
+    let mut ids = Vec::new();
+    for task in tasks {
+        ids.push(
+            tokio::time::timeout(PATIENCE * 3, task)
+                .await
+                .unwrap()
+                .unwrap(),
+        );
+    }
+    assert!(ids.windows(2).all(|w| w[0] == w[1]));
+    let text = server.service.metrics().encode();
+    assert!(
+        text.contains("grundy_table_compute_seconds_count 1\n"),
+        "one computation for eight requests:\n{text}"
+    );
+    assert!(text.contains("grundy_requests_total{rpc=\"Evaluate\",code=\"OK\"} 8"));
+}
+
+/// Timings of the registry on a big graph; run with
+/// `cargo test --test registry -- --ignored --nocapture`.
+#[tokio::test]
+#[ignore = "measurement, not a check"]
+async fn measure_registry_on_a_big_graph() {
+    use std::time::Instant;
+    let mut server = start_server(small_config()).await;
+    let n = 5_000_000u32;
+    let graph = chain(n, None);
+    let game = grundy::convert::game_from_proto(graph.clone()).unwrap();
+    let started = Instant::now();
+    let id = grundy::registry::graph_id_sync(&game);
+    println!("graph_id_sync of {n} vertices: {:?}", started.elapsed());
+
+    let started = Instant::now();
+    let registered = put(&mut server.client, chunks(&graph, 250_000))
+        .await
+        .unwrap();
+    println!(
+        "PutGraph ({} chunks of 1 MiB): {:?}, table {} bytes",
+        chunks(&graph, 250_000).len(),
+        started.elapsed(),
+        registered.graph.unwrap().table_bytes
+    );
+    assert_eq!(registered.graph_id, id);
+
+    let started = Instant::now();
+    evaluate(
+        &mut server.client,
+        GraphSource::GraphId(id.clone()),
+        vec![tokens(1, &[0])],
+    )
+    .await
+    .unwrap();
+    println!("Evaluate by id (cache hit): {:?}", started.elapsed());
+
+    let started = Instant::now();
+    evaluate(
+        &mut server.client,
+        GraphSource::Graph(graph),
+        vec![tokens(1, &[0])],
+    )
+    .await
+    .unwrap();
+    println!(
+        "Evaluate inline, already cached (upload + validate + hash): {:?}",
+        started.elapsed()
+    );
+}
