@@ -131,9 +131,14 @@ impl<'a> QueryEvaluator<'a> {
         let mut offset = 0usize;
         for (index, &token_count) in packed.token_counts.iter().enumerate() {
             let tokens = &packed.vertices[offset..offset + token_count as usize];
-            self.items.clear();
-            self.items.extend(tokens.iter().map(|&v| (v, 1)));
-            match self.analysis.evaluate(&self.items) {
+            let evaluation = if self.analysis.is_cyclic() {
+                self.items.clear();
+                self.items.extend(tokens.iter().map(|&v| (v, 1)));
+                self.analysis.evaluate(&self.items)
+            } else {
+                self.analysis.evaluate_tokens(tokens)
+            };
+            match evaluation {
                 Ok(evaluation) => {
                     verdicts
                         .outcomes

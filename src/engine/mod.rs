@@ -294,6 +294,33 @@ impl Analysis {
         })
     }
 
+    /// Evaluates a position given as a token list (one unit per entry): the same as
+    /// [`Analysis::evaluate`] with count-1 items, in one pass for acyclic tables.
+    pub fn evaluate_tokens(&self, tokens: &[u32]) -> Result<Evaluation, VertexOutOfRange> {
+        let values = match &self.table {
+            Table::Acyclic(values) | Table::Split(split::SplitTable { values, .. }) => values,
+            Table::Loopy(_) => {
+                let items: Vec<(u32, u64)> = tokens.iter().map(|&v| (v, 1)).collect();
+                return self.evaluate(&items);
+            }
+        };
+        let mut nim_sum = 0;
+        for (index, &vertex) in tokens.iter().enumerate() {
+            let value = values.get(vertex as usize).ok_or(VertexOutOfRange {
+                index,
+                vertex,
+                vertex_count: self.game.graph.vertex_count(),
+            })?;
+            nim_sum ^= value;
+        }
+        let outcome = if nim_sum == 0 {
+            Outcome::Lose
+        } else {
+            Outcome::Win
+        };
+        Ok(Evaluation { outcome, nim_sum })
+    }
+
     /// A winning move for a WIN position, a draw-keeping move for a DRAW position (when there
     /// is any move), None for LOSE. `items` must have passed [`Analysis::evaluate`], which
     /// produced `evaluation`. O(sum of out-degrees of the items), no pass over the graph.

@@ -84,10 +84,12 @@ impl<R: Read> AddsubReader<R> {
                         return Ok(Some(AddsubEvent::EndOfGame));
                     }
                     self.values.clear();
-                    for _ in 0..vertex_count {
-                        let (value, _) = self.scanner.number("a vertex value")?;
-                        self.values.push(value);
-                    }
+                    let values = &mut self.values;
+                    self.scanner.read_numbers(
+                        u64::from(vertex_count),
+                        "a vertex value",
+                        |value| values.push(value),
+                    )?;
                     self.state = State::InGame {
                         vertex_count,
                         rounds_left: rounds_left - 1,

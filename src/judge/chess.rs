@@ -64,10 +64,11 @@ impl<R: Read> ChessReader<R> {
             return Ok(Some(ChessEvent::EndOfCase));
         }
         self.tokens.clear();
-        for _ in 0..token_count {
-            let token = self.scanner.vertex("a token position", vertex_count)?;
-            self.tokens.push(token);
-        }
+        let tokens = &mut self.tokens;
+        self.scanner
+            .read_vertices(token_count, vertex_count, "a token position", |v| {
+                tokens.push(v)
+            })?;
         Ok(Some(ChessEvent::Query(&self.tokens)))
     }
 
@@ -97,9 +98,10 @@ impl<R: Read> ChessReader<R> {
                 ));
             }
             out_degrees.push(degree as u32);
-            for _ in 0..degree {
-                targets.push(self.scanner.vertex("an out-neighbour", vertex_count)?);
-            }
+            self.scanner
+                .read_vertices(degree, vertex_count, "an out-neighbour", |v| {
+                    targets.push(v)
+                })?;
         }
         self.cases += 1;
         self.vertex_count = Some(vertex_count);

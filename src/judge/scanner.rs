@@ -100,6 +100,7 @@ impl<R: Read> Scanner<R> {
     }
 
     /// Skips whitespace; false at end of input.
+    #[inline]
     fn skip_whitespace(&mut self) -> io::Result<bool> {
         loop {
             while self.pos < self.len {
@@ -121,19 +122,27 @@ impl<R: Read> Scanner<R> {
 
     /// Reads the next number, or `None` at end of input. `what` describes the expected
     /// number for error messages ("the number of vertices N").
+    #[inline]
     pub fn next_number(&mut self, what: &str) -> Result<Option<(u64, Location)>, JudgeError> {
         if !self.skip_whitespace()? {
             return Ok(None);
         }
         let start = self.location();
         // Fast path: a number of at most 19 digits (cannot overflow) that ends inside the
-        // buffer, followed by a separator. Everything else takes the careful loop below.
+        // buffer, followed by a separator, parsed in one pass. Everything else (a number
+        // split across buffers, overflow, a bad character) takes the careful loop below.
         let rest = &self.buffer[self.pos..self.len];
-        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-        if (1..=19).contains(&digits) && digits < rest.len() && is_separator(rest[digits]) {
-            let value = rest[..digits]
-                .iter()
-                .fold(0u64, |acc, &b| acc * 10 + u64::from(b - b'0'));
+        let mut value = 0u64;
+        let mut digits = 0;
+        while digits < rest.len().min(19) {
+            let digit = rest[digits].wrapping_sub(b'0');
+            if digit > 9 {
+                break;
+            }
+            value = value * 10 + u64::from(digit);
+            digits += 1;
+        }
+        if digits > 0 && digits < rest.len() && is_separator(rest[digits]) {
             self.pos += digits;
             return Ok(Some((value, start)));
         }
@@ -183,6 +192,82 @@ impl<R: Read> Scanner<R> {
                 format!("expected {what}, found end of input"),
             )),
         }
+    }
+
+    /// Reads `count` vertex ids `< vertex_count`, handing each to `push`.
+    pub fn read_vertices(
+        &mut self,
+        count: u64,
+        vertex_count: u32,
+        what: &str,
+        mut push: impl FnMut(u32),
+    ) -> Result<(), JudgeError> {
+        let max = u64::from(vertex_count) - 1;
+        self.read_many(
+            count,
+            max,
+            |s| s.vertex(what, vertex_count).map(u64::from),
+            |v| push(v as u32),
+        )
+    }
+
+    /// Reads `count` numbers, handing each to `push`.
+    pub fn read_numbers(
+        &mut self,
+        count: u64,
+        what: &str,
+        push: impl FnMut(u64),
+    ) -> Result<(), JudgeError> {
+        self.read_many(count, u64::MAX, |s| s.number(what).map(|(v, _)| v), push)
+    }
+
+    /// Reads `count` numbers in `0..=max`, handing each to `push`: the hot loop of every judge
+    /// format (token lists, adjacency lists, rounds).
+    ///
+    /// Numbers separated by single spaces inside the buffer are parsed in a tight loop that
+    /// keeps no locations; anything else (a line break, a buffer boundary, a bad or too large
+    /// number) goes through `careful`, which tracks lines and reports errors.
+    fn read_many(
+        &mut self,
+        count: u64,
+        max: u64,
+        careful: impl Fn(&mut Self) -> Result<u64, JudgeError>,
+        mut push: impl FnMut(u64),
+    ) -> Result<(), JudgeError> {
+        let mut remaining = count;
+        while remaining > 0 {
+            let buffer = &self.buffer[..self.len];
+            let mut pos = self.pos;
+            while remaining > 0 {
+                let mut start = pos;
+                while start < buffer.len() && buffer[start] == b' ' {
+                    start += 1;
+                }
+                let mut end = start;
+                let mut value = 0u64;
+                while end < buffer.len() && end - start < 19 {
+                    let digit = buffer[end].wrapping_sub(b'0');
+                    if digit > 9 {
+                        break;
+                    }
+                    value = value * 10 + u64::from(digit);
+                    end += 1;
+                }
+                let complete = end > start && end < buffer.len() && is_separator(buffer[end]);
+                if !complete || value > max {
+                    break;
+                }
+                push(value);
+                remaining -= 1;
+                pos = end;
+            }
+            self.pos = pos;
+            if remaining > 0 {
+                push(careful(self)?);
+                remaining -= 1;
+            }
+        }
+        Ok(())
     }
 
     /// Reads a number in `0..=max`.
