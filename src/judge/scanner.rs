@@ -358,6 +358,37 @@ mod tests {
     }
 
     #[test]
+    fn bulk_reads_match_one_by_one_reads_across_lines_and_buffers() {
+        // Mixed separators and numbers straddling the 64 KiB buffer boundary.
+        let text: String = (0..40_000u32)
+            .map(|i| match i % 7 {
+                0 => format!("{}\n", i % 1000),
+                3 => format!("{}\t ", i % 1000),
+                _ => format!("{} ", i % 1000),
+            })
+            .collect();
+        let mut bulk = Vec::new();
+        let mut s = Scanner::new(text.as_bytes());
+        s.read_vertices(40_000, 1000, "v", |v| bulk.push(v)).unwrap();
+        let expected: Vec<u32> = (0..40_000).map(|i| i % 1000).collect();
+        assert_eq!(bulk, expected);
+        assert_eq!(s.next_number("v").unwrap(), None);
+
+        let mut s = Scanner::new("1 2\n3 999 4".as_bytes());
+        let err = s.read_vertices(5, 500, "a token", |_| {}).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 2, column 3: a token is 999, out of range: vertices are 0..500"
+        );
+        let mut values = Vec::new();
+        let mut s = Scanner::new("18446744073709551615 7 x".as_bytes());
+        s.read_numbers(2, "a value", |v| values.push(v)).unwrap();
+        assert_eq!(values, vec![u64::MAX, 7]);
+        let err = s.read_numbers(1, "a value", |_| {}).unwrap_err();
+        assert_eq!(err.to_string(), "line 1, column 24: expected a value, found 'x'");
+    }
+
+    #[test]
     fn numbers_across_buffer_boundaries() {
         let text: String = (0..50_000).map(|i| format!("{i}\n")).collect();
         let mut s = Scanner::new(text.as_bytes());
