@@ -48,6 +48,9 @@ fn acyclic_table(c: &mut Criterion) {
             sliding::grundy_table(&dag, &order)
         })
     });
+    group.bench_function(BenchmarkId::new("order_only", vertices), |b| {
+        b.iter(|| order::successors_first_order(black_box(&dag)).unwrap())
+    });
     let chain = graph(Shape::Chain, vertices, 0, 1);
     group.throughput(Throughput::Elements(chain.edge_count()));
     group.bench_function(BenchmarkId::new("chain_order_and_mex", vertices), |b| {

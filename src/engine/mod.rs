@@ -101,20 +101,24 @@ enum Table {
 /// Computes the value of every vertex. CPU-bound: O(V + E) for acyclic token sliding,
 /// O((Δ+1)(V + E)) for cyclic graphs (Δ the largest finite value).
 ///
-/// The acyclic path runs first (it is several times cheaper); its DFS also detects a cycle,
-/// and only then does the generalized labelling run.
+/// The acyclic path runs first (it is several times cheaper); Kahn's algorithm also detects
+/// a cycle, and only then does the generalized labelling run.
 pub fn analyse(game: Game, limits: &Limits) -> Result<Analysis, AnalysisError> {
-    let order = order::successors_first_order(&game.graph);
-    let table = match (&game.split_counts, order) {
-        (None, Ok(order)) => Table::Acyclic(sliding::grundy_table(&game.graph, &order)),
-        (None, Err(_)) => Table::Loopy(loopy::generalized_grundy(&game.graph)),
-        (Some(split_counts), Ok(order)) => Table::Split(split::split_grundy_table(
-            &game.graph,
-            split_counts,
-            &order,
-            &limits.split,
-        )?),
-        (Some(_), Err(cycle)) => return Err(AnalysisError::Cycle { cycle }),
+    let table = match &game.split_counts {
+        None => match order::acyclic_order(&game.graph) {
+            Some(order) => Table::Acyclic(sliding::grundy_table(&game.graph, &order)),
+            None => Table::Loopy(loopy::generalized_grundy(&game.graph)),
+        },
+        Some(split_counts) => {
+            let order = order::successors_first_order(&game.graph)
+                .map_err(|cycle| AnalysisError::Cycle { cycle })?;
+            Table::Split(split::split_grundy_table(
+                &game.graph,
+                split_counts,
+                &order,
+                &limits.split,
+            )?)
+        }
     };
     Ok(Analysis { game, table })
 }

@@ -37,14 +37,56 @@ const DONE: u8 = 2;
 /// Returns the vertices in an order where every vertex comes after all of its successors
 /// (a reverse topological order), or a cycle if there is none.
 ///
-/// Iterative DFS with an explicit stack of `(vertex, next edge)`: O(V + E) time, 9 bytes per
-/// vertex at most, no recursion (a chain of millions of vertices is fine).
+/// Kahn's algorithm: in-degrees by one sequential pass over the targets, then a queue of
+/// vertices whose predecessors are all placed. The queue is the order itself, so besides the
+/// result only the in-degree array is allocated (4 bytes per vertex), and successive queue
+/// entries are independent, so the processor overlaps their cache misses (a depth-first
+/// search would wait for each one). O(V + E), no recursion. If some vertex is never placed,
+/// the graph has a cycle, and a depth-first search names one.
 pub fn successors_first_order(graph: &Digraph) -> Result<Vec<u32>, Cycle> {
+    acyclic_order(graph)
+        .ok_or_else(|| find_cycle(graph).expect("Kahn's algorithm stalls only on a cycle"))
+}
+
+/// [`successors_first_order`] without naming a cycle: `None` when the graph has one.
+pub fn acyclic_order(graph: &Digraph) -> Option<Vec<u32>> {
+    let n = graph.vertex_count() as usize;
+    let mut in_degree = vec![0u32; n];
+    for &w in graph.targets() {
+        in_degree[w as usize] += 1;
+    }
+    let mut order: Vec<u32> = Vec::with_capacity(n);
+    order.extend((0..n as u32).filter(|&v| in_degree[v as usize] == 0));
+    let mut head = 0;
+    while head < order.len() {
+        let vertex = order[head];
+        head += 1;
+        for &w in graph.successors(vertex) {
+            let remaining = &mut in_degree[w as usize];
+            *remaining -= 1;
+            if *remaining == 0 {
+                order.push(w);
+            }
+        }
+    }
+    if order.len() < n {
+        return None;
+    }
+    order.reverse();
+    Some(order)
+}
+
+/// Finds a directed cycle, if the graph has one.
+///
+/// Iterative DFS with an explicit stack of `(vertex, next edge)`: O(V + E) time, 5 bytes per
+/// vertex at most, no recursion (a chain of millions of vertices is fine). Used to name a
+/// cycle, not for orders: its dependent random accesses (each step waits for the previous
+/// vertex's adjacency) make it several times slower than Kahn's algorithm on large graphs.
+pub fn find_cycle(graph: &Digraph) -> Option<Cycle> {
     let n = graph.vertex_count() as usize;
     let offsets = graph.offsets();
     let targets = graph.targets();
     let mut state = vec![UNSEEN; n];
-    let mut order = Vec::with_capacity(n);
     let mut stack: Vec<(u32, u32)> = Vec::new();
     for root in 0..n as u32 {
         if state[root as usize] != UNSEEN {
@@ -63,7 +105,7 @@ pub fn successors_first_order(graph: &Digraph) -> Result<Vec<u32>, Cycle> {
                         child = Some(w);
                         break;
                     }
-                    ON_STACK => return Err(cycle_through(&stack, w)),
+                    ON_STACK => return Some(cycle_through(&stack, w)),
                     _ => {}
                 }
             }
@@ -74,13 +116,12 @@ pub fn successors_first_order(graph: &Digraph) -> Result<Vec<u32>, Cycle> {
                 }
                 None => {
                     state[vertex as usize] = DONE;
-                    order.push(vertex);
                     stack.pop();
                 }
             }
         }
     }
-    Ok(order)
+    None
 }
 
 /// The DFS stack holds a path; an edge from its top back to `entry` closes a cycle.
@@ -94,10 +135,6 @@ fn cycle_through(stack: &[(u32, u32)], entry: u32) -> Cycle {
     }
 }
 
-/// Finds a directed cycle, if the graph has one.
-pub fn find_cycle(graph: &Digraph) -> Option<Cycle> {
-    successors_first_order(graph).err()
-}
 
 #[cfg(test)]
 mod tests {

@@ -2,6 +2,9 @@
 
 use super::graph::Digraph;
 
+/// How many vertices ahead the table pass touches adjacency lists.
+const LOOKAHEAD: usize = 16;
+
 /// Computes `g(v)` for every vertex, visiting vertices in `order` (successors first, as
 /// returned by [`super::order::successors_first_order`]).
 ///
@@ -11,7 +14,16 @@ use super::graph::Digraph;
 pub fn grundy_table(graph: &Digraph, order: &[u32]) -> Vec<u64> {
     let mut values = vec![0u64; graph.vertex_count() as usize];
     let mut stamps = vec![u32::MAX; graph.max_out_degree() as usize + 1];
-    for &vertex in order {
+    let offsets = graph.offsets();
+    let targets = graph.targets();
+    for (position, &vertex) in order.iter().enumerate() {
+        // Touch the adjacency list a few vertices ahead: the load does not feed this
+        // iteration, so its cache miss overlaps with the work here (the order visits
+        // adjacency lists at random, and waiting for each miss in turn dominates).
+        if let Some(&ahead) = order.get(position + LOOKAHEAD) {
+            let start = offsets[ahead as usize] as usize;
+            std::hint::black_box(targets.get(start).copied());
+        }
         let successors = graph.successors(vertex);
         for &w in successors {
             let value = values[w as usize];
