@@ -25,10 +25,12 @@ pub struct ConnectionArgs {
     #[arg(long, env = "GRUNDY_TLS_CA")]
     pub tls_ca: Option<PathBuf>,
     /// PEM client certificate, for servers that require mutual TLS (needs --tls-key).
-    #[arg(long, env = "GRUNDY_CLIENT_CERT", requires = "tls_key")]
+    // The pairing is checked when connecting, not by clap: a variable left in the environment
+    // must not break runs that connect to no server (the CLI's embedded one).
+    #[arg(long, env = "GRUNDY_CLIENT_CERT")]
     pub tls_cert: Option<PathBuf>,
     /// PEM private key of --tls-cert.
-    #[arg(long, env = "GRUNDY_CLIENT_KEY", requires = "tls_cert")]
+    #[arg(long, env = "GRUNDY_CLIENT_KEY")]
     pub tls_key: Option<PathBuf>,
     /// Name to verify the server's certificate against, when it differs from the URL's host
     /// (e.g. connecting to 127.0.0.1 with a certificate for "localhost").
@@ -82,7 +84,7 @@ pub async fn channel(url: &str, args: &ConnectionArgs) -> Result<(Channel, Clien
         endpoint = endpoint
             .tls_config(client_tls(args)?)
             .map_err(|e| format!("cannot set up TLS: {}", source_chain(&e)))?;
-    } else if args.tls_ca.is_some() || args.tls_cert.is_some() {
+    } else if args.tls_ca.is_some() || args.tls_cert.is_some() || args.tls_key.is_some() {
         return Err(format!(
             "TLS options given but {url:?} is not an https:// URL"
         ));
@@ -118,8 +120,13 @@ fn client_tls(args: &ConnectionArgs) -> Result<ClientTlsConfig, String> {
         Some(ca) => tls.ca_certificate(Certificate::from_pem(read(ca)?)),
         None => tls.with_native_roots(),
     };
-    if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
-        tls = tls.identity(Identity::from_pem(read(cert)?, read(key)?));
+    match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => {
+            tls = tls.identity(Identity::from_pem(read(cert)?, read(key)?));
+        }
+        (Some(_), None) => return Err("--tls-cert needs --tls-key".into()),
+        (None, Some(_)) => return Err("--tls-key needs --tls-cert".into()),
+        (None, None) => {}
     }
     if let Some(name) = &args.tls_server_name {
         tls = tls.domain_name(name.clone());

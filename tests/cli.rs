@@ -7,7 +7,8 @@
 //!   The prefix names the format (`grundy judge chess` or `grundy judge addsub`).
 //! - `bad_chess_*.in`, `bad_addsub_*.in`: malformed input; the exit code is 2, `.out` is the
 //!   stdout still printed for everything before the error and `.err` the exact stderr.
-//! - `chess_sample.explain.out`: `--explain` output for the chess sample.
+//! - `<stem>.explain.out`: `--explain` output for `<stem>.in` (its moves are checked by
+//!   playing them).
 //!
 //! `GRUNDY_BLESS=1 cargo test --test cli` rewrites the expected files from the actual output
 //! instead of comparing (never in CI; review the diff, see the README).
@@ -170,53 +171,277 @@ fn closed_stdout_is_not_an_error() {
     assert!(stderr.is_empty(), "stderr: {}", lossy(&stderr));
 }
 
-/// `--explain` names a legal move for every WIN, and that move wins: it leaves a LOSE position.
+/// A program that writes a query and waits for its answer gets it: grundy does not hold
+/// verdicts back until a batch fills or the input ends.
 #[test]
-fn explain_gives_legal_winning_moves() {
-    let input_path = data_dir().join("chess_sample.in");
+fn answers_each_query_as_soon_as_it_is_read() {
+    let mut child = ChildGuard::spawn(
+        judge_command(Format::Chess)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let mut stdin = child.0.stdin.take().expect("stdin is piped");
+    let stderr = drain(child.0.stderr.take().expect("stderr is piped"));
+    let stdout = BufReader::new(child.0.stdout.take().expect("stdout is piped"));
+    let (line_sender, lines) = mpsc::channel();
+    thread::spawn(move || {
+        for line in stdout.lines() {
+            let Ok(line) = line else { break };
+            if line_sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut ask = |text: &str, expected: &str| {
+        stdin
+            .write_all(text.as_bytes())
+            .expect("cannot write to grundy");
+        stdin.flush().expect("cannot write to grundy");
+        let answer = lines
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("no answer to {text:?} while the input stays open"));
+        assert_eq!(answer, expected, "answer to {text:?}");
+    };
+    // The sample's first graph: Grundy values (2, 0, 1, 0).
+    ask("4\n2 1 2\n0\n1 3\n0\n1 0\n", "WIN");
+    ask("2 1 3\n", "LOSE");
+    ask("1 2\n", "WIN");
+    stdin.write_all(b"0\n").expect("cannot write to grundy");
+    drop(stdin);
+    let status = wait_with_timeout(&mut child.0);
+    let stderr = stderr.join().expect("stderr reader panicked");
+    assert_eq!(status.code(), Some(0), "stderr: {}", lossy(&stderr));
+    assert!(lines.recv().is_err(), "output after the last answer");
+}
+
+/// Requests are cut to fit --max-message-bytes; what cannot fit in one message is an error
+/// naming it (exit 1), after the verdicts before it.
+#[test]
+fn messages_stay_under_max_message_bytes() {
+    for (format, name, limit) in [
+        (Format::Chess, "chess_many_tokens", "2000"),
+        (Format::Chess, "chess_random_small", "300"),
+        (Format::Addsub, "addsub_random_max_v", "1000"),
+    ] {
+        let output = run(
+            judge_command(format)
+                .arg(data_dir().join(format!("{name}.in")))
+                .args(["--max-message-bytes", limit]),
+            None,
+        );
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{name}: {}",
+            lossy(&output.stderr)
+        );
+        let expected = read(&data_dir().join(format!("{name}.out")));
+        if let Some(difference) = first_difference(&expected, &output.stdout) {
+            panic!("{name} with --max-message-bytes {limit}: {difference}");
+        }
+    }
+
+    // chess_many_tokens: query 11 of test case 1 has 1000 tokens.
     let output = run(
         judge_command(Format::Chess)
-            .arg(&input_path)
-            .arg("--explain"),
+            .arg(data_dir().join("chess_many_tokens.in"))
+            .args(["--max-message-bytes", "1000"]),
+        None,
+    );
+    assert_eq!(output.status.code(), Some(EXIT_FAILURE));
+    assert_eq!(
+        lossy(&output.stderr),
+        "error: test case 1 (line 1): query 11 takes 1017 bytes encoded, more than \
+         --max-message-bytes 1000 allows in one message\n"
+    );
+    let expected = read(&data_dir().join("chess_many_tokens.out"));
+    let first_ten: Vec<u8> = expected
+        .split_inclusive(|&byte| byte == b'\n')
+        .take(10)
+        .flatten()
+        .copied()
+        .collect();
+    assert_eq!(lossy(&output.stdout), lossy(&first_ten));
+
+    let output = run(
+        judge_command(Format::Chess)
+            .arg(data_dir().join("chess_random_max_n.in"))
+            .args(["--max-message-bytes", "1000"]),
+        None,
+    );
+    assert_eq!(output.status.code(), Some(EXIT_FAILURE));
+    assert_eq!(
+        lossy(&output.stderr),
+        "error: test case 1 (line 1): the graph takes 10384 bytes encoded, more than \
+         --max-message-bytes 1000 allows in one message\n"
+    );
+    assert!(output.stdout.is_empty());
+}
+
+/// TLS and token settings, often left in the environment, concern --server only: the
+/// embedded server is plaintext on loopback.
+#[test]
+fn connection_settings_apply_only_with_server() {
+    let settings = [
+        ("GRUNDY_TLS_CA", "/nonexistent/ca.pem"),
+        ("GRUNDY_CLIENT_CERT", "/nonexistent/client.pem"),
+        ("GRUNDY_AUTH_TOKEN_FILE", "/nonexistent/token"),
+    ];
+    let output = run(
+        judge_command(Format::Chess)
+            .arg(data_dir().join("chess_sample.in"))
+            .envs(settings),
         None,
     );
     assert_eq!(output.status.code(), Some(0), "{}", lossy(&output.stderr));
-    if let Err(difference) = check_expected(
-        &data_dir().join("chess_sample.explain.out"),
-        &output.stdout,
-        blessing(),
-    ) {
-        panic!("chess_sample.explain.out: {difference}");
-    }
+    assert!(output.stderr.is_empty(), "{}", lossy(&output.stderr));
+    assert_eq!(output.stdout, read(&data_dir().join("chess_sample.out")));
 
-    let cases = ChessCase::parse_all(&String::from_utf8_lossy(&read(&input_path)));
-    let verdicts = String::from_utf8(read(&data_dir().join("chess_sample.out"))).unwrap();
-    let explained = String::from_utf8(output.stdout).expect("output is UTF-8");
+    let output = run(
+        judge_command(Format::Chess)
+            .arg(data_dir().join("chess_sample.in"))
+            .args(["--server", "http://127.0.0.1:1"])
+            .envs(settings),
+        None,
+    );
+    let stderr = lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(EXIT_FAILURE), "{stderr}");
+    assert!(stderr.contains("TLS options given"), "{stderr}");
+}
+
+/// Test cases run a few at a time, but their output keeps input order, and an error after
+/// many test cases comes after all of their verdicts.
+#[test]
+fn an_error_after_many_test_cases_comes_after_all_their_verdicts() {
+    let mut input = read(&data_dir().join("chess_random_sparse.in"));
+    let lines = input.iter().filter(|&&byte| byte == b'\n').count();
+    input.extend_from_slice(b"3\n1 7\n");
+    let output = run(&mut judge_command(Format::Chess), Some(input));
+    assert_eq!(output.status.code(), Some(EXIT_BAD_INPUT));
+    assert_eq!(
+        lossy(&output.stderr),
+        format!(
+            "error: line {}, column 3: an out-neighbour is 7, out of range: vertices are 0..3\n",
+            lines + 2
+        )
+    );
+    let expected = read(&data_dir().join("chess_random_sparse.out"));
+    if let Some(difference) = first_difference(&expected, &output.stdout) {
+        panic!("{difference}");
+    }
+}
+
+/// A graph the server rejects while later games are already streaming: the games before it
+/// are printed whole, nothing after it.
+#[test]
+fn a_rejected_graph_amid_streaming_games_ends_the_output_there() {
+    let mut games =
+        AddsubGame::parse_all(&lossy(&read(&data_dir().join("addsub_random_small.in"))));
+    let games_before = 3;
+    let printed_lines: usize = games[..games_before]
+        .iter()
+        .map(|game| game.rounds.len() + 2)
+        .sum();
+    let cyclic = AddsubGame {
+        successors: vec![vec![1], vec![0]],
+        edges: vec![(0, 1), (1, 0)],
+        split_counts: vec![1, 1],
+        rounds: vec![vec![1, 0]],
+    };
+    games.insert(games_before, cyclic);
+    let input = AddsubGame::to_judge_text(&games).into_bytes();
+    let output = run(&mut judge_command(Format::Addsub), Some(input));
+    let stderr = lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(EXIT_BAD_INPUT), "{stderr}");
+    assert!(stderr.starts_with("error: game 4 (line "), "{stderr}");
+    let expected: Vec<u8> = read(&data_dir().join("addsub_random_small.out"))
+        .split_inclusive(|&byte| byte == b'\n')
+        .take(printed_lines)
+        .flatten()
+        .copied()
+        .collect();
+    if let Some(difference) = first_difference(&expected, &output.stdout) {
+        panic!("{difference}");
+    }
+}
+
+/// Every `<stem>.explain.out` is the `--explain` output for `<stem>.in`, and its moves are
+/// checked independently of the recording: each is legal, and grundy judges the position it
+/// leads to as the verdict demands (LOSE after a WIN move, DRAW after a DRAW move).
+#[test]
+fn explained_moves_are_legal_and_keep_their_promise() {
+    let entries = fs::read_dir(data_dir()).expect("cannot list tests/data");
+    let mut stems: Vec<String> = entries
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().into_string().ok()?;
+            Some(name.strip_suffix(".explain.out")?.to_string())
+        })
+        .collect();
+    stems.sort();
+    assert!(stems.len() >= 3, "explain files: {stems:?}");
+    for stem in &stems {
+        let format = Format::from_stem(stem).expect("an explain file names its format");
+        let input_path = data_dir().join(format!("{stem}.in"));
+        let output = run(
+            judge_command(format).arg(&input_path).arg("--explain"),
+            None,
+        );
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{stem}: {}",
+            lossy(&output.stderr)
+        );
+        if let Err(difference) = check_expected(
+            &data_dir().join(format!("{stem}.explain.out")),
+            &output.stdout,
+            blessing(),
+        ) {
+            panic!("{stem}.explain.out: {difference}");
+        }
+        let input = String::from_utf8(read(&input_path)).expect("input is UTF-8");
+        let verdicts = String::from_utf8(read(&data_dir().join(format!("{stem}.out")))).unwrap();
+        let explained = String::from_utf8(output.stdout).expect("output is UTF-8");
+        match format {
+            Format::Chess => check_chess_moves(stem, &input, &verdicts, &explained),
+            Format::Addsub => check_addsub_moves(stem, &input, &verdicts, &explained),
+        }
+    }
+}
+
+/// WIN lines move to a LOSE position, DRAW lines to a DRAW one, LOSE lines name no move.
+fn check_chess_moves(stem: &str, input: &str, verdicts: &str, explained: &str) {
+    let cases = ChessCase::parse_all(input);
     let mut explained = explained.lines();
     let mut verdicts = verdicts.lines();
     // The same graphs, queried at the positions the explained moves lead to.
     let mut after_moves = Vec::new();
+    let mut expected_after = Vec::new();
     for case in &cases {
         let mut queries_after = Vec::new();
         for tokens in &case.queries {
             let line = explained.next().expect("a line per query");
             let verdict = verdicts.next().expect("a verdict per query");
             match parse_explained(line) {
-                ("WIN", Some((from, to))) if verdict == "WIN" => {
+                (word, Some((from, to))) if word == verdict && word != "LOSE" => {
                     let token = tokens.iter().position(|&t| t == from);
                     let token = token.unwrap_or_else(|| {
-                        panic!("{line:?}: no token on {from} in the query {tokens:?}")
+                        panic!("{stem}: {line:?}: no token on {from} in the query {tokens:?}")
                     });
                     assert!(
                         case.successors[from as usize].contains(&to),
-                        "{line:?}: no edge {from} -> {to}"
+                        "{stem}: {line:?}: no edge {from} -> {to}"
                     );
                     let mut moved = tokens.clone();
                     moved[token] = to;
                     queries_after.push(moved);
+                    expected_after.push(if word == "WIN" { "LOSE" } else { "DRAW" });
                 }
                 ("LOSE", None) if verdict == "LOSE" => {}
-                _ => panic!("{line:?}: expected the verdict {verdict} with a move iff WIN"),
+                _ => panic!(
+                    "{stem}: {line:?}: expected the verdict {verdict}, with a move unless LOSE"
+                ),
             }
         }
         after_moves.push(ChessCase {
@@ -224,7 +449,11 @@ fn explain_gives_legal_winning_moves() {
             queries: queries_after,
         });
     }
-    assert_eq!(explained.next(), None, "more output lines than queries");
+    assert_eq!(
+        explained.next(),
+        None,
+        "{stem}: more output lines than queries"
+    );
 
     let judge_text = ChessCase::to_judge_text(&after_moves);
     let output = run(
@@ -236,12 +465,87 @@ fn explain_gives_legal_winning_moves() {
         .lines()
         .map(str::to_string)
         .collect();
-    let moves = after_moves.iter().map(|case| case.queries.len()).sum();
     assert_eq!(
-        verdicts_after,
-        vec!["LOSE"; moves],
-        "an explained move does not win"
+        verdicts_after, expected_after,
+        "{stem}: an explained move does not do what its verdict promises"
     );
+}
+
+/// WINNING lines name a legal split (a unit taken from a vertex holding one, K_v picks among
+/// its out-neighbours, in increasing order) that leaves a LOSING round.
+fn check_addsub_moves(stem: &str, input: &str, verdicts: &str, explained: &str) {
+    let games = AddsubGame::parse_all(input);
+    let mut explained = explained.lines();
+    let mut verdicts = verdicts.lines();
+    let mut after_moves = Vec::new();
+    for game in &games {
+        let mut rounds_after = Vec::new();
+        for _header_or_round in 0..game.rounds.len() + 2 {
+            let line = explained.next().expect("a line per judge line");
+            let verdict = verdicts.next().expect("a judge line");
+            let Some((verdict_line, picks)) = line.split_once(" move ") else {
+                assert_eq!(line, verdict, "{stem}: only WINNING lines have a move");
+                continue;
+            };
+            assert_eq!(verdict_line, verdict, "{stem}: {line:?}");
+            assert!(verdict.ends_with(": WINNING"), "{stem}: {line:?}");
+            let round: usize = verdict
+                .strip_prefix("Round#")
+                .and_then(|rest| rest.split(':').next())
+                .and_then(|number| number.parse().ok())
+                .unwrap_or_else(|| panic!("{stem}: {line:?}: no round number"));
+            let (vertex, picks) = picks.split_once(" -> ").expect("`v -> picks`");
+            let vertex: usize = vertex.parse().expect("a vertex");
+            let mut values = game.rounds[round - 1].clone();
+            assert!(values[vertex] >= 1, "{stem}: {line:?}: no unit on {vertex}");
+            values[vertex] -= 1;
+            let mut pick_count = 0u64;
+            let mut previous = 0u32;
+            for pick in picks.split(' ') {
+                let (target, count) = match pick.split_once('*') {
+                    Some((target, count)) => (target, count.parse::<u64>().expect("a count")),
+                    None => (pick, 1),
+                };
+                let target: u32 = target.parse().expect("a vertex");
+                assert!(target >= previous, "{stem}: {line:?}: picks out of order");
+                assert!(
+                    game.successors[vertex].contains(&target),
+                    "{stem}: {line:?}: no edge {vertex} -> {target}"
+                );
+                previous = target;
+                pick_count += count;
+                // Only parity matters, and it keeps the values small.
+                values[target as usize] += count % 2;
+            }
+            assert_eq!(
+                pick_count,
+                u64::from(game.split_counts[vertex]),
+                "{stem}: {line:?}: K_{vertex} picks expected"
+            );
+            rounds_after.push(values);
+        }
+        after_moves.push(AddsubGame {
+            rounds: rounds_after,
+            ..game.clone()
+        });
+    }
+    assert_eq!(
+        explained.next(),
+        None,
+        "{stem}: more output lines than expected"
+    );
+
+    let output = run(
+        &mut judge_command(Format::Addsub),
+        Some(AddsubGame::to_judge_text(&after_moves).into_bytes()),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", lossy(&output.stderr));
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        assert!(
+            line.is_empty() || line.starts_with("Game#") || line.ends_with(": LOSING"),
+            "{stem}: an explained move does not win: {line}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -677,7 +981,71 @@ impl ChessCase {
     }
 }
 
-/// `("WIN", Some((from, to)))` for `WIN move FROM -> TO`, `("LOSE", None)` for `LOSE`.
+/// An LA 4411 game, for checking explained moves against the graph.
+#[derive(Clone)]
+struct AddsubGame {
+    successors: Vec<Vec<u32>>,
+    /// Edges in input order, to write the game back.
+    edges: Vec<(u32, u32)>,
+    split_counts: Vec<u32>,
+    rounds: Vec<Vec<u64>>,
+}
+
+impl AddsubGame {
+    /// Parses a well-formed judge file (test data only: panics on anything else).
+    fn parse_all(text: &str) -> Vec<Self> {
+        let mut numbers = text
+            .split_ascii_whitespace()
+            .map(|token| token.parse::<u64>().expect("test data holds numbers"));
+        let mut next = || numbers.next().expect("truncated test data");
+        let game_count = next();
+        (0..game_count)
+            .map(|_| {
+                let (vertex_count, edge_count) = (next() as usize, next());
+                let mut successors = vec![Vec::new(); vertex_count];
+                let edges: Vec<(u32, u32)> = (0..edge_count)
+                    .map(|_| (next() as u32, next() as u32))
+                    .collect();
+                for &(from, to) in &edges {
+                    successors[from as usize].push(to);
+                }
+                let split_counts = (0..vertex_count).map(|_| next() as u32).collect();
+                let round_count = next();
+                let rounds = (0..round_count)
+                    .map(|_| (0..vertex_count).map(|_| next()).collect())
+                    .collect();
+                Self {
+                    successors,
+                    edges,
+                    split_counts,
+                    rounds,
+                }
+            })
+            .collect()
+    }
+
+    fn to_judge_text(games: &[Self]) -> String {
+        let join = |numbers: &mut dyn Iterator<Item = u64>| {
+            numbers.map(|n| n.to_string()).collect::<Vec<_>>().join(" ")
+        };
+        let mut lines = vec![games.len().to_string()];
+        for game in games {
+            lines.push(format!("{} {}", game.successors.len(), game.edges.len()));
+            lines.extend(game.edges.iter().map(|(from, to)| format!("{from} {to}")));
+            lines.push(join(&mut game.split_counts.iter().map(|&k| u64::from(k))));
+            lines.push(game.rounds.len().to_string());
+            lines.extend(
+                game.rounds
+                    .iter()
+                    .map(|round| join(&mut round.iter().copied())),
+            );
+        }
+        lines.join("\n") + "\n"
+    }
+}
+
+/// `("WIN", Some((from, to)))` for `WIN move FROM -> TO` (also `DRAW move ...`),
+/// `("LOSE", None)` for `LOSE`.
 fn parse_explained(line: &str) -> (&str, Option<(u32, u32)>) {
     let mut words = line.split(' ');
     let verdict = words.next().unwrap_or_default();

@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use std::io::Write;
 
 use grundy::cli::{self, JudgeArgs};
+use grundy::config::{self, LogFormat};
 use grundy::generate;
 
 /// Evaluate impartial games on directed graphs through the grundy gRPC service.
@@ -59,7 +60,9 @@ fn run_gen(format: GenFormat) -> u8 {
 }
 
 fn main() -> ExitCode {
-    cli::init_tracing_with("warn");
+    // Only warnings and errors unless RUST_LOG says otherwise: the embedded server's
+    // per-call info lines would bury the messages meant for the user.
+    config::init_tracing(LogFormat::Text, "warn");
     let args = Args::parse();
     let code = match args.command {
         Command::Judge(judge) => cli::run_judge(judge),

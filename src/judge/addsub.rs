@@ -60,6 +60,12 @@ impl<R: Read> AddsubReader<R> {
         }
     }
 
+    /// Whether the next event can start without reading (see
+    /// [`Scanner::has_buffered_input`]).
+    pub fn has_buffered_input(&mut self) -> bool {
+        self.scanner.has_buffered_input()
+    }
+
     /// The next event, or `None` after the last game. Data after the last game is an error.
     pub fn next_event(&mut self) -> Result<Option<AddsubEvent<'_>>, JudgeError> {
         loop {

@@ -51,6 +51,12 @@ impl<R: Read> ChessReader<R> {
         }
     }
 
+    /// Whether the next event can start without reading (see
+    /// [`Scanner::has_buffered_input`]).
+    pub fn has_buffered_input(&mut self) -> bool {
+        self.scanner.has_buffered_input()
+    }
+
     /// The next event, or `None` at a clean end of input (between test cases).
     pub fn next_event(&mut self) -> Result<Option<ChessEvent<'_>>, JudgeError> {
         let Some(vertex_count) = self.vertex_count else {

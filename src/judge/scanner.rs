@@ -1,5 +1,5 @@
 //! A streaming reader of whitespace-separated unsigned numbers that knows the line and column
-//! of everything it reads. It holds one 64 KiB buffer, never the whole input.
+//! of everything it reads. It holds one 256 KiB buffer, never the whole input.
 
 use std::io::{self, Read};
 
@@ -50,7 +50,9 @@ pub struct Scanner<R> {
     eof: bool,
 }
 
-const BUFFER_BYTES: usize = 64 * 1024;
+/// Large enough that a refill (where the CLI sends its pending queries, see
+/// [`Scanner::has_buffered_input`]) comes after thousands of queries of a file.
+const BUFFER_BYTES: usize = 256 * 1024;
 
 impl<R: Read> Scanner<R> {
     pub fn new(reader: R) -> Self {
@@ -99,25 +101,42 @@ impl<R: Read> Scanner<R> {
         }
     }
 
+    /// Skips the buffered whitespace; true if a non-whitespace byte follows in the buffer.
+    #[inline]
+    fn skip_buffered_whitespace(&mut self) -> bool {
+        while self.pos < self.len {
+            match self.buffer[self.pos] {
+                b'\n' => {
+                    self.pos += 1;
+                    self.line += 1;
+                    self.line_start = self.buffer_offset + self.pos as u64;
+                }
+                b' ' | b'\t' | b'\r' | 0x0b | 0x0c => self.pos += 1,
+                _ => return true,
+            }
+        }
+        false
+    }
+
     /// Skips whitespace; false at end of input.
     #[inline]
     fn skip_whitespace(&mut self) -> io::Result<bool> {
         loop {
-            while self.pos < self.len {
-                match self.buffer[self.pos] {
-                    b'\n' => {
-                        self.pos += 1;
-                        self.line += 1;
-                        self.line_start = self.buffer_offset + self.pos as u64;
-                    }
-                    b' ' | b'\t' | b'\r' | 0x0b | 0x0c => self.pos += 1,
-                    _ => return Ok(true),
-                }
+            if self.skip_buffered_whitespace() {
+                return Ok(true);
             }
             if !self.fill()? {
                 return Ok(false);
             }
         }
+    }
+
+    /// Whether the next number (or the end of the input) is already known without reading:
+    /// skips buffered whitespace, then tells whether anything is left in the buffer. When it
+    /// says false, the next read may block (a pipe whose writer waits for answers), so a
+    /// caller holding work for what came before should hand it on first.
+    pub fn has_buffered_input(&mut self) -> bool {
+        self.skip_buffered_whitespace() || self.eof
     }
 
     /// Reads the next number, or `None` at end of input. `what` describes the expected
@@ -359,8 +378,8 @@ mod tests {
 
     #[test]
     fn bulk_reads_match_one_by_one_reads_across_lines_and_buffers() {
-        // Mixed separators and numbers straddling the 64 KiB buffer boundary.
-        let text: String = (0..40_000u32)
+        // Mixed separators and numbers straddling the 256 KiB buffer boundaries.
+        let text: String = (0..200_000u32)
             .map(|i| match i % 7 {
                 0 => format!("{}\n", i % 1000),
                 3 => format!("{}\t ", i % 1000),
@@ -369,8 +388,9 @@ mod tests {
             .collect();
         let mut bulk = Vec::new();
         let mut s = Scanner::new(text.as_bytes());
-        s.read_vertices(40_000, 1000, "v", |v| bulk.push(v)).unwrap();
-        let expected: Vec<u32> = (0..40_000).map(|i| i % 1000).collect();
+        s.read_vertices(200_000, 1000, "v", |v| bulk.push(v))
+            .unwrap();
+        let expected: Vec<u32> = (0..200_000).map(|i| i % 1000).collect();
         assert_eq!(bulk, expected);
         assert_eq!(s.next_number("v").unwrap(), None);
 
@@ -385,14 +405,17 @@ mod tests {
         s.read_numbers(2, "a value", |v| values.push(v)).unwrap();
         assert_eq!(values, vec![u64::MAX, 7]);
         let err = s.read_numbers(1, "a value", |_| {}).unwrap_err();
-        assert_eq!(err.to_string(), "line 1, column 24: expected a value, found 'x'");
+        assert_eq!(
+            err.to_string(),
+            "line 1, column 24: expected a value, found 'x'"
+        );
     }
 
     #[test]
     fn numbers_across_buffer_boundaries() {
-        let text: String = (0..50_000).map(|i| format!("{i}\n")).collect();
+        let text: String = (0..200_000).map(|i| format!("{i}\n")).collect();
         let mut s = Scanner::new(text.as_bytes());
-        for i in 0..50_000u64 {
+        for i in 0..200_000u64 {
             let (value, location) = s.number("n").unwrap();
             assert_eq!(value, i);
             assert_eq!(
@@ -404,5 +427,36 @@ mod tests {
             );
         }
         assert_eq!(s.next_number("n").unwrap(), None);
+    }
+
+    /// A reader handing out one chunk per call, like a pipe whose writer waits in between.
+    struct Chunks(Vec<&'static [u8]>);
+
+    impl Read for Chunks {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.0.is_empty() {
+                return Ok(0);
+            }
+            let chunk = self.0.remove(0);
+            buf[..chunk.len()].copy_from_slice(chunk);
+            Ok(chunk.len())
+        }
+    }
+
+    #[test]
+    fn tells_when_the_next_read_may_block() {
+        let mut s = Scanner::new(Chunks(vec![b"1 2\n", b"3 \n\n", b"4"]));
+        assert!(!s.has_buffered_input(), "nothing read yet");
+        assert_eq!(s.number("n").unwrap().0, 1);
+        assert!(s.has_buffered_input());
+        assert_eq!(s.number("n").unwrap().0, 2);
+        // Only a line break is left: the next number needs a read.
+        assert!(!s.has_buffered_input());
+        assert_eq!(s.number("n").unwrap().0, 3);
+        assert!(!s.has_buffered_input());
+        let (value, location) = s.number("n").unwrap();
+        assert_eq!((value, location), (4, Location { line: 4, column: 1 }));
+        assert_eq!(s.next_number("n").unwrap(), None);
+        assert!(s.has_buffered_input(), "the end of input is known");
     }
 }
