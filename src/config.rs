@@ -6,10 +6,11 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::engine::Limits;
 use crate::server::{DEFAULT_MAX_MESSAGE_BYTES, ServerConfig, TlsConfig};
 use crate::service::{
-    DEFAULT_CACHE_BYTES, DEFAULT_MAX_CONCURRENT_STREAMS, DEFAULT_MAX_EDGES,
-    DEFAULT_MAX_QUERIES_PER_STREAM, DEFAULT_MAX_VERTICES, ServiceConfig,
+    DEFAULT_CACHE_BYTES, DEFAULT_CYCLIC_WORK_BUDGET, DEFAULT_MAX_CONCURRENT_STREAMS,
+    DEFAULT_MAX_EDGES, DEFAULT_MAX_QUERIES_PER_STREAM, DEFAULT_MAX_VERTICES, ServiceConfig,
 };
 
 /// Serve the grundy.v1 game evaluation API over gRPC.
@@ -47,6 +48,13 @@ pub struct ServerArgs {
     #[arg(long, env = "GRUNDY_MAX_EDGES", default_value_t = DEFAULT_MAX_EDGES)]
     pub max_edges: u64,
 
+    /// Work allowed to analyse one cyclic token-sliding graph, in edge visits of its staged
+    /// labelling (RESOURCE_EXHAUSTED beyond, naming the stage reached). About a billion
+    /// visits a second on one core; random sparse graphs need under twice their edge count,
+    /// dense graphs with large values up to about V^3 / 2.
+    #[arg(long, env = "GRUNDY_MAX_CYCLIC_WORK", default_value_t = DEFAULT_CYCLIC_WORK_BUDGET)]
+    pub max_cyclic_work: u64,
+
     /// Most queries one Evaluate or EvaluateBatch stream may carry (RESOURCE_EXHAUSTED
     /// beyond, after the verdicts of the batches before).
     #[arg(long, env = "GRUNDY_MAX_QUERIES_PER_STREAM",
@@ -64,8 +72,10 @@ pub struct ServerArgs {
     pub compute_concurrency: usize,
 
     /// Bound of the cache of analysed graphs, in bytes (suffixes KiB, MiB, GiB accepted).
-    /// Least recently used graphs are evicted first; 0 disables the cache (graph ids from
-    /// PutGraph are then unusable).
+    /// Least recently used graphs are evicted first. A graph whose table is larger than the
+    /// bound is not cached: PutGraph refuses it with RESOURCE_EXHAUSTED, while Evaluate and
+    /// EvaluateBatch with the graph inline still answer, computing it anew for each stream.
+    /// 0 caches nothing, so PutGraph always fails.
     #[arg(long, env = "GRUNDY_CACHE_BYTES", value_parser = parse_bytes,
           default_value_t = DEFAULT_CACHE_BYTES)]
     pub cache_bytes: usize,
@@ -106,6 +116,10 @@ impl ServerArgs {
     pub fn server_config(&self) -> Result<ServerConfig, String> {
         let defaults = ServiceConfig::default();
         let service = ServiceConfig {
+            limits: Limits {
+                cyclic_work_budget: self.max_cyclic_work,
+                ..defaults.limits
+            },
             max_vertices: self.max_vertices,
             max_edges: self.max_edges,
             max_queries_per_stream: self.max_queries_per_stream,
@@ -144,11 +158,11 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
-/// Sets up `tracing` on stderr in `format`, filtered by `RUST_LOG` (default `info`). Each RPC
+/// Sets up `tracing` on stderr in `format`, filtered by `RUST_LOG` (default: `default_filter`). Each RPC
 /// logs one "rpc finished" event in its span (graph id, sizes, code, duration, outcomes).
-pub fn init_tracing(format: LogFormat) {
+pub fn init_tracing(format: LogFormat, default_filter: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);

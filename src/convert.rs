@@ -2,7 +2,12 @@
 //! by the engine constructors called here) before the engine sees it, and engine results are
 //! turned back into `grundy.v1` messages.
 
-use crate::engine::{Analysis, Digraph, Evaluation, Game, GraphError, Move, Outcome, VertexValue};
+use std::sync::Arc;
+
+use crate::engine::{
+    Analysis, Digraph, Evaluation, Game, GraphError, Move, MoveMemo, Outcome, VertexOutOfRange,
+    VertexValue,
+};
 use crate::error::ServiceError;
 use crate::proto;
 
@@ -72,22 +77,27 @@ impl PositionForm {
     }
 }
 
-/// Evaluates queries against one analysis, reusing its buffers from query to query.
-pub struct QueryEvaluator<'a> {
-    analysis: &'a Analysis,
+/// Evaluates the queries of one stream against its analysis, reusing buffers (and, with
+/// `explain`, the split moves found) from query to query and batch to batch.
+pub struct QueryEvaluator {
+    analysis: Arc<Analysis>,
     explain: bool,
     items: Vec<(u32, u64)>,
     /// For dense positions: the vertex of each item (zero values are skipped).
     item_vertex: Vec<u32>,
+    /// Split picks by `(vertex, target)`: finding one reruns the vertex's method (up to
+    /// 2^26 steps), and a stream's WIN positions often need the same ones.
+    moves: MoveMemo,
 }
 
-impl<'a> QueryEvaluator<'a> {
-    pub fn new(analysis: &'a Analysis, explain: bool) -> Self {
+impl QueryEvaluator {
+    pub fn new(analysis: Arc<Analysis>, explain: bool) -> Self {
         Self {
             analysis,
             explain,
             items: Vec::new(),
             item_vertex: Vec::new(),
+            moves: MoveMemo::default(),
         }
     }
 
@@ -120,7 +130,7 @@ impl<'a> QueryEvaluator<'a> {
     }
 
     /// Packed token queries answered in columnar form.
-    fn answer_packed(&mut self, packed: &proto::PackedTokenQueries) -> proto::PackedVerdicts {
+    fn answer_packed(&self, packed: &proto::PackedTokenQueries) -> proto::PackedVerdicts {
         let count = packed.token_counts.len();
         let mut verdicts = proto::PackedVerdicts {
             first_query_id: packed.first_id,
@@ -128,36 +138,19 @@ impl<'a> QueryEvaluator<'a> {
             nim_sums: Vec::with_capacity(count),
             errors: Vec::new(),
         };
-        let mut offset = 0usize;
-        for (index, &token_count) in packed.token_counts.iter().enumerate() {
-            let tokens = &packed.vertices[offset..offset + token_count as usize];
-            let evaluation = if self.analysis.is_cyclic() {
-                self.items.clear();
-                self.items.extend(tokens.iter().map(|&v| (v, 1)));
-                self.analysis.evaluate(&self.items)
-            } else {
-                self.analysis.evaluate_tokens(tokens)
-            };
-            match evaluation {
-                Ok(evaluation) => {
-                    verdicts
-                        .outcomes
-                        .push(outcome_to_proto(evaluation.outcome).into());
-                    verdicts.nim_sums.push(evaluation.nim_sum);
-                }
+        for (index, offset, tokens) in packed_queries(packed) {
+            let (outcome, nim_sum) = match self.analysis.evaluate_tokens(tokens) {
+                Ok(evaluation) => (outcome_to_proto(evaluation.outcome), evaluation.nim_sum),
                 Err(e) => {
-                    verdicts.outcomes.push(proto::Outcome::Unspecified.into());
-                    verdicts.nim_sums.push(0);
                     verdicts.errors.push(proto::PackedQueryError {
                         index: index as u32,
-                        error: Some(query_error(
-                            format!("packed_tokens.vertices[{}]", offset + e.index),
-                            e.to_string(),
-                        )),
+                        error: Some(packed_error(offset, e)),
                     });
+                    (proto::Outcome::Unspecified, 0)
                 }
-            }
-            offset += token_count as usize;
+            };
+            verdicts.outcomes.push(outcome.into());
+            verdicts.nim_sums.push(nim_sum);
         }
         verdicts
     }
@@ -168,32 +161,37 @@ impl<'a> QueryEvaluator<'a> {
         packed: &proto::PackedTokenQueries,
         verdicts: &mut Vec<proto::Verdict>,
     ) {
-        let mut offset = 0usize;
-        for (index, &token_count) in packed.token_counts.iter().enumerate() {
+        for (index, offset, tokens) in packed_queries(packed) {
             let query_id = packed.first_id.wrapping_add(index as u64);
-            let tokens = &packed.vertices[offset..offset + token_count as usize];
             self.items.clear();
             self.items.extend(tokens.iter().map(|&v| (v, 1)));
-            let verdict = match self.analysis.evaluate(&self.items) {
+            verdicts.push(match self.analysis.evaluate(&self.items) {
                 Ok(evaluation) => {
-                    let move_ = self
-                        .analysis
-                        .best_move(&self.items, &evaluation)
-                        .map(|m| self.move_to_proto(PositionForm::Tokens, m));
+                    let move_ = self.explained_move(PositionForm::Tokens, &evaluation);
                     verdict(query_id, &evaluation, move_)
                 }
                 Err(e) => proto::Verdict {
                     query_id,
-                    error: Some(query_error(
-                        format!("packed_tokens.vertices[{}]", offset + e.index),
-                        e.to_string(),
-                    )),
+                    error: Some(packed_error(offset, e)),
                     ..Default::default()
                 },
-            };
-            verdicts.push(verdict);
-            offset += token_count as usize;
+            });
         }
+    }
+
+    /// The move shown with a verdict on `self.items`, when the stream asked for moves.
+    fn explained_move(
+        &mut self,
+        form: PositionForm,
+        evaluation: &Evaluation,
+    ) -> Option<proto::Move> {
+        if !self.explain {
+            return None;
+        }
+        let move_ = self
+            .analysis
+            .best_move_memo(&self.items, evaluation, &mut self.moves)?;
+        Some(self.move_to_proto(form, move_))
     }
 
     /// Answers one query. A malformed query yields a verdict with `error` set, never a panic.
@@ -218,13 +216,7 @@ impl<'a> QueryEvaluator<'a> {
             };
             query_error(form.vertex_field(index), e.to_string())
         })?;
-        let move_ = if self.explain {
-            self.analysis
-                .best_move(&self.items, &evaluation)
-                .map(|m| self.move_to_proto(form, m))
-        } else {
-            None
-        };
+        let move_ = self.explained_move(form, &evaluation);
         Ok(verdict(query.id, &evaluation, move_))
     }
 
@@ -315,6 +307,31 @@ impl<'a> QueryEvaluator<'a> {
         };
         proto::Move { kind: Some(kind) }
     }
+}
+
+/// Each packed query: its index, the offset of its first token in `vertices`, and its tokens.
+/// `token_counts` must add up to `vertices.len()`.
+fn packed_queries(
+    packed: &proto::PackedTokenQueries,
+) -> impl Iterator<Item = (usize, usize, &[u32])> {
+    let mut end = 0usize;
+    packed
+        .token_counts
+        .iter()
+        .enumerate()
+        .map(move |(index, &token_count)| {
+            let offset = end;
+            end += token_count as usize;
+            (index, offset, &packed.vertices[offset..end])
+        })
+}
+
+/// The error of a packed query whose token at `offset + error.index` is out of range.
+fn packed_error(offset: usize, error: VertexOutOfRange) -> proto::QueryError {
+    query_error(
+        format!("packed_tokens.vertices[{}]", offset + error.index),
+        error.to_string(),
+    )
 }
 
 fn query_error(field: String, message: String) -> proto::QueryError {

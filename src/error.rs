@@ -13,15 +13,13 @@ pub enum ServiceError {
     /// The graph in `start.graph` was malformed.
     #[error("invalid graph: {0}")]
     Graph(#[from] GraphError),
-    /// The graph could not be analysed (cycle where none is allowed, limits).
-    #[error("{0}")]
+    /// The graph could not be analysed (cycle where none is allowed, limits). A limit the
+    /// server's flags set is named, as [`ServiceError::LimitExceeded`] does.
+    #[error("{error}{hint}", error = .0, hint = limit_hint(.0))]
     Analysis(#[from] AnalysisError),
     /// The request stream broke the protocol (missing or repeated `start`, ...).
     #[error("{0}")]
     Protocol(String),
-    /// A configured server limit was exceeded.
-    #[error("{0}")]
-    Limit(String),
     /// A configured server limit was exceeded: names the limit (as its flag says it) and
     /// its value, so that the client knows what to shrink.
     #[error("{what} exceeds the server's limit {limit} = {value}")]
@@ -54,14 +52,29 @@ impl ServiceError {
             Self::Graph(_) | Self::Protocol(_) => Code::InvalidArgument,
             Self::Analysis(AnalysisError::Cycle { .. }) => Code::InvalidArgument,
             // Too much work or a value beyond 64 bits: the graph is valid, just too hard.
-            Self::Analysis(AnalysisError::Split(_)) => Code::ResourceExhausted,
-            Self::Limit(_) | Self::LimitExceeded { .. } => Code::ResourceExhausted,
+            Self::Analysis(AnalysisError::Split(_) | AnalysisError::CyclicWork(_)) => {
+                Code::ResourceExhausted
+            }
+            Self::LimitExceeded { .. } => Code::ResourceExhausted,
             Self::ShuttingDown => Code::Unavailable,
             Self::DeadlineExceeded(_) => Code::DeadlineExceeded,
             Self::Unauthenticated(_) => Code::Unauthenticated,
             Self::UnknownGraph(_) => Code::NotFound,
             Self::Internal(_) => Code::Internal,
         }
+    }
+}
+
+/// Names the server flag behind an engine limit, for the client to quote to the operator.
+fn limit_hint(error: &AnalysisError) -> String {
+    match error {
+        AnalysisError::CyclicWork(exceeded) => {
+            format!(
+                " (the server's limit max_cyclic_work = {})",
+                exceeded.budget
+            )
+        }
+        AnalysisError::Cycle { .. } | AnalysisError::Split(_) => String::new(),
     }
 }
 

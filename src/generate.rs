@@ -65,7 +65,11 @@ pub fn adjacency(shape: Shape, vertices: u32, edges: u64, rng: &mut Rng) -> Vec<
         }
         Shape::Fan => {
             adjacency[0] = (1..vertices).collect();
-            let rest = edges.saturating_sub(u64::from(vertices) - 1);
+            // With one vertex there is no other vertex to draw from.
+            let rest = match vertices {
+                1 => 0,
+                _ => edges.saturating_sub(u64::from(vertices) - 1),
+            };
             for _ in 0..rest {
                 let from = rng.between(1, u64::from(vertices) - 1);
                 if from + 1 < u64::from(vertices) {
@@ -118,10 +122,12 @@ pub struct ChessSpec {
     /// Number of test cases.
     #[arg(long, default_value_t = 1)]
     pub cases: u32,
-    /// Vertices per test case.
-    #[arg(long, default_value_t = 1000)]
+    /// Vertices per test case (at least 1).
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
     pub n: u32,
-    /// Edges per test case (default: 5 per vertex).
+    /// Edges per test case (default: 5 per vertex), as the shape allows: a chain always has
+    /// n - 1 and a fan at least n - 1 (vertex 0 to every other); dag and fan drop the extra
+    /// edges drawn from a vertex with no later vertex; cyclic keeps them all.
     #[arg(long)]
     pub edges: Option<u64>,
     /// Graph shape.
@@ -173,10 +179,11 @@ pub struct AddsubSpec {
     /// Number of games.
     #[arg(long, default_value_t = 1)]
     pub cases: u32,
-    /// Vertices per game.
-    #[arg(long, default_value_t = 100)]
+    /// Vertices per game (at least 1).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     pub n: u32,
-    /// Edges per game (default: 3 per vertex).
+    /// Edges per game (default: 3 per vertex), on a random DAG: edges drawn from the last
+    /// vertex of its order have nowhere to go and are dropped, so a few may be missing.
     #[arg(long)]
     pub edges: Option<u64>,
     /// Largest split count K (each vertex gets 0..=kmax).
@@ -262,6 +269,9 @@ mod tests {
         assert_eq!(fan.out_degree(0), 99);
         assert!(find_cycle(&fan).is_none());
         assert!(find_cycle(&graph(Shape::Cyclic, 100, 1000, 1)).is_some());
+        for shape in [Shape::Dag, Shape::Chain, Shape::Fan, Shape::Cyclic] {
+            assert_eq!(graph(shape, 1, 10, 1).vertex_count(), 1, "{shape:?}");
+        }
         assert_eq!(
             graph(Shape::Dag, 500, 2000, 9),
             graph(Shape::Dag, 500, 2000, 9)

@@ -18,12 +18,12 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, ServerTlsConfig};
 use tonic_health::ServingStatus;
-use tower::util::MapResponseLayer;
+use tower::util::{MapRequestLayer, MapResponseLayer};
 
 use crate::auth::BearerAuth;
 use crate::error::is_message_size_error;
 use crate::proto::{self, grundy_service_server::GrundyServiceServer};
-use crate::service::{Grundy, ServiceConfig};
+use crate::service::{Grundy, ServiceConfig, stamp_arrival};
 
 /// Default largest gRPC message, in either direction: 256 MiB, enough for a graph of about
 /// 50 million edges in one message (packed varints take 1 to 5 bytes per target). Larger
@@ -140,8 +140,12 @@ pub async fn run_service(
     }
     let remap: fn(http::Response<tonic::body::Body>) -> http::Response<tonic::body::Body> =
         remap_message_size_status;
+    let stamp: fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> =
+        stamp_arrival;
     let router = builder
         .layer(MapResponseLayer::new(remap))
+        // Before tonic's grpc-timeout timer starts, so that deadlines end as DEADLINE_EXCEEDED.
+        .layer(MapRequestLayer::new(stamp))
         // Health stays open for probes; everything else needs the token when one is set.
         .add_service(health_service)
         .add_service(InterceptedService::new(grundy, auth.clone()))

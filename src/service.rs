@@ -62,6 +62,8 @@ pub const DEFAULT_MAX_EDGES: u64 = 500_000_000;
 pub const DEFAULT_MAX_QUERIES_PER_STREAM: u64 = 10_000_000_000;
 /// Default of [`ServiceConfig::max_concurrent_streams`].
 pub const DEFAULT_MAX_CONCURRENT_STREAMS: usize = 1024;
+/// Default of `--max-cyclic-work`, [`Limits::cyclic_work_budget`].
+pub use crate::engine::DEFAULT_CYCLIC_WORK_BUDGET;
 /// Default of [`ServiceConfig::cache_bytes`]: 1 GiB.
 pub const DEFAULT_CACHE_BYTES: usize = 1 << 30;
 
@@ -193,7 +195,7 @@ impl Grundy {
     }
 
     /// Starts the bookkeeping of one RPC, or refuses it (draining, too many streams).
-    fn begin(&self, name: &'static str, metadata: &MetadataMap) -> Result<Rpc, Status> {
+    fn begin<T>(&self, name: &'static str, request: &Request<T>) -> Result<Rpc, Status> {
         let reject = |error: ServiceError| {
             let status = Status::from(error);
             self.metrics.request_finished(name, status.code());
@@ -220,7 +222,7 @@ impl Grundy {
                     what: "the number of concurrent streams".into(),
                 })
             })?;
-        let timeout = grpc_timeout(metadata);
+        let timeout = grpc_timeout(request.metadata());
         let span = tracing::info_span!(
             "rpc",
             rpc = name,
@@ -230,7 +232,15 @@ impl Grundy {
         );
         self.lifecycle.active.send_modify(|count| *count += 1);
         self.metrics.inflight_streams.inc();
-        let started = Instant::now();
+        // tonic's server fails a call still without response headers at its `grpc-timeout`
+        // with CANCELLED "Timeout expired", timed from just after the stamp. Timed from the
+        // stamp, this RPC's deadline comes no later, so a client waiting for the server's
+        // answer gets DEADLINE_EXCEEDED. (tonic clients time out first, on their own side:
+        // see docs/operating.md.)
+        let started = request
+            .extensions()
+            .get::<RequestArrival>()
+            .map_or_else(Instant::now, |arrival| arrival.0);
         Ok(Rpc {
             name,
             span,
@@ -388,6 +398,20 @@ impl Grundy {
         graph.split_counts.shrink_to_fit();
         Ok(graph)
     }
+}
+
+/// When the server received a request: stamped by [`stamp_arrival`], in a layer that tonic
+/// calls before it starts its own `grpc-timeout` timer. Absent when the service is called
+/// directly, without the server around it.
+#[derive(Debug, Clone, Copy)]
+pub struct RequestArrival(pub Instant);
+
+/// Stamps a request with its [`RequestArrival`] (a layer of [`crate::server`]).
+pub fn stamp_arrival<B>(mut request: http::Request<B>) -> http::Request<B> {
+    request
+        .extensions_mut()
+        .insert(RequestArrival(Instant::now()));
+    request
 }
 
 /// The bookkeeping of one RPC; see the module documentation.
@@ -562,7 +586,9 @@ async fn deadline_passed(deadline: Option<(Instant, Duration)>) {
 }
 
 /// The client's timeout from the `grpc-timeout` header: an integer of at most 8 digits and a
-/// unit (H, M, S, m, u, n). A malformed header is ignored.
+/// unit (H, M, S, m, u, n). A malformed header is ignored, as tonic does. tonic parses the
+/// header too, but privately, and its timer only covers the handler up to the response
+/// headers; this one bounds the whole stream (every wait goes through [`Rpc::guard`]).
 fn grpc_timeout(metadata: &MetadataMap) -> Option<Duration> {
     let value = metadata.get("grpc-timeout")?.to_str().ok()?;
     if value.len() < 2 || value.len() > 9 {
@@ -602,13 +628,17 @@ pub(crate) fn worker_error(error: tokio::task::JoinError) -> ServiceError {
     }
 }
 
-/// Evaluates a batch of queries on the blocking pool.
+/// Evaluates a batch of queries on the blocking pool. The evaluator goes there and comes back
+/// with the response, keeping its buffers and the moves it found for the stream's next batch.
 async fn evaluate_batch_blocking(
-    analysis: Arc<Analysis>,
+    mut evaluator: QueryEvaluator,
     batch: proto::QueryBatch,
-    explain: bool,
-) -> Result<EvaluateResponse, ServiceError> {
-    run_blocking(move || QueryEvaluator::new(&analysis, explain).answer(&batch)).await
+) -> Result<(QueryEvaluator, EvaluateResponse), ServiceError> {
+    run_blocking(move || {
+        let response = evaluator.answer(&batch)?;
+        Ok((evaluator, response))
+    })
+    .await
 }
 
 /// Queries in a request batch, in both forms.
@@ -641,8 +671,7 @@ async fn answer_stream(
     rpc: &mut Rpc,
     tx: &ResponseSender<EvaluateResponse>,
     mut inbound: Streaming<EvaluateRequest>,
-    analysis: Arc<Analysis>,
-    explain: bool,
+    mut evaluator: QueryEvaluator,
     service: &Grundy,
 ) -> Result<(), Stop> {
     let mut queries_seen = 0u64;
@@ -669,12 +698,10 @@ async fn answer_stream(
         };
         queries_seen += batch_query_count(&batch);
         service.check_query_count(queries_seen)?;
-        let response = rpc
-            .guard_stream(
-                tx,
-                evaluate_batch_blocking(analysis.clone(), batch, explain),
-            )
+        let (returned, response) = rpc
+            .guard_stream(tx, evaluate_batch_blocking(evaluator, batch))
             .await??;
+        evaluator = returned;
         rpc.count_verdicts(&response);
         rpc.send(tx, response).await?;
     }
@@ -690,7 +717,7 @@ impl GrundyService for Grundy {
         &self,
         request: Request<Streaming<EvaluateRequest>>,
     ) -> Result<Response<Self::EvaluateStream>, Status> {
-        let mut rpc = self.begin("Evaluate", request.metadata())?;
+        let mut rpc = self.begin("Evaluate", &request)?;
         let mut inbound = request.into_inner();
         let span = rpc.span.clone();
         let opened = async {
@@ -725,7 +752,8 @@ impl GrundyService for Grundy {
             async move {
                 let result = async {
                     rpc.send(&tx, first_response(&analysis, &graph_id)).await?;
-                    answer_stream(&mut rpc, &tx, inbound, analysis, explain, &service).await
+                    let evaluator = QueryEvaluator::new(analysis, explain);
+                    answer_stream(&mut rpc, &tx, inbound, evaluator, &service).await
                 }
                 .await;
                 rpc.end(tx, result).await;
@@ -739,7 +767,7 @@ impl GrundyService for Grundy {
         &self,
         request: Request<EvaluateBatchRequest>,
     ) -> Result<Response<Self::EvaluateBatchStream>, Status> {
-        let mut rpc = self.begin("EvaluateBatch", request.metadata())?;
+        let mut rpc = self.begin("EvaluateBatch", &request)?;
         let EvaluateBatchRequest { start, queries } = request.into_inner();
         let span = rpc.span.clone();
         let opened = async {
@@ -758,6 +786,7 @@ impl GrundyService for Grundy {
             async move {
                 let result = async {
                     rpc.send(&tx, first_response(&analysis, &graph_id)).await?;
+                    let mut evaluator = QueryEvaluator::new(analysis, explain);
                     let mut queries = queries.into_iter();
                     loop {
                         let batch: Vec<proto::Query> = queries.by_ref().take(chunk).collect();
@@ -768,12 +797,10 @@ impl GrundyService for Grundy {
                             queries: batch,
                             packed_tokens: None,
                         };
-                        let response = rpc
-                            .guard_stream(
-                                &tx,
-                                evaluate_batch_blocking(analysis.clone(), batch, explain),
-                            )
+                        let (returned, response) = rpc
+                            .guard_stream(&tx, evaluate_batch_blocking(evaluator, batch))
                             .await??;
+                        evaluator = returned;
                         rpc.count_verdicts(&response);
                         rpc.send(&tx, response).await?;
                     }
@@ -790,7 +817,7 @@ impl GrundyService for Grundy {
         &self,
         request: Request<Streaming<PutGraphRequest>>,
     ) -> Result<Response<PutGraphResponse>, Status> {
-        let mut rpc = self.begin("PutGraph", request.metadata())?;
+        let mut rpc = self.begin("PutGraph", &request)?;
         let inbound = request.into_inner();
         let span = rpc.span.clone();
         let result = async {
@@ -826,7 +853,7 @@ impl GrundyService for Grundy {
         &self,
         request: Request<GetValuesRequest>,
     ) -> Result<Response<Self::GetValuesStream>, Status> {
-        let mut rpc = self.begin("GetValues", request.metadata())?;
+        let mut rpc = self.begin("GetValues", &request)?;
         let request = request.into_inner();
         let Some(analysis) = self.registry.get(&request.graph_id) else {
             let error = ServiceError::UnknownGraph(request.graph_id);
@@ -894,6 +921,44 @@ impl GrundyService for Grundy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::EvaluateStart;
+
+    /// The deadline counts from the stamped arrival, not from when the handler started: a
+    /// request that arrived a second ago with a 500 ms timeout is already late.
+    #[tokio::test]
+    async fn deadlines_count_from_the_stamped_arrival() {
+        let service = Grundy::new(ServiceConfig::default());
+        let graph = proto::Graph {
+            vertex_count: 2,
+            out_degrees: vec![1, 0],
+            targets: vec![1],
+            split_counts: vec![],
+        };
+        let request = |arrival: Option<Instant>| {
+            let mut request = Request::new(EvaluateBatchRequest {
+                start: Some(EvaluateStart {
+                    graph_source: Some(GraphSource::Graph(graph.clone())),
+                    explain: false,
+                }),
+                queries: vec![],
+            });
+            request
+                .metadata_mut()
+                .insert("grpc-timeout", "500m".parse().unwrap());
+            if let Some(arrival) = arrival {
+                request.extensions_mut().insert(RequestArrival(arrival));
+            }
+            request
+        };
+        let late = Instant::now() - Duration::from_secs(1);
+        let status = service
+            .evaluate_batch(request(Some(late)))
+            .await
+            .unwrap_err();
+        assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+        assert_eq!(status.message(), "deadline of 500ms exceeded");
+        assert!(service.evaluate_batch(request(None)).await.is_ok());
+    }
 
     #[test]
     fn grpc_timeouts_parse() {

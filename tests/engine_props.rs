@@ -19,7 +19,9 @@ mod support;
 
 use std::collections::HashSet;
 
-use grundy::engine::{Analysis, Digraph, Evaluation, Game, Limits, Move, Outcome, analyse};
+use grundy::engine::{
+    Analysis, Digraph, Evaluation, Game, Limits, Move, MoveMemo, Outcome, analyse,
+};
 use proptest::prelude::*;
 use proptest::test_runner::{RngSeed, TestCaseError};
 use support::oracle::{SlidingOracle, SplitOracle, Verdict, multisets};
@@ -719,6 +721,28 @@ proptest! {
     fn split_wide_best_moves_win((n, edges, split_counts) in split_game(8, 7, 2)) {
         let starts = unit_positions(n, 3);
         check_split_game(n, &edges, &split_counts, &starts, SplitCheck::BestMoves)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(config(300))]
+
+    /// A memo of split picks shared by every position of a game changes no move: the memoised
+    /// moves equal the ones found afresh.
+    #[test]
+    fn memoised_split_moves_equal_fresh_ones((n, edges, split_counts) in split_game(8, 7, 3)) {
+        let analysis = split_analysis(n, &edges, &split_counts)?;
+        let mut memo = MoveMemo::default();
+        for _ in 0..2 {
+            for values in value_vectors(n as usize, 1) {
+                let items = value_items(&values);
+                let evaluation = evaluate(&analysis, &items)?;
+                let fresh = analysis.best_move(&items, &evaluation);
+                let memoised = analysis.best_move_memo(&items, &evaluation, &mut memo);
+                prop_assert_eq!(&memoised, &fresh, "values {:?}", values);
+            }
+        }
+        prop_assert!(memo.len() <= MoveMemo::MAX_ENTRIES);
     }
 }
 

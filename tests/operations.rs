@@ -3,6 +3,8 @@
 //! in-process server on a loopback port and drives it through generated clients over real
 //! sockets; the last ones run the real binaries.
 
+mod support;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -11,14 +13,15 @@ use std::time::Duration;
 use grundy::client::{self, ConnectionArgs};
 use grundy::proto::{
     self, EvaluateBatchRequest, EvaluateRequest, EvaluateResponse, EvaluateStart, Query,
-    QueryBatch, evaluate_request::Payload, evaluate_start::GraphSource,
-    grundy_service_client::GrundyServiceClient, query::Position,
+    evaluate_start::GraphSource, grundy_service_client::GrundyServiceClient,
 };
-use grundy::server::{self, ServerConfig, ServerError, TlsConfig};
-use grundy::service::{Grundy, ServiceConfig};
+use grundy::server::{ServerConfig, TlsConfig};
+use grundy::service::ServiceConfig;
+use support::server::{
+    PATIENCE, batch, chain, next, sample_graph, serve, service_config, start, tokens,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::codec::CompressionEncoding;
 use tonic::transport::Channel;
@@ -26,134 +29,10 @@ use tonic::{Code, Streaming};
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
-/// Bound on every wait of these tests.
-const PATIENCE: Duration = Duration::from_secs(10);
-
-/// A server on a loopback port. Dropping it stops it (without waiting).
-struct Running {
-    address: SocketAddr,
-    service: Grundy,
-    shutdown: Option<oneshot::Sender<()>>,
-    task: JoinHandle<Result<(), ServerError>>,
-}
-
-async fn serve(config: ServerConfig) -> Running {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let service = Grundy::new(config.service.clone());
-    let (shutdown, stopped) = oneshot::channel::<()>();
-    let handle = service.clone();
-    let task = tokio::spawn(async move {
-        server::run_service(listener, handle, &config, async {
-            let _ = stopped.await;
-        })
-        .await
-    });
-    Running {
-        address,
-        service,
-        shutdown: Some(shutdown),
-        task,
-    }
-}
-
-impl Running {
-    fn url(&self) -> String {
-        format!("http://{}", self.address)
-    }
-
-    async fn channel(&self) -> Channel {
-        Channel::from_shared(self.url())
-            .unwrap()
-            .connect()
-            .await
-            .unwrap()
-    }
-
-    async fn client(&self) -> GrundyServiceClient<Channel> {
-        GrundyServiceClient::new(self.channel().await)
-    }
-
-    /// Starts the shutdown (as SIGTERM does) without waiting for it.
-    fn begin_shutdown(&mut self) {
-        let _ = self.shutdown.take().expect("shut down once").send(());
-    }
-
-    /// Waits for the server to return.
-    async fn stopped(&mut self) -> Result<(), ServerError> {
-        tokio::time::timeout(PATIENCE, &mut self.task)
-            .await
-            .expect("the server stops in time")
-            .expect("the server task does not panic")
-    }
-
-    async fn wait_idle(&self) {
-        tokio::time::timeout(PATIENCE, self.service.wait_idle())
-            .await
-            .expect("every stream ends in time");
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
 fn config() -> ServerConfig {
     ServerConfig {
-        service: ServiceConfig {
-            compute_concurrency: 2,
-            ..ServiceConfig::default()
-        },
+        service: service_config(),
         ..ServerConfig::default()
-    }
-}
-
-/// 0 -> {1, 2}, 2 -> {3}; values 2, 0, 1, 0.
-fn sample_graph() -> proto::Graph {
-    proto::Graph {
-        vertex_count: 4,
-        out_degrees: vec![2, 0, 1, 0],
-        targets: vec![1, 2, 3],
-        split_counts: vec![],
-    }
-}
-
-/// A path 0 -> 1 -> ... -> n-1.
-fn chain(n: u32) -> proto::Graph {
-    proto::Graph {
-        vertex_count: n,
-        out_degrees: (0..n).map(|v| u32::from(v + 1 < n)).collect(),
-        targets: (1..n).collect(),
-        split_counts: vec![],
-    }
-}
-
-fn start(graph: proto::Graph) -> EvaluateRequest {
-    EvaluateRequest {
-        payload: Some(Payload::Start(EvaluateStart {
-            graph_source: Some(GraphSource::Graph(graph)),
-            explain: false,
-        })),
-    }
-}
-
-fn tokens(id: u64, vertices: &[u32]) -> Query {
-    Query {
-        id,
-        position: Some(Position::Tokens(proto::TokenPosition {
-            vertices: vertices.to_vec(),
-        })),
-    }
-}
-
-fn batch(queries: Vec<Query>) -> EvaluateRequest {
-    EvaluateRequest {
-        payload: Some(Payload::Queries(QueryBatch {
-            queries,
-            packed_tokens: None,
-        })),
     }
 }
 
@@ -178,14 +57,6 @@ async fn open_stream(client: &mut GrundyServiceClient<Channel>, graph: proto::Gr
         requests,
         responses,
     }
-}
-
-/// The next response, or the stream's final status; panics on a clean end or a hang.
-async fn next(stream: &mut Streaming<EvaluateResponse>) -> Result<EvaluateResponse, tonic::Status> {
-    tokio::time::timeout(PATIENCE, stream.message())
-        .await
-        .expect("a response in time")
-        .map(|m| m.expect("the stream is still open"))
 }
 
 async fn health_of(channel: Channel, service: &str) -> Result<ServingStatus, tonic::Status> {
@@ -501,6 +372,68 @@ async fn client_deadline_ends_an_idle_stream_with_deadline_exceeded() {
     assert!(started.elapsed() >= Duration::from_millis(250));
     server.wait_idle().await;
     drop(tx);
+}
+
+#[tokio::test]
+async fn deadline_before_the_first_response_is_reported_by_the_tonic_client_itself() {
+    // tonic's channel enforces grpc-timeout too, and its timer starts before the request is
+    // sent, so it fires before the server's answer arrives: the call fails on the client side
+    // with CANCELLED "Timeout expired" (see docs/operating.md), and the server frees the
+    // stream. (Both timers may fire in the same millisecond tick: then the server's
+    // DEADLINE_EXCEEDED could win, so that one is accepted too.)
+    let timed_out = |status: &tonic::Status| match status.code() {
+        Code::Cancelled => status.message() == "Timeout expired",
+        Code::DeadlineExceeded => status.message().starts_with("deadline of"),
+        _ => false,
+    };
+    let server = serve(config()).await;
+    let mut client = server.client().await;
+    // The client opens the stream and never sends `start`.
+    let (_held, rx) = mpsc::channel::<EvaluateRequest>(1);
+    let mut request = tonic::Request::new(ReceiverStream::new(rx));
+    request.set_timeout(Duration::from_millis(50));
+    let status = client.evaluate(request).await.unwrap_err();
+    assert!(timed_out(&status), "{status:?}");
+    server.wait_idle().await;
+    // The graph's analysis outlasts the deadline (a dense cyclic graph: about 0.3 s). The
+    // analysis still finishes and is cached, so the next request finds it.
+    let k = 1000u32;
+    let mut dense = proto::Graph {
+        vertex_count: k,
+        out_degrees: (0..k).collect(),
+        targets: (0..k).flat_map(|i| 0..i).collect(),
+        split_counts: vec![],
+    };
+    dense.out_degrees[k as usize - 1] += 1;
+    dense.targets.push(k - 1);
+    let request = |timeout| {
+        let mut request = tonic::Request::new(EvaluateBatchRequest {
+            start: Some(EvaluateStart {
+                graph_source: Some(GraphSource::Graph(dense.clone())),
+                explain: false,
+            }),
+            queries: vec![tokens(1, &[0])],
+        });
+        request.set_timeout(timeout);
+        request
+    };
+    let status = client
+        .evaluate_batch(request(Duration::from_millis(50)))
+        .await
+        .unwrap_err();
+    assert!(timed_out(&status), "{status:?}");
+    server.wait_idle().await;
+    let mut stream = client
+        .evaluate_batch(request(PATIENCE))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(next(&mut stream).await.unwrap().graph.unwrap().cyclic);
+    let text = server.service.metrics().encode();
+    assert!(
+        text.contains("grundy_table_compute_seconds_count 1\n"),
+        "{text}"
+    );
 }
 
 #[tokio::test]
@@ -956,6 +889,7 @@ fn server_help_documents_every_flag_with_its_environment_variable() {
         ("--max-message-bytes", "GRUNDY_MAX_MESSAGE_BYTES"),
         ("--max-vertices", "GRUNDY_MAX_VERTICES"),
         ("--max-edges", "GRUNDY_MAX_EDGES"),
+        ("--max-cyclic-work", "GRUNDY_MAX_CYCLIC_WORK"),
         ("--max-queries-per-stream", "GRUNDY_MAX_QUERIES_PER_STREAM"),
         ("--max-concurrent-streams", "GRUNDY_MAX_CONCURRENT_STREAMS"),
         ("--compute-concurrency", "GRUNDY_COMPUTE_CONCURRENCY"),

@@ -1,87 +1,28 @@
 //! The graph registry over real gRPC: `PutGraph` in chunks, content-addressed ids, `Evaluate`
 //! by id, `GetValues` pages, the byte-bounded LRU cache and single-flight computation.
 
-use std::time::Duration;
+mod support;
 
 use grundy::engine::{self, Limits};
 use grundy::proto::{
     self, EvaluateRequest, EvaluateResponse, EvaluateStart, GetValuesRequest, PutGraphRequest,
     PutGraphResponse, Query, QueryBatch, evaluate_request::Payload, evaluate_start::GraphSource,
-    grundy_service_client::GrundyServiceClient, query::Position, vertex_value::Value,
+    grundy_service_client::GrundyServiceClient, vertex_value::Value,
 };
-use grundy::server::{self, ServerConfig};
-use grundy::service::{Grundy, ServiceConfig};
-use tokio::sync::{mpsc, oneshot};
+use grundy::service::ServiceConfig;
+use support::server::{
+    PATIENCE, TestServer, chain, cycle, sample_graph, serve_service, service_config, tokens,
+};
+use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
 use tonic::{Code, Status, Streaming};
 
-const PATIENCE: Duration = Duration::from_secs(10);
-
-struct TestServer {
-    client: GrundyServiceClient<Channel>,
-    service: Grundy,
-    _shutdown: oneshot::Sender<()>,
-}
-
-async fn start_server(service_config: ServiceConfig) -> TestServer {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let config = ServerConfig {
-        service: service_config,
-        ..ServerConfig::default()
-    };
-    let service = Grundy::new(config.service.clone());
-    let (shutdown, stopped) = oneshot::channel::<()>();
-    let handle = service.clone();
-    tokio::spawn(async move {
-        server::run_service(listener, handle, &config, async {
-            let _ = stopped.await;
-        })
-        .await
-        .unwrap();
-    });
-    let client = GrundyServiceClient::connect(format!("http://{address}"))
-        .await
-        .unwrap();
-    TestServer {
-        client,
-        service,
-        _shutdown: shutdown,
-    }
-}
-
-fn small_config() -> ServiceConfig {
-    ServiceConfig {
-        compute_concurrency: 2,
-        ..ServiceConfig::default()
-    }
-}
-
-/// 0 -> {1, 2}, 2 -> {3}; values 2, 0, 1, 0.
-fn sample_graph() -> proto::Graph {
-    proto::Graph {
-        vertex_count: 4,
-        out_degrees: vec![2, 0, 1, 0],
-        targets: vec![1, 2, 3],
-        split_counts: vec![],
-    }
-}
-
-/// A path 0 -> 1 -> ... -> n-1, plus an edge from the last vertex to `back` if given.
-fn chain(n: u32, back: Option<u32>) -> proto::Graph {
-    let mut out_degrees: Vec<u32> = (0..n).map(|v| u32::from(v + 1 < n)).collect();
-    let mut targets: Vec<u32> = (1..n).collect();
-    if let Some(back) = back {
-        out_degrees[n as usize - 1] = 1;
-        targets.push(back);
-    }
-    proto::Graph {
-        vertex_count: n,
-        out_degrees,
-        targets,
-        split_counts: vec![],
-    }
+/// A server with `config`, and a client connected to it.
+async fn start_server(config: ServiceConfig) -> (TestServer, GrundyServiceClient<Channel>) {
+    let server = serve_service(config).await;
+    let client = server.client().await;
+    (server, client)
 }
 
 /// Splits `graph` into PutGraph chunks of at most `size` entries per list.
@@ -112,15 +53,6 @@ async fn put(
         .put_graph(tokio_stream::iter(requests))
         .await
         .map(|r| r.into_inner())
-}
-
-fn tokens(id: u64, vertices: &[u32]) -> Query {
-    Query {
-        id,
-        position: Some(Position::Tokens(proto::TokenPosition {
-            vertices: vertices.to_vec(),
-        })),
-    }
 }
 
 /// Runs one Evaluate stream: `source`, then one batch of `queries`; returns the responses.
@@ -161,9 +93,9 @@ async fn evaluate(
 
 #[tokio::test]
 async fn put_graph_in_chunks_gives_a_content_address_usable_by_evaluate() {
-    let mut server = start_server(small_config()).await;
-    let graph = chain(1000, None);
-    let first = put(&mut server.client, chunks(&graph, 97)).await.unwrap();
+    let (server, mut client) = start_server(service_config()).await;
+    let graph = chain(1000);
+    let first = put(&mut client, chunks(&graph, 97)).await.unwrap();
     assert_eq!(first.graph_id.len(), 64, "hex SHA-256");
     assert!(!first.already_registered);
     let summary = first.graph.as_ref().unwrap();
@@ -172,31 +104,25 @@ async fn put_graph_in_chunks_gives_a_content_address_usable_by_evaluate() {
     assert!(summary.table_bytes > 0);
 
     // The same graph, chunked differently or in one piece: the same id, already registered.
-    let again = put(&mut server.client, chunks(&graph, 1 << 20))
-        .await
-        .unwrap();
+    let again = put(&mut client, chunks(&graph, 1 << 20)).await.unwrap();
     assert_eq!(again.graph_id, first.graph_id);
     assert!(again.already_registered);
 
     // Out-neighbour order does not change the id; any other change does.
     let mut reordered = sample_graph();
     reordered.targets = vec![2, 1, 3];
-    let sample = put(&mut server.client, chunks(&sample_graph(), 2))
-        .await
-        .unwrap();
-    let reordered = put(&mut server.client, chunks(&reordered, 2))
-        .await
-        .unwrap();
+    let sample = put(&mut client, chunks(&sample_graph(), 2)).await.unwrap();
+    let reordered = put(&mut client, chunks(&reordered, 2)).await.unwrap();
     assert_eq!(sample.graph_id, reordered.graph_id);
     let mut split = sample_graph();
     split.split_counts = vec![1, 1, 1, 1];
-    let split = put(&mut server.client, chunks(&split, 2)).await.unwrap();
+    let split = put(&mut client, chunks(&split, 2)).await.unwrap();
     assert_ne!(split.graph_id, sample.graph_id);
     assert_ne!(sample.graph_id, first.graph_id);
 
     // Evaluate by id; an inline graph goes through the cache under the same id.
     let by_id = evaluate(
-        &mut server.client,
+        &mut client,
         GraphSource::GraphId(first.graph_id.clone()),
         vec![tokens(1, &[0]), tokens(2, &[998, 999])],
     )
@@ -207,7 +133,7 @@ async fn put_graph_in_chunks_gives_a_content_address_usable_by_evaluate() {
     let nim_sums: Vec<u64> = by_id[1].verdicts.iter().map(|v| v.nim_sum).collect();
     assert_eq!(nim_sums, vec![1, 1]);
     let inline = evaluate(
-        &mut server.client,
+        &mut client,
         GraphSource::Graph(graph),
         vec![tokens(1, &[1])],
     )
@@ -216,67 +142,56 @@ async fn put_graph_in_chunks_gives_a_content_address_usable_by_evaluate() {
     assert_eq!(inline[0].graph.as_ref().unwrap().graph_id, first.graph_id);
     assert_eq!(server.service.registry().len(), 3);
 
-    let status = evaluate(
-        &mut server.client,
-        GraphSource::GraphId("0".repeat(64)),
-        vec![],
-    )
-    .await
-    .unwrap_err();
+    let status = evaluate(&mut client, GraphSource::GraphId("0".repeat(64)), vec![])
+        .await
+        .unwrap_err();
     assert_eq!(status.code(), Code::NotFound);
     assert!(status.message().contains("PutGraph"), "{status:?}");
 }
 
 #[tokio::test]
 async fn malformed_uploads_are_rejected() {
-    let mut server = start_server(ServiceConfig {
+    let (_server, mut client) = start_server(ServiceConfig {
         max_edges: 10,
-        ..small_config()
+        ..service_config()
     })
     .await;
     let invalid = |status: Status, text: &str| {
         assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
         assert!(status.message().contains(text), "{status:?}");
     };
-    let status = put(&mut server.client, vec![]).await.unwrap_err();
+    let status = put(&mut client, vec![]).await.unwrap_err();
     invalid(status, "at least one chunk");
     let mut headless = chunks(&sample_graph(), 2);
     headless[0].chunk.as_mut().unwrap().vertex_count = 0;
     invalid(
-        put(&mut server.client, headless).await.unwrap_err(),
+        put(&mut client, headless).await.unwrap_err(),
         "first chunk must set",
     );
     let mut inconsistent = chunks(&sample_graph(), 2);
     inconsistent[1].chunk.as_mut().unwrap().vertex_count = 5;
-    invalid(
-        put(&mut server.client, inconsistent).await.unwrap_err(),
-        "differs",
-    );
+    invalid(put(&mut client, inconsistent).await.unwrap_err(), "differs");
     let mut too_many = chunks(&sample_graph(), 2);
     too_many[1].chunk.as_mut().unwrap().out_degrees.push(0);
     invalid(
-        put(&mut server.client, too_many).await.unwrap_err(),
+        put(&mut client, too_many).await.unwrap_err(),
         "more than vertex_count",
     );
     let mut bad_target = sample_graph();
     bad_target.targets[1] = 40;
     invalid(
-        put(&mut server.client, chunks(&bad_target, 2))
-            .await
-            .unwrap_err(),
+        put(&mut client, chunks(&bad_target, 2)).await.unwrap_err(),
         "targets[1] = 40",
     );
     // The edge limit is checked as chunks arrive, before the graph is complete.
-    let status = put(&mut server.client, chunks(&chain(100, None), 4))
-        .await
-        .unwrap_err();
+    let status = put(&mut client, chunks(&chain(100), 4)).await.unwrap_err();
     assert_eq!(status.code(), Code::ResourceExhausted);
     assert!(status.message().contains("max_edges = 10"), "{status:?}");
 }
 
 #[tokio::test]
 async fn get_values_pages_finite_and_infinite_values_with_counters() {
-    let mut server = start_server(small_config()).await;
+    let (_server, mut client) = start_server(service_config()).await;
     // 0 <-> 1 (a 2-cycle: both infinite), 2 -> 0 and 2 -> 3 (3 is terminal, value 0).
     let graph = proto::Graph {
         vertex_count: 4,
@@ -289,9 +204,8 @@ async fn get_values_pages_finite_and_infinite_values_with_counters() {
         &Limits::default(),
     )
     .unwrap();
-    let registered = put(&mut server.client, chunks(&graph, 3)).await.unwrap();
-    let mut stream = server
-        .client
+    let registered = put(&mut client, chunks(&graph, 3)).await.unwrap();
+    let mut stream = client
         .get_values(GetValuesRequest {
             graph_id: registered.graph_id.clone(),
             page_size: 3,
@@ -332,8 +246,7 @@ async fn get_values_pages_finite_and_infinite_values_with_counters() {
     assert!(matches!(values[0].value, Some(Value::Infinite(_))));
 
     // A window of the vertices, and the summary alone.
-    let mut window = server
-        .client
+    let mut window = client
         .get_values(GetValuesRequest {
             graph_id: registered.graph_id.clone(),
             first_vertex: 2,
@@ -348,8 +261,7 @@ async fn get_values_pages_finite_and_infinite_values_with_counters() {
     assert_eq!((page.first_vertex, page.values.len()), (2, 1));
     assert!(window.message().await.unwrap().is_none());
 
-    let status = server
-        .client
+    let status = client
         .get_values(GetValuesRequest {
             graph_id: "missing".into(),
             ..Default::default()
@@ -368,68 +280,53 @@ fn table_bytes(graph: &proto::Graph) -> usize {
 
 #[tokio::test]
 async fn the_cache_is_bounded_by_bytes_and_evicts_the_least_recently_used() {
-    let (a, b, c) = (chain(2000, None), chain(2001, None), chain(2002, None));
+    let (a, b, c) = (chain(2000), chain(2001), chain(2002));
     let bytes = table_bytes(&c);
     // Room for two of the three graphs, not three.
-    let mut server = start_server(ServiceConfig {
+    let (server, mut client) = start_server(ServiceConfig {
         cache_bytes: bytes * 5 / 2,
-        ..small_config()
+        ..service_config()
     })
     .await;
-    let a_id = put(&mut server.client, chunks(&a, 500))
-        .await
-        .unwrap()
-        .graph_id;
-    let b_id = put(&mut server.client, chunks(&b, 500))
-        .await
-        .unwrap()
-        .graph_id;
+    let a_id = put(&mut client, chunks(&a, 500)).await.unwrap().graph_id;
+    let b_id = put(&mut client, chunks(&b, 500)).await.unwrap().graph_id;
     // Use a, so that b is the least recently used when c arrives.
-    evaluate(
-        &mut server.client,
-        GraphSource::GraphId(a_id.clone()),
-        vec![],
-    )
-    .await
-    .unwrap();
-    let c_id = put(&mut server.client, chunks(&c, 500))
+    evaluate(&mut client, GraphSource::GraphId(a_id.clone()), vec![])
         .await
-        .unwrap()
-        .graph_id;
+        .unwrap();
+    let c_id = put(&mut client, chunks(&c, 500)).await.unwrap().graph_id;
     let registry = server.service.registry();
     assert_eq!(registry.len(), 2);
     assert!(registry.cached_bytes() <= registry.capacity_bytes());
     for (id, present) in [(&a_id, true), (&b_id, false), (&c_id, true)] {
-        let result = evaluate(&mut server.client, GraphSource::GraphId(id.clone()), vec![]).await;
+        let result = evaluate(&mut client, GraphSource::GraphId(id.clone()), vec![]).await;
         match present {
             true => assert!(result.is_ok(), "{result:?}"),
             false => assert_eq!(result.unwrap_err().code(), Code::NotFound),
         }
     }
     // The client re-uploads the evicted graph and gets the same id back.
-    let again = put(&mut server.client, chunks(&b, 500)).await.unwrap();
+    let again = put(&mut client, chunks(&b, 500)).await.unwrap();
     assert_eq!(again.graph_id, b_id);
     assert!(!again.already_registered);
     let text = server.service.metrics().encode();
     assert!(text.contains("grundy_cache_evictions_total 2"), "{text}");
 
     // A table larger than the whole cache cannot be registered.
-    let huge = chain(20_000, None);
-    let status = put(&mut server.client, chunks(&huge, 5000))
-        .await
-        .unwrap_err();
+    let huge = chain(20_000);
+    let status = put(&mut client, chunks(&huge, 5000)).await.unwrap_err();
     assert_eq!(status.code(), Code::ResourceExhausted);
     assert!(status.message().contains("cache_bytes"), "{status:?}");
 }
 
 #[tokio::test]
 async fn concurrent_requests_for_a_new_graph_compute_it_once() {
-    let server = start_server(small_config()).await;
+    let (server, client) = start_server(service_config()).await;
     // A cyclic graph big enough that the computation takes a while.
-    let graph = chain(300_000, Some(0));
+    let graph = cycle(300_000);
     let mut tasks = Vec::new();
     for i in 0..8u64 {
-        let mut client = server.client.clone();
+        let mut client = client.clone();
         let graph = graph.clone();
         tasks.push(tokio::spawn(async move {
             let responses = evaluate(
@@ -460,52 +357,34 @@ async fn concurrent_requests_for_a_new_graph_compute_it_once() {
     assert!(text.contains("grundy_requests_total{rpc=\"Evaluate\",code=\"OK\"} 8"));
 }
 
-/// Timings of the registry on a big graph; run with
-/// `cargo test --test registry -- --ignored --nocapture`.
 #[tokio::test]
-#[ignore = "measurement, not a check"]
-async fn measure_registry_on_a_big_graph() {
-    use std::time::Instant;
-    let mut server = start_server(small_config()).await;
-    let n = 5_000_000u32;
-    let graph = chain(n, None);
-    let game = grundy::convert::game_from_proto(graph.clone()).unwrap();
-    let started = Instant::now();
-    let id = grundy::registry::graph_id_sync(&game);
-    println!("graph_id_sync of {n} vertices: {:?}", started.elapsed());
-
-    let started = Instant::now();
-    let registered = put(&mut server.client, chunks(&graph, 250_000))
+async fn with_cache_bytes_zero_put_graph_fails_and_inline_graphs_still_evaluate() {
+    let (server, mut client) = start_server(ServiceConfig {
+        cache_bytes: 0,
+        ..service_config()
+    })
+    .await;
+    let status = put(&mut client, chunks(&sample_graph(), 2))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+    assert!(status.message().contains("cache_bytes = 0"), "{status:?}");
+    for _ in 0..2 {
+        let responses = evaluate(
+            &mut client,
+            GraphSource::Graph(sample_graph()),
+            vec![tokens(1, &[0, 2])],
+        )
         .await
         .unwrap();
-    println!(
-        "PutGraph ({} chunks of 1 MiB): {:?}, table {} bytes",
-        chunks(&graph, 250_000).len(),
-        started.elapsed(),
-        registered.graph.unwrap().table_bytes
+        assert_eq!(responses[1].verdicts[0].nim_sum, 3);
+    }
+    // Nothing is cached: each stream computed the graph again.
+    assert_eq!(server.service.registry().len(), 0);
+    let text = server.service.metrics().encode();
+    assert!(
+        text.contains("grundy_table_compute_seconds_count 3\n"),
+        "{text}"
     );
-    assert_eq!(registered.graph_id, id);
-
-    let started = Instant::now();
-    evaluate(
-        &mut server.client,
-        GraphSource::GraphId(id.clone()),
-        vec![tokens(1, &[0])],
-    )
-    .await
-    .unwrap();
-    println!("Evaluate by id (cache hit): {:?}", started.elapsed());
-
-    let started = Instant::now();
-    evaluate(
-        &mut server.client,
-        GraphSource::Graph(graph),
-        vec![tokens(1, &[0])],
-    )
-    .await
-    .unwrap();
-    println!(
-        "Evaluate inline, already cached (upload + validate + hash): {:?}",
-        started.elapsed()
-    );
+    assert!(text.contains("grundy_cache_hits_total 0"), "{text}");
 }

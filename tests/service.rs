@@ -1,6 +1,8 @@
 //! Service tier: an in-process server on 127.0.0.1:0 driven by the generated client over real
 //! gRPC.
 
+mod support;
+
 use std::time::Duration;
 
 use grundy::proto::{
@@ -8,84 +10,24 @@ use grundy::proto::{
     QueryBatch, evaluate_request::Payload, evaluate_start::GraphSource,
     grundy_service_client::GrundyServiceClient, query::Position,
 };
-use grundy::server::{self, ServerConfig};
-use grundy::service::Grundy;
-use tokio::sync::{mpsc, oneshot};
+use support::server::{
+    TestServer, batch, chain, sample_graph, serve_service, service_config, start, tokens,
+};
+use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
 use tonic::{Code, Streaming};
 
-/// A server on a loopback port, stopped when dropped.
-struct TestServer {
-    client: GrundyServiceClient<Channel>,
-    service: Grundy,
-    _shutdown: oneshot::Sender<()>,
-}
-
-async fn start_server() -> TestServer {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let config = ServerConfig::default();
-    let service = Grundy::new(config.service.clone());
-    let (shutdown, stopped) = oneshot::channel::<()>();
-    let handle = service.clone();
-    tokio::spawn(async move {
-        server::run_service(listener, handle, &config, async {
-            let _ = stopped.await;
-        })
-        .await
-        .unwrap();
-    });
-    let client = GrundyServiceClient::connect(format!("http://{address}"))
-        .await
-        .unwrap();
-    TestServer {
-        client,
-        service,
-        _shutdown: shutdown,
-    }
-}
-
-/// GAMES.md sample, test case 1: 0 -> {1, 2}, 2 -> {3}; values 2, 0, 1, 0.
-fn sample_graph() -> proto::Graph {
-    proto::Graph {
-        vertex_count: 4,
-        out_degrees: vec![2, 0, 1, 0],
-        targets: vec![1, 2, 3],
-        split_counts: vec![],
-    }
-}
-
-fn start(graph: proto::Graph) -> EvaluateRequest {
-    EvaluateRequest {
-        payload: Some(Payload::Start(EvaluateStart {
-            graph_source: Some(GraphSource::Graph(graph)),
-            explain: false,
-        })),
-    }
-}
-
-fn tokens(id: u64, vertices: &[u32]) -> Query {
-    Query {
-        id,
-        position: Some(Position::Tokens(proto::TokenPosition {
-            vertices: vertices.to_vec(),
-        })),
-    }
-}
-
-fn batch(queries: Vec<Query>) -> EvaluateRequest {
-    EvaluateRequest {
-        payload: Some(Payload::Queries(QueryBatch {
-            queries,
-            packed_tokens: None,
-        })),
-    }
+/// A server with the tests' settings, and a client connected to it.
+async fn start_server() -> (TestServer, GrundyServiceClient<Channel>) {
+    let server = serve_service(service_config()).await;
+    let client = server.client().await;
+    (server, client)
 }
 
 /// Opens a stream with `requests` already queued; returns the sender to add more.
 async fn open(
-    server: &mut TestServer,
+    client: &mut GrundyServiceClient<Channel>,
     requests: Vec<EvaluateRequest>,
 ) -> (
     mpsc::Sender<EvaluateRequest>,
@@ -95,8 +37,7 @@ async fn open(
     for request in requests {
         tx.send(request).await.unwrap();
     }
-    let response = server
-        .client
+    let response = client
         .evaluate(ReceiverStream::new(rx))
         .await
         .map(|r| r.into_inner());
@@ -104,17 +45,15 @@ async fn open(
 }
 
 async fn next(stream: &mut Streaming<EvaluateResponse>) -> EvaluateResponse {
-    tokio::time::timeout(Duration::from_secs(10), stream.message())
+    support::server::next(stream)
         .await
-        .expect("a response within 10 s")
         .expect("no stream error")
-        .expect("the stream is still open")
 }
 
 #[tokio::test]
 async fn verdicts_come_back_in_order_batch_by_batch() {
-    let mut server = start_server().await;
-    let (tx, stream) = open(&mut server, vec![start(sample_graph())]).await;
+    let (_server, mut client) = start_server().await;
+    let (tx, stream) = open(&mut client, vec![start(sample_graph())]).await;
     let mut stream = stream.unwrap();
     let summary = next(&mut stream)
         .await
@@ -155,7 +94,7 @@ async fn verdicts_come_back_in_order_batch_by_batch() {
 
 #[tokio::test]
 async fn bad_query_is_answered_in_band_and_the_stream_goes_on() {
-    let mut server = start_server().await;
+    let (_server, mut client) = start_server().await;
     let queries = vec![
         tokens(1, &[0]),
         tokens(2, &[0, 9]),
@@ -178,7 +117,7 @@ async fn bad_query_is_answered_in_band_and_the_stream_goes_on() {
         },
         tokens(6, &[2]),
     ];
-    let (tx, stream) = open(&mut server, vec![start(sample_graph()), batch(queries)]).await;
+    let (tx, stream) = open(&mut client, vec![start(sample_graph()), batch(queries)]).await;
     drop(tx);
     let mut stream = stream.unwrap();
     next(&mut stream).await;
@@ -204,7 +143,7 @@ async fn bad_query_is_answered_in_band_and_the_stream_goes_on() {
 
 #[tokio::test]
 async fn dense_and_sparse_positions_count_units_by_parity() {
-    let mut server = start_server().await;
+    let (_server, mut client) = start_server().await;
     let dense = |id, values: &[u64]| Query {
         id,
         position: Some(Position::DenseValues(proto::DenseValues {
@@ -223,7 +162,7 @@ async fn dense_and_sparse_positions_count_units_by_parity() {
             })),
         },
     ];
-    let (tx, stream) = open(&mut server, vec![start(sample_graph()), batch(queries)]).await;
+    let (tx, stream) = open(&mut client, vec![start(sample_graph()), batch(queries)]).await;
     drop(tx);
     let mut stream = stream.unwrap();
     next(&mut stream).await;
@@ -238,10 +177,10 @@ async fn dense_and_sparse_positions_count_units_by_parity() {
 
 #[tokio::test]
 async fn bad_graph_is_rejected_with_invalid_argument() {
-    let mut server = start_server().await;
+    let (_server, mut client) = start_server().await;
     let mut graph = sample_graph();
     graph.targets[2] = 7;
-    let (_tx, stream) = open(&mut server, vec![start(graph)]).await;
+    let (_tx, stream) = open(&mut client, vec![start(graph)]).await;
     let status = stream.unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument);
     assert!(
@@ -252,13 +191,13 @@ async fn bad_graph_is_rejected_with_invalid_argument() {
 
     let mut graph = sample_graph();
     graph.out_degrees.pop();
-    let (_tx, stream) = open(&mut server, vec![start(graph)]).await;
+    let (_tx, stream) = open(&mut client, vec![start(graph)]).await;
     let status = stream.unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument);
     assert!(status.message().contains("out_degrees has 3 entries"));
 
     // A stream that starts with queries instead of `start`.
-    let (_tx, stream) = open(&mut server, vec![batch(vec![tokens(1, &[0])])]).await;
+    let (_tx, stream) = open(&mut client, vec![batch(vec![tokens(1, &[0])])]).await;
     assert_eq!(stream.unwrap_err().code(), Code::InvalidArgument);
 
     // An unknown registered graph id.
@@ -268,19 +207,19 @@ async fn bad_graph_is_rejected_with_invalid_argument() {
             explain: false,
         })),
     };
-    let (_tx, stream) = open(&mut server, vec![request]).await;
+    let (_tx, stream) = open(&mut client, vec![request]).await;
     assert_eq!(stream.unwrap_err().code(), Code::NotFound);
 }
 
 #[tokio::test]
 async fn a_second_start_ends_the_stream_after_earlier_verdicts() {
-    let mut server = start_server().await;
+    let (_server, mut client) = start_server().await;
     let requests = vec![
         start(sample_graph()),
         batch(vec![tokens(1, &[0])]),
         start(sample_graph()),
     ];
-    let (_tx, stream) = open(&mut server, requests).await;
+    let (_tx, stream) = open(&mut client, requests).await;
     let mut stream = stream.unwrap();
     next(&mut stream).await;
     assert_eq!(next(&mut stream).await.verdicts.len(), 1);
@@ -291,16 +230,9 @@ async fn a_second_start_ends_the_stream_after_earlier_verdicts() {
 
 #[tokio::test]
 async fn client_that_disconnects_mid_stream_frees_its_stream() {
-    let mut server = start_server().await;
+    let (server, mut client) = start_server().await;
     // A long chain, and more queries than the bounded buffers hold.
-    let n = 10_000u32;
-    let graph = proto::Graph {
-        vertex_count: n,
-        out_degrees: (0..n).map(|v| u32::from(v + 1 < n)).collect(),
-        targets: (1..n).collect(),
-        split_counts: vec![],
-    };
-    let (tx, stream) = open(&mut server, vec![start(graph)]).await;
+    let (tx, stream) = open(&mut client, vec![start(chain(10_000))]).await;
     let mut stream = stream.unwrap();
     next(&mut stream).await;
     let sender = tokio::spawn(async move {
@@ -343,12 +275,12 @@ fn packed(first_id: u64, queries: &[&[u32]]) -> EvaluateRequest {
 
 #[tokio::test]
 async fn packed_token_queries_get_packed_verdicts_with_in_band_errors() {
-    let mut server = start_server().await;
+    let (_server, mut client) = start_server().await;
     let requests = vec![
         start(sample_graph()),
         packed(100, &[&[0], &[0, 2], &[1, 1], &[5], &[], &[2, 3]]),
     ];
-    let (tx, stream) = open(&mut server, requests).await;
+    let (tx, stream) = open(&mut client, requests).await;
     drop(tx);
     let mut stream = stream.unwrap();
     next(&mut stream).await;
@@ -373,12 +305,12 @@ async fn packed_token_queries_get_packed_verdicts_with_in_band_errors() {
 
 #[tokio::test]
 async fn packed_arrays_that_disagree_end_the_stream() {
-    let mut server = start_server().await;
+    let (_server, mut client) = start_server().await;
     let mut bad = packed(0, &[&[0, 1]]);
     if let Some(Payload::Queries(batch)) = &mut bad.payload {
         batch.packed_tokens.as_mut().unwrap().token_counts[0] = 3;
     }
-    let (_tx, stream) = open(&mut server, vec![start(sample_graph()), bad]).await;
+    let (_tx, stream) = open(&mut client, vec![start(sample_graph()), bad]).await;
     let mut stream = stream.unwrap();
     next(&mut stream).await;
     let status = stream.message().await.unwrap_err();
@@ -388,7 +320,7 @@ async fn packed_arrays_that_disagree_end_the_stream() {
 
 #[tokio::test]
 async fn explain_returns_moves_for_token_and_split_games() {
-    let mut server = start_server().await;
+    let (_server, mut client) = start_server().await;
     let explain = |graph| EvaluateRequest {
         payload: Some(Payload::Start(EvaluateStart {
             graph_source: Some(GraphSource::Graph(graph)),
@@ -397,7 +329,7 @@ async fn explain_returns_moves_for_token_and_split_games() {
     };
     // Packed queries with `explain` come back as full verdicts with moves.
     let (tx, stream) = open(
-        &mut server,
+        &mut client,
         vec![explain(sample_graph()), packed(0, &[&[0], &[1, 1]])],
     )
     .await;
@@ -426,7 +358,7 @@ async fn explain_returns_moves_for_token_and_split_games() {
             values: vec![3, 4, 5, 6],
         })),
     };
-    let (tx, stream) = open(&mut server, vec![explain(graph), batch(vec![dense])]).await;
+    let (tx, stream) = open(&mut client, vec![explain(graph), batch(vec![dense])]).await;
     drop(tx);
     let mut stream = stream.unwrap();
     assert!(next(&mut stream).await.graph.unwrap().split_counts);
@@ -442,14 +374,14 @@ async fn explain_returns_moves_for_token_and_split_games() {
 
 #[tokio::test]
 async fn split_game_with_a_cycle_is_invalid_and_too_much_work_is_resource_exhausted() {
-    let mut server = start_server().await;
+    let (_server, mut client) = start_server().await;
     let cyclic = proto::Graph {
         vertex_count: 3,
         out_degrees: vec![1, 1, 1],
         targets: vec![1, 2, 0],
         split_counts: vec![1, 1, 1],
     };
-    let (_tx, stream) = open(&mut server, vec![start(cyclic)]).await;
+    let (_tx, stream) = open(&mut client, vec![start(cyclic)]).await;
     let status = stream.unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument);
     assert!(
@@ -474,7 +406,7 @@ async fn split_game_with_a_cycle_is_invalid_and_too_much_work_is_resource_exhaus
         targets,
         split_counts,
     };
-    let (_tx, stream) = open(&mut server, vec![start(hard)]).await;
+    let (_tx, stream) = open(&mut client, vec![start(hard)]).await;
     match stream {
         Err(status) => {
             assert_eq!(
@@ -492,7 +424,7 @@ async fn split_game_with_a_cycle_is_invalid_and_too_much_work_is_resource_exhaus
 
 #[tokio::test]
 async fn evaluate_batch_streams_verdicts_in_chunks() {
-    let mut server = start_server().await;
+    let (_server, mut client) = start_server().await;
     let queries: Vec<Query> = (0..10_000u64)
         .map(|i| tokens(i, &[(i % 4) as u32]))
         .collect();
@@ -503,12 +435,7 @@ async fn evaluate_batch_streams_verdicts_in_chunks() {
         }),
         queries,
     };
-    let mut stream = server
-        .client
-        .evaluate_batch(request)
-        .await
-        .unwrap()
-        .into_inner();
+    let mut stream = client.evaluate_batch(request).await.unwrap().into_inner();
     assert!(next(&mut stream).await.graph.is_some());
     let mut seen = 0u64;
     let values = [2u64, 0, 1, 0];
@@ -521,4 +448,110 @@ async fn evaluate_batch_streams_verdicts_in_chunks() {
         }
     }
     assert_eq!(seen, 10_000);
+}
+
+#[tokio::test]
+async fn cyclic_graph_over_the_work_budget_is_resource_exhausted() {
+    // A transitive tournament on 60 vertices plus a self-loop on the top one: 59 stages of
+    // labelling, about 60^3 / 2 = 108000 edge visits; the budget allows 20000.
+    let k = 60u32;
+    let mut graph = proto::Graph {
+        vertex_count: k,
+        out_degrees: (0..k).collect(),
+        targets: (0..k).flat_map(|i| 0..i).collect(),
+        split_counts: vec![],
+    };
+    graph.out_degrees[k as usize - 1] += 1;
+    graph.targets.push(k - 1);
+    let mut config = service_config();
+    config.limits.cyclic_work_budget = 20_000;
+    let server = serve_service(config).await;
+    let mut client = server.client().await;
+    let (_tx, stream) = open(&mut client, vec![start(graph.clone())]).await;
+    let status = stream.unwrap_err();
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+    for text in [
+        "the cyclic labelling stopped in stage ",
+        "edge visits, over the budget of 20000",
+        "max_cyclic_work = 20000",
+    ] {
+        assert!(status.message().contains(text), "{text:?}: {status:?}");
+    }
+    // The same graph within the default budget: the top vertex is ∞({0..k-2}), so one token
+    // there wins (by leaving to 0) and two draw.
+    let (_server, mut client) = start_server().await;
+    let (tx, stream) = open(
+        &mut client,
+        vec![
+            start(graph),
+            batch(vec![
+                tokens(1, &[k - 1]),
+                tokens(2, &[k - 1, k - 1]),
+                tokens(3, &[k - 2]),
+            ]),
+        ],
+    )
+    .await;
+    drop(tx);
+    let mut stream = stream.unwrap();
+    assert!(next(&mut stream).await.graph.unwrap().cyclic);
+    let verdicts = next(&mut stream).await.verdicts;
+    assert_eq!(verdicts[0].outcome(), Outcome::Win);
+    assert_eq!(verdicts[1].outcome(), Outcome::Draw);
+    assert_eq!(
+        (verdicts[2].outcome(), verdicts[2].nim_sum),
+        (Outcome::Win, u64::from(k - 2))
+    );
+}
+
+#[tokio::test]
+async fn explained_split_moves_are_the_same_across_batches_of_a_stream() {
+    // The staircase of values 2^0..2^11 under vertex 0 with K = 3: each WIN position needs a
+    // split move of vertex 0, found by enumeration once and then remembered for the stream.
+    let steps = 12u32;
+    let mut out_degrees = vec![steps];
+    let mut targets: Vec<u32> = (1..=steps).collect();
+    let mut split_counts = vec![3u32];
+    for j in 1..=steps {
+        out_degrees.push(j - 1);
+        targets.extend(1..j);
+        split_counts.push(j - 1);
+    }
+    let graph = proto::Graph {
+        vertex_count: steps + 1,
+        out_degrees,
+        targets,
+        split_counts,
+    };
+    let explain = EvaluateRequest {
+        payload: Some(Payload::Start(EvaluateStart {
+            graph_source: Some(GraphSource::Graph(graph)),
+            explain: true,
+        })),
+    };
+    let (_server, mut client) = start_server().await;
+    let positions = |first: u64| -> Vec<Query> {
+        (0..40)
+            .map(|i| tokens(first + i, &[0, 1 + (i % 3) as u32]))
+            .collect()
+    };
+    let (tx, stream) = open(
+        &mut client,
+        vec![explain, batch(positions(0)), batch(positions(100))],
+    )
+    .await;
+    drop(tx);
+    let mut stream = stream.unwrap();
+    next(&mut stream).await;
+    let first = next(&mut stream).await.verdicts;
+    let second = next(&mut stream).await.verdicts;
+    assert_eq!(first.len(), 40);
+    for (a, b) in first.iter().zip(&second) {
+        assert_eq!(a.outcome(), Outcome::Win);
+        assert!(a.r#move.is_some(), "{a:?}");
+        assert_eq!(
+            (a.outcome, a.nim_sum, &a.r#move),
+            (b.outcome, b.nim_sum, &b.r#move)
+        );
+    }
 }

@@ -10,7 +10,7 @@ use tokio::sync::watch;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = ServerArgs::parse();
-    config::init_tracing(args.log_format);
+    config::init_tracing(args.log_format, "info");
     let config = args.server_config().map_err(anyhow::Error::msg)?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await

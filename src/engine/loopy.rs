@@ -19,6 +19,7 @@
 //! path ([`super::order::successors_first_order`] and [`super::sliding::grundy_table`]) and come
 //! here only when that path reports a cycle.
 
+use super::Outcome;
 use super::graph::Digraph;
 
 /// The value of an infinite vertex in [`LoopyTable::values`], and its [`LoopyTable::counter`].
@@ -99,20 +100,51 @@ impl LoopyTable {
 /// sort for the predecessor lists. Memory is linear: the predecessor lists plus a few words per
 /// vertex. No recursion.
 pub fn generalized_grundy(graph: &Digraph) -> LoopyTable {
+    generalized_grundy_within(graph, u64::MAX).expect("an unlimited budget cannot be exceeded")
+}
+
+/// [`generalized_grundy`] within a work budget: at most `work_budget` edge visits in the
+/// stages (see [`CyclicWorkExceeded`]), checked after the set-up and at the end of every stage,
+/// so a graph stops at most one stage (about `3E` edge visits) past the budget. The predecessor
+/// lists and the `K` sets cost O(V + E) once and are not counted.
+pub fn generalized_grundy_within(
+    graph: &Digraph,
+    work_budget: u64,
+) -> Result<LoopyTable, CyclicWorkExceeded> {
     let predecessors = Predecessors::of(graph);
     let Labelling {
         values,
         counters,
         order,
-    } = label_vertices(graph, &predecessors);
+    } = label_vertices(graph, &predecessors, work_budget)?;
     let (follower_value_offsets, follower_values) =
         infinite_follower_sets(&values, &order, &predecessors);
-    LoopyTable {
+    Ok(LoopyTable {
         values,
         counters,
         follower_value_offsets,
         follower_values,
-    }
+    })
+}
+
+/// The staged labelling of a cyclic graph needed more edge visits than its budget. Each stage
+/// visits the out-edges of the vertices still unlabelled and the in-edges of the vertices it
+/// labels and answers, so the total is O((Δ + 1)(V + E)) for Δ the largest finite value:
+/// cubic in V on dense graphs with large values (a transitive tournament plus one self-loop).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the cyclic labelling stopped in stage {stage} (finite values 0..{stage} given to \
+     {labelled} of {vertex_count} vertices) after {work} edge visits, over the budget of {budget}"
+)]
+pub struct CyclicWorkExceeded {
+    /// The stage (the finite value being assigned) when the budget ran out.
+    pub stage: u64,
+    /// Vertices with a finite value by then.
+    pub labelled: u32,
+    pub vertex_count: u32,
+    /// Edge visits spent so far.
+    pub work: u64,
+    pub budget: u64,
 }
 
 /// The edges into each vertex, in CSR form: one source per edge, so multi-edges repeat.
@@ -167,7 +199,11 @@ struct Labelling {
 /// stays counted (that follower was active, and a labelled vertex is never answered). Nor can it
 /// become answered later: that follower would have to be active and unanswered, keeping the
 /// count above zero. So the labelling order within a stage does not change the values.
-fn label_vertices(graph: &Digraph, predecessors: &Predecessors) -> Labelling {
+fn label_vertices(
+    graph: &Digraph,
+    predecessors: &Predecessors,
+    work_budget: u64,
+) -> Result<Labelling, CyclicWorkExceeded> {
     let n = graph.vertex_count() as usize;
     let mut values = vec![INFINITE; n];
     let mut counters = vec![NO_COUNTER; n];
@@ -181,11 +217,25 @@ fn label_vertices(graph: &Digraph, predecessors: &Predecessors) -> Labelling {
     let mut answered_in = vec![0u32; n];
     let mut ready = Vec::new();
     let mut stage = 0u32;
+    let mut work = 0u64;
+    let check_budget = |work: u64, stage: u32, labelled: usize| {
+        if work <= work_budget {
+            return Ok(());
+        }
+        Err(CyclicWorkExceeded {
+            stage: u64::from(stage),
+            labelled: labelled as u32,
+            vertex_count: graph.vertex_count(),
+            work,
+            budget: work_budget,
+        })
+    };
     while !unlabelled.is_empty() {
         let stamp = stage + 1;
         for &u in &unlabelled {
-            let active = graph
-                .successors(u)
+            let successors = graph.successors(u);
+            work += successors.len() as u64;
+            let active = successors
                 .iter()
                 .filter(|&&w| values[w as usize] == INFINITE)
                 .count();
@@ -195,6 +245,7 @@ fn label_vertices(graph: &Digraph, predecessors: &Predecessors) -> Labelling {
                 ready.push(u);
             }
         }
+        check_budget(work, stage, order.len())?;
         while let Some(u) = ready.pop() {
             debug_assert_ne!(
                 answered_in[u as usize], stamp,
@@ -204,12 +255,16 @@ fn label_vertices(graph: &Digraph, predecessors: &Predecessors) -> Labelling {
             counters[u as usize] = order.len() as u32;
             order.push(u);
             is_unlabelled[u as usize] = false;
-            for &p in predecessors.of_vertex(u) {
+            let answering = predecessors.of_vertex(u);
+            work += answering.len() as u64;
+            for &p in answering {
                 if values[p as usize] != INFINITE || answered_in[p as usize] == stamp {
                     continue;
                 }
                 answered_in[p as usize] = stamp;
-                for &q in predecessors.of_vertex(p) {
+                let waiting = predecessors.of_vertex(p);
+                work += waiting.len() as u64;
+                for &q in waiting {
                     if !is_unlabelled[q as usize] {
                         continue;
                     }
@@ -229,13 +284,14 @@ fn label_vertices(graph: &Digraph, predecessors: &Predecessors) -> Labelling {
             }
             is_unlabelled[u]
         });
+        check_budget(work, stage, order.len())?;
         stage += 1;
     }
-    Labelling {
+    Ok(Labelling {
         values,
         counters,
         order,
-    }
+    })
 }
 
 /// The `K` sets of the infinite vertices as CSR `(offsets, values)`, sorted and without
@@ -282,18 +338,10 @@ fn infinite_follower_sets(
     (offsets, follower_values)
 }
 
-/// The outcome of a position for the player to move.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum LoopyOutcome {
-    Win,
-    Lose,
-    Draw,
-}
-
 /// Evaluates a sum given as `(vertex, count)` items, `count` tokens on `vertex` (0 allowed;
 /// vertices already validated `< V`). Returns the outcome and the xor of the finite values of
 /// the tokens (items with an odd count). O(items), plus one binary search in a `K` set.
-pub fn evaluate_sum(table: &LoopyTable, items: &[(u32, u64)]) -> (LoopyOutcome, u64) {
+pub fn evaluate_sum(table: &LoopyTable, items: &[(u32, u64)]) -> (Outcome, u64) {
     let summary = SumSummary::of(table, items);
     (summary.outcome(table), summary.nim_sum)
 }
@@ -327,9 +375,9 @@ pub fn loopy_move(
 ) -> Option<(usize, u32, u32)> {
     let summary = SumSummary::of(table, items);
     match summary.outcome(table) {
-        LoopyOutcome::Lose => None,
-        LoopyOutcome::Win => winning_move(graph, table, items, &summary),
-        LoopyOutcome::Draw => drawing_move(graph, table, items, &summary),
+        Outcome::Lose => None,
+        Outcome::Win => winning_move(graph, table, items, &summary),
+        Outcome::Draw => drawing_move(graph, table, items, &summary),
     }
 }
 
@@ -381,17 +429,16 @@ fn drawing_move(
             graph
                 .successors(from)
                 .iter()
-                .find(|&&to| {
-                    summary.after_slide(table, from, to).outcome(table) == LoopyOutcome::Draw
-                })
+                .find(|&&to| summary.after_slide(table, from, to).outcome(table) == Outcome::Draw)
                 .map(|&to| (item_index, from, to))
         })
 }
 
 /// What decides the outcome of a sum: the xor of its finite tokens and its infinite tokens.
-#[derive(Debug, Clone, Copy)]
-struct SumSummary {
-    nim_sum: u64,
+/// Built one item at a time by [`SumSummary::add`], so callers need not collect items.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct SumSummary {
+    pub(super) nim_sum: u64,
     /// Tokens on infinite vertices, capped at 3: two or more draw whatever their number, and
     /// one slide changes the count by at most one.
     infinite_tokens: usize,
@@ -401,33 +448,31 @@ struct SumSummary {
 
 impl SumSummary {
     fn of(table: &LoopyTable, items: &[(u32, u64)]) -> Self {
-        let mut summary = Self {
-            nim_sum: 0,
-            infinite_tokens: 0,
-            infinite_vertices: [0; 2],
-        };
+        let mut summary = Self::default();
         for &(vertex, count) in items {
-            match table.value(vertex) {
-                Some(value) if count % 2 == 1 => summary.nim_sum ^= value,
-                Some(_) => {}
-                None => {
-                    for _ in 0..count.min(3) {
-                        summary.add_infinite(vertex);
-                    }
-                }
-            }
+            summary.add(table, vertex, count);
         }
         summary
     }
 
-    fn outcome(&self, table: &LoopyTable) -> LoopyOutcome {
-        match self.infinite_tokens {
-            0 if self.nim_sum == 0 => LoopyOutcome::Lose,
-            0 => LoopyOutcome::Win,
-            1 if table.has_follower_value(self.infinite_vertices[0], self.nim_sum) => {
-                LoopyOutcome::Win
+    /// Adds `count` tokens on `vertex` (`< V`).
+    pub(super) fn add(&mut self, table: &LoopyTable, vertex: u32, count: u64) {
+        match table.value(vertex) {
+            Some(value) if count % 2 == 1 => self.nim_sum ^= value,
+            Some(_) => {}
+            None => {
+                for _ in 0..count.min(3) {
+                    self.add_infinite(vertex);
+                }
             }
-            _ => LoopyOutcome::Draw,
+        }
+    }
+
+    pub(super) fn outcome(&self, table: &LoopyTable) -> Outcome {
+        match self.infinite_tokens {
+            0 => Outcome::of_nim_sum(self.nim_sum),
+            1 if table.has_follower_value(self.infinite_vertices[0], self.nim_sum) => Outcome::Win,
+            _ => Outcome::Draw,
         }
     }
 
@@ -482,7 +527,7 @@ mod tests {
         index: HashMap<Vec<u32>, usize>,
         /// Distinct positions reachable in one move.
         moves: Vec<Vec<usize>>,
-        outcomes: Vec<LoopyOutcome>,
+        outcomes: Vec<Outcome>,
     }
 
     impl ProductGame {
@@ -536,35 +581,35 @@ mod tests {
 
     /// WIN / LOSE / DRAW of every state of a game given by its move lists: no moves is LOSE, a
     /// move to LOSE is WIN, all moves to WIN is LOSE, whatever stays undecided is DRAW.
-    fn retrograde(moves: &[Vec<usize>]) -> Vec<LoopyOutcome> {
+    fn retrograde(moves: &[Vec<usize>]) -> Vec<Outcome> {
         let mut predecessors = vec![Vec::new(); moves.len()];
         for (state, next) in moves.iter().enumerate() {
             for &target in next {
                 predecessors[target].push(state);
             }
         }
-        let mut outcomes: Vec<Option<LoopyOutcome>> = vec![None; moves.len()];
+        let mut outcomes: Vec<Option<Outcome>> = vec![None; moves.len()];
         let mut undecided_moves: Vec<usize> = moves.iter().map(Vec::len).collect();
         let mut queue = VecDeque::new();
         for (state, next) in moves.iter().enumerate() {
             if next.is_empty() {
-                outcomes[state] = Some(LoopyOutcome::Lose);
+                outcomes[state] = Some(Outcome::Lose);
                 queue.push_back(state);
             }
         }
         while let Some(target) = queue.pop_front() {
-            let target_loses = outcomes[target] == Some(LoopyOutcome::Lose);
+            let target_loses = outcomes[target] == Some(Outcome::Lose);
             for &state in &predecessors[target] {
                 if outcomes[state].is_some() {
                     continue;
                 }
                 if target_loses {
-                    outcomes[state] = Some(LoopyOutcome::Win);
+                    outcomes[state] = Some(Outcome::Win);
                     queue.push_back(state);
                 } else {
                     undecided_moves[state] -= 1;
                     if undecided_moves[state] == 0 {
-                        outcomes[state] = Some(LoopyOutcome::Lose);
+                        outcomes[state] = Some(Outcome::Lose);
                         queue.push_back(state);
                     }
                 }
@@ -572,7 +617,7 @@ mod tests {
         }
         outcomes
             .into_iter()
-            .map(|outcome| outcome.unwrap_or(LoopyOutcome::Draw))
+            .map(|outcome| outcome.unwrap_or(Outcome::Draw))
             .collect()
     }
 
@@ -693,17 +738,17 @@ mod tests {
                 for items in [&items, &singles] {
                     let chosen = loopy_move(graph, &table, items);
                     let Some(chosen) = chosen else {
-                        assert_eq!(expected, LoopyOutcome::Lose, "{position:?} has a move");
+                        assert_eq!(expected, Outcome::Lose, "{position:?} has a move");
                         continue;
                     };
                     let next = game.index[&play(graph, items, chosen)];
                     let wanted = match expected {
-                        LoopyOutcome::Win => LoopyOutcome::Lose,
-                        LoopyOutcome::Draw => LoopyOutcome::Draw,
-                        LoopyOutcome::Lose => panic!("{position:?} is lost but got {chosen:?}"),
+                        Outcome::Win => Outcome::Lose,
+                        Outcome::Draw => Outcome::Draw,
+                        Outcome::Lose => panic!("{position:?} is lost but got {chosen:?}"),
                     };
                     assert_eq!(game.outcomes[next], wanted, "{position:?} -> {chosen:?}");
-                    if expected == LoopyOutcome::Win && items == &grouped(position) {
+                    if expected == Outcome::Win && items == &grouped(position) {
                         strategy[state] = Some(next);
                     }
                 }
@@ -794,7 +839,7 @@ mod tests {
         let table = generalized_grundy(&g);
         assert_eq!(table.values(), &[INFINITE, INFINITE]);
         assert_eq!(table.infinite_followers(0), &[] as &[u64]);
-        assert_eq!(evaluate_sum(&table, &[(0, 1)]), (LoopyOutcome::Draw, 0));
+        assert_eq!(evaluate_sum(&table, &[(0, 1)]), (Outcome::Draw, 0));
         assert_eq!(loopy_move(&g, &table, &[(0, 1)]), Some((0, 0, 1)));
         check_against_retrograde(&g);
     }
@@ -817,11 +862,11 @@ mod tests {
         let table = generalized_grundy(&g);
         assert_eq!(table.values(), &[INFINITE, 0]);
         assert_eq!(table.infinite_followers(0), &[0]);
-        assert_eq!(evaluate_sum(&table, &[(0, 1)]), (LoopyOutcome::Win, 0));
+        assert_eq!(evaluate_sum(&table, &[(0, 1)]), (Outcome::Win, 0));
         assert_eq!(loopy_move(&g, &table, &[(0, 1)]), Some((0, 0, 1)));
-        assert_eq!(evaluate_sum(&table, &[(0, 2)]).0, LoopyOutcome::Draw);
+        assert_eq!(evaluate_sum(&table, &[(0, 2)]).0, Outcome::Draw);
         assert_eq!(loopy_move(&g, &table, &[(0, 2)]), Some((0, 0, 0)));
-        assert_eq!(evaluate_sum(&table, &[(1, 1), (0, 1)]).0, LoopyOutcome::Win);
+        assert_eq!(evaluate_sum(&table, &[(1, 1), (0, 1)]).0, Outcome::Win);
         assert_eq!(loopy_move(&g, &table, &[(1, 1), (0, 1)]), Some((1, 0, 1)));
         check_against_retrograde(&g);
     }
@@ -835,10 +880,7 @@ mod tests {
         assert_eq!([0, 1, 2].map(|v| table.counter(v)), [1, 2, 0]);
         // Tokens on 0 and 1: moving 1 -> 0 would also leave nim-sum 0, but lets the opponent
         // raise 0 -> 1 forever; 1 -> 2 has the smaller counter and makes progress.
-        assert_eq!(
-            evaluate_sum(&table, &[(0, 1), (1, 1)]),
-            (LoopyOutcome::Win, 1)
-        );
+        assert_eq!(evaluate_sum(&table, &[(0, 1), (1, 1)]), (Outcome::Win, 1));
         assert_eq!(loopy_move(&g, &table, &[(0, 1), (1, 1)]), Some((1, 1, 2)));
         check_against_retrograde(&g);
     }
@@ -849,24 +891,15 @@ mod tests {
         let table = generalized_grundy(&g);
         assert_eq!(table.values(), &[INFINITE, 0, 1, INFINITE]);
         // Empty items are ignored, even counts of a finite vertex cancel.
-        assert_eq!(
-            evaluate_sum(&table, &[(3, 0), (2, 4)]),
-            (LoopyOutcome::Lose, 0)
-        );
+        assert_eq!(evaluate_sum(&table, &[(3, 0), (2, 4)]), (Outcome::Lose, 0));
         assert_eq!(loopy_move(&g, &table, &[(3, 0), (2, 4)]), None);
-        assert_eq!(
-            evaluate_sum(&table, &[(2, u64::MAX)]),
-            (LoopyOutcome::Win, 1)
-        );
+        assert_eq!(evaluate_sum(&table, &[(2, u64::MAX)]), (Outcome::Win, 1));
         // One infinite token: WIN iff the others' nim-sum is in K = {0}.
-        assert_eq!(evaluate_sum(&table, &[(0, 1), (2, 2)]).0, LoopyOutcome::Win);
-        assert_eq!(
-            evaluate_sum(&table, &[(0, 1), (2, 1)]).0,
-            LoopyOutcome::Draw
-        );
+        assert_eq!(evaluate_sum(&table, &[(0, 1), (2, 2)]).0, Outcome::Win);
+        assert_eq!(evaluate_sum(&table, &[(0, 1), (2, 1)]).0, Outcome::Draw);
         // Many tokens on an infinite vertex are many infinite tokens, never cancelling.
-        assert_eq!(evaluate_sum(&table, &[(0, u64::MAX)]).0, LoopyOutcome::Draw);
-        assert_eq!(evaluate_sum(&table, &[(3, 2)]).0, LoopyOutcome::Draw);
+        assert_eq!(evaluate_sum(&table, &[(0, u64::MAX)]).0, Outcome::Draw);
+        assert_eq!(evaluate_sum(&table, &[(3, 2)]).0, Outcome::Draw);
         // From a draw with two infinite tokens, leaving the loop would hand over a win.
         assert_eq!(loopy_move(&g, &table, &[(0, 2)]), Some((0, 0, 0)));
     }
@@ -903,6 +936,47 @@ mod tests {
         check_gamma_properties(&g, &table);
         assert!(table.values().contains(&INFINITE));
         assert!(table.values().iter().any(|&v| (2..INFINITE).contains(&v)));
+    }
+
+    /// Vertex `i < k` moves to every `j < i`, and the top vertex also to itself: the values
+    /// are `0..k-1` one stage each, and every stage revisits the remaining out-edges, so the
+    /// labelling costs about `k^3 / 2` edge visits (out-edges of the unlabelled vertices,
+    /// in-edges of the answered ones) for `k^2 / 2` edges.
+    fn tournament_with_a_loop(k: u32) -> Digraph {
+        let mut edges: Vec<(u32, u32)> = (0..k).flat_map(|i| (0..i).map(move |j| (i, j))).collect();
+        edges.push((k - 1, k - 1));
+        graph(k, &edges)
+    }
+
+    #[test]
+    fn work_budget_stops_a_cubic_labelling() {
+        let k = 300;
+        let g = tournament_with_a_loop(k);
+        let table = generalized_grundy(&g);
+        check_gamma_properties(&g, &table);
+        assert_eq!(table.value(k - 2), Some(u64::from(k - 2)));
+        let budget = 1_000_000;
+        let error = generalized_grundy_within(&g, budget).unwrap_err();
+        assert_eq!((error.budget, error.vertex_count), (budget, k));
+        // Stopped part-way, at most one stage (3E edge visits) past the budget.
+        assert!(error.work > budget);
+        assert!(error.work <= budget + 3 * g.edge_count(), "{error:?}");
+        assert!((1..u64::from(k) - 1).contains(&error.stage), "{error:?}");
+        assert_eq!(
+            u64::from(error.labelled),
+            error.stage,
+            "one vertex per stage"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "the cyclic labelling stopped in stage {0} (finite values 0..{0} given to {0} of \
+                 {k} vertices) after {1} edge visits, over the budget of {budget}",
+                error.stage, error.work
+            )
+        );
+        // k^3 / 2 = 13.5 million: 20 million is enough, and gives the same table.
+        assert_eq!(generalized_grundy_within(&g, 20_000_000), Ok(table));
     }
 
     #[test]

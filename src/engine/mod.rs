@@ -13,6 +13,8 @@ pub mod order;
 pub mod sliding;
 pub mod split;
 
+use std::collections::HashMap;
+
 pub use graph::{Digraph, GraphError};
 pub use order::Cycle;
 
@@ -22,6 +24,13 @@ pub enum Outcome {
     Win,
     Lose,
     Draw,
+}
+
+impl Outcome {
+    /// The outcome of a sum of finite values: the player to move loses iff the xor is 0.
+    pub fn of_nim_sum(nim_sum: u64) -> Self {
+        if nim_sum == 0 { Self::Lose } else { Self::Win }
+    }
 }
 
 /// A game: a graph, and for the Addition-Subtraction game a split count per vertex.
@@ -71,13 +80,36 @@ pub enum AnalysisError {
     /// A vertex's value is too expensive or too large (Addition-Subtraction game).
     #[error("{0}")]
     Split(#[from] split::SplitError),
+    /// Token sliding on a cyclic graph needed more work than [`Limits::cyclic_work_budget`].
+    #[error("{0}")]
+    CyclicWork(#[from] loopy::CyclicWorkExceeded),
 }
 
+/// Default [`Limits::cyclic_work_budget`]: 2^32 edge visits, a few seconds. Measured on one
+/// core of the 2-core development machine (opt-level 2): 1.1 to 1.2 billion visits a second.
+/// A transitive tournament of k = 2000 vertices plus one self-loop (2 million edges, values up
+/// to 1998) needs about k^3 / 2 = 4 billion visits, 3.1 s, and stops after 1.7 s under a
+/// budget of 2^31; a random cyclic graph of 10^6 vertices and 10^7 edges needs under 2E
+/// (0.15 s), so random sparse graphs up to the default `--max-edges` fit.
+pub const DEFAULT_CYCLIC_WORK_BUDGET: u64 = 1 << 32;
+
 /// Tunable bounds on the work the engine accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Work allowed per vertex of a game with split counts.
     pub split: split::SplitLimits,
+    /// Edge visits allowed to the generalized labelling of one cyclic token-sliding graph
+    /// (see [`loopy::generalized_grundy_within`]); beyond, [`AnalysisError::CyclicWork`].
+    pub cyclic_work_budget: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            split: split::SplitLimits::default(),
+            cyclic_work_budget: DEFAULT_CYCLIC_WORK_BUDGET,
+        }
+    }
 }
 
 /// The per-vertex values of a game, ready to evaluate positions.
@@ -99,7 +131,7 @@ enum Table {
 }
 
 /// Computes the value of every vertex. CPU-bound: O(V + E) for acyclic token sliding,
-/// O((Δ+1)(V + E)) for cyclic graphs (Δ the largest finite value).
+/// O((Δ+1)(V + E)) for cyclic graphs (Δ the largest finite value), bounded by `limits`.
 ///
 /// The acyclic path runs first (it is several times cheaper); Kahn's algorithm also detects
 /// a cycle, and only then does the generalized labelling run.
@@ -107,7 +139,10 @@ pub fn analyse(game: Game, limits: &Limits) -> Result<Analysis, AnalysisError> {
     let table = match &game.split_counts {
         None => match order::acyclic_order(&game.graph) {
             Some(order) => Table::Acyclic(sliding::grundy_table(&game.graph, &order)),
-            None => Table::Loopy(loopy::generalized_grundy(&game.graph)),
+            None => Table::Loopy(loopy::generalized_grundy_within(
+                &game.graph,
+                limits.cyclic_work_budget,
+            )?),
         },
         Some(split_counts) => {
             let order = order::successors_first_order(&game.graph)
@@ -163,6 +198,45 @@ pub enum VertexValue<'a> {
     Infinite { finite_followers: &'a [u64] },
 }
 
+/// Split picks already found for one [`Analysis`], by `(vertex, target value)`: see
+/// [`Analysis::best_move_memo`]. Holds at most [`MoveMemo::MAX_ENTRIES`] entries, and starts
+/// over when full. Use one memo with one analysis only.
+#[derive(Debug, Default)]
+pub struct MoveMemo {
+    split_picks: HashMap<(u32, u64), Option<split::SplitPicks>>,
+}
+
+impl MoveMemo {
+    /// Bound on the entries: each holds at most `K` successors of its vertex.
+    pub const MAX_ENTRIES: usize = 4096;
+
+    fn split_picks(
+        &mut self,
+        vertex: u32,
+        target: u64,
+        find: impl FnOnce() -> Option<split::SplitPicks>,
+    ) -> Option<split::SplitPicks> {
+        if let Some(picks) = self.split_picks.get(&(vertex, target)) {
+            return picks.clone();
+        }
+        if self.split_picks.len() >= Self::MAX_ENTRIES {
+            self.split_picks.clear();
+        }
+        let picks = find();
+        self.split_picks.insert((vertex, target), picks.clone());
+        picks
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.split_picks.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.split_picks.is_empty()
+    }
+}
+
 /// The verdict on one position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Evaluation {
@@ -184,6 +258,7 @@ impl Analysis {
         table: &split::SplitTable,
         items: &[(u32, u64)],
         nim_sum: u64,
+        memo: &mut MoveMemo,
     ) -> Option<Move> {
         let split_counts = self.game.split_counts.as_deref()?;
         let (item_index, vertex, target) =
@@ -195,7 +270,9 @@ impl Analysis {
                     let target = value ^ nim_sum;
                     (count & 1 == 1 && target < value).then_some((item_index, vertex, target))
                 })?;
-        let picks = split::find_split_picks(&self.game.graph, split_counts, table, vertex, target)?;
+        let picks = memo.split_picks(vertex, target, || {
+            split::find_split_picks(&self.game.graph, split_counts, table, vertex, target)
+        })?;
         Some(Move::Split {
             item_index,
             vertex,
@@ -265,77 +342,83 @@ impl Analysis {
     /// Evaluates a position given as `(vertex, count)` items: `count` units on `vertex`.
     /// Token lists are items with count 1; dense value vectors are `(v, values[v])`.
     pub fn evaluate(&self, items: &[(u32, u64)]) -> Result<Evaluation, VertexOutOfRange> {
-        let vertex_count = self.game.graph.vertex_count();
-        if let Some(index) = items.iter().position(|&(v, _)| v >= vertex_count) {
-            return Err(VertexOutOfRange {
-                index,
-                vertex: items[index].0,
-                vertex_count,
-            });
-        }
-        Ok(match &self.table {
-            Table::Acyclic(values) | Table::Split(split::SplitTable { values, .. }) => {
-                let nim_sum = items
-                    .iter()
-                    .filter(|&&(_, count)| count & 1 == 1)
-                    .fold(0, |acc, &(v, _)| acc ^ values[v as usize]);
-                let outcome = if nim_sum == 0 {
-                    Outcome::Lose
-                } else {
-                    Outcome::Win
-                };
-                Evaluation { outcome, nim_sum }
-            }
-            Table::Loopy(table) => {
-                let (outcome, nim_sum) = loopy::evaluate_sum(table, items);
-                let outcome = match outcome {
-                    loopy::LoopyOutcome::Win => Outcome::Win,
-                    loopy::LoopyOutcome::Lose => Outcome::Lose,
-                    loopy::LoopyOutcome::Draw => Outcome::Draw,
-                };
-                Evaluation { outcome, nim_sum }
-            }
-        })
+        self.evaluate_units(items.iter().copied())
     }
 
     /// Evaluates a position given as a token list (one unit per entry): the same as
-    /// [`Analysis::evaluate`] with count-1 items, in one pass for acyclic tables.
+    /// [`Analysis::evaluate`] with count-1 items, without building them.
     pub fn evaluate_tokens(&self, tokens: &[u32]) -> Result<Evaluation, VertexOutOfRange> {
-        let values = match &self.table {
-            Table::Acyclic(values) | Table::Split(split::SplitTable { values, .. }) => values,
-            Table::Loopy(_) => {
-                let items: Vec<(u32, u64)> = tokens.iter().map(|&v| (v, 1)).collect();
-                return self.evaluate(&items);
+        self.evaluate_units(tokens.iter().map(|&vertex| (vertex, 1)))
+    }
+
+    /// The one evaluation path: checks each vertex and folds it in, in one pass and without
+    /// allocating. Reports the first out-of-range vertex.
+    fn evaluate_units(
+        &self,
+        units: impl Iterator<Item = (u32, u64)>,
+    ) -> Result<Evaluation, VertexOutOfRange> {
+        let vertex_count = self.game.graph.vertex_count();
+        let out_of_range = |index, vertex| VertexOutOfRange {
+            index,
+            vertex,
+            vertex_count,
+        };
+        match &self.table {
+            Table::Acyclic(values) | Table::Split(split::SplitTable { values, .. }) => {
+                let mut nim_sum = 0;
+                for (index, (vertex, count)) in units.enumerate() {
+                    let value = values
+                        .get(vertex as usize)
+                        .ok_or_else(|| out_of_range(index, vertex))?;
+                    if count & 1 == 1 {
+                        nim_sum ^= value;
+                    }
+                }
+                Ok(Evaluation {
+                    outcome: Outcome::of_nim_sum(nim_sum),
+                    nim_sum,
+                })
             }
-        };
-        let mut nim_sum = 0;
-        for (index, &vertex) in tokens.iter().enumerate() {
-            let value = values.get(vertex as usize).ok_or(VertexOutOfRange {
-                index,
-                vertex,
-                vertex_count: self.game.graph.vertex_count(),
-            })?;
-            nim_sum ^= value;
+            Table::Loopy(table) => {
+                let mut summary = loopy::SumSummary::default();
+                for (index, (vertex, count)) in units.enumerate() {
+                    if vertex >= vertex_count {
+                        return Err(out_of_range(index, vertex));
+                    }
+                    summary.add(table, vertex, count);
+                }
+                Ok(Evaluation {
+                    outcome: summary.outcome(table),
+                    nim_sum: summary.nim_sum,
+                })
+            }
         }
-        let outcome = if nim_sum == 0 {
-            Outcome::Lose
-        } else {
-            Outcome::Win
-        };
-        Ok(Evaluation { outcome, nim_sum })
     }
 
     /// A winning move for a WIN position, a draw-keeping move for a DRAW position (when there
     /// is any move), None for LOSE. `items` must have passed [`Analysis::evaluate`], which
-    /// produced `evaluation`. O(sum of out-degrees of the items), no pass over the graph.
+    /// produced `evaluation`. O(sum of out-degrees of the items), no pass over the graph, except
+    /// on split-count games: see [`Analysis::best_move_memo`].
     pub fn best_move(&self, items: &[(u32, u64)], evaluation: &Evaluation) -> Option<Move> {
+        self.best_move_memo(items, evaluation, &mut MoveMemo::default())
+    }
+
+    /// [`Analysis::best_move`], remembering in `memo` the split picks it finds. A split move
+    /// reruns the method of its vertex (up to the per-vertex budget, 2^26 steps by default),
+    /// so callers answering many positions of one game keep one memo for all of them.
+    pub fn best_move_memo(
+        &self,
+        items: &[(u32, u64)],
+        evaluation: &Evaluation,
+        memo: &mut MoveMemo,
+    ) -> Option<Move> {
         if evaluation.outcome == Outcome::Lose {
             return None;
         }
         let graph = &self.game.graph;
         let values = match &self.table {
             Table::Acyclic(values) => values,
-            Table::Split(table) => return self.split_move(table, items, evaluation.nim_sum),
+            Table::Split(table) => return self.split_move(table, items, evaluation.nim_sum, memo),
             Table::Loopy(table) => {
                 let (item_index, from, to) = loopy::loopy_move(graph, table, items)?;
                 return Some(Move::Slide {

@@ -135,7 +135,6 @@ fn cycle_through(stack: &[(u32, u32)], entry: u32) -> Cycle {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

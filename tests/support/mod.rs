@@ -1,3 +1,10 @@
-//! Shared test support. `oracle`: brute-force game solver used to judge the engine.
+//! Shared test support, compiled into every test binary that declares `mod support;`. Each
+//! binary uses part of it, hence the `dead_code` allowances.
+//!
+//! - `oracle`: brute-force game solver used to judge the engine;
+//! - `server`: an in-process server on `127.0.0.1:0` and request builders.
 
+#[allow(dead_code)]
 pub mod oracle;
+#[allow(dead_code)]
+pub mod server;

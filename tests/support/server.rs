@@ -1,0 +1,182 @@
+//! An in-process server on `127.0.0.1:0` and the request builders the service tests share.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use grundy::proto::{
+    self, EvaluateRequest, EvaluateResponse, EvaluateStart, Query, QueryBatch,
+    evaluate_request::Payload, evaluate_start::GraphSource,
+    grundy_service_client::GrundyServiceClient, query::Position,
+};
+use grundy::server::{self, ServerConfig, ServerError};
+use grundy::service::{Grundy, ServiceConfig};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tonic::Streaming;
+use tonic::transport::Channel;
+
+/// Bound on every wait of the tests.
+pub const PATIENCE: Duration = Duration::from_secs(10);
+
+/// A server on a loopback port, serving until [`TestServer::begin_shutdown`]. Dropping it stops
+/// it (without waiting).
+pub struct TestServer {
+    pub address: SocketAddr,
+    /// The service state, to inspect streams, metrics and the registry.
+    pub service: Grundy,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: JoinHandle<Result<(), ServerError>>,
+}
+
+/// Starts a server with `config` (its shutdown future is a oneshot, as tonic's tests do).
+pub async fn serve(config: ServerConfig) -> TestServer {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let service = Grundy::new(config.service.clone());
+    let (shutdown, stopped) = oneshot::channel::<()>();
+    let handle = service.clone();
+    let task = tokio::spawn(async move {
+        server::run_service(listener, handle, &config, async {
+            let _ = stopped.await;
+        })
+        .await
+    });
+    TestServer {
+        address,
+        service,
+        shutdown: Some(shutdown),
+        task,
+    }
+}
+
+/// Starts a server with default settings around `service`.
+pub async fn serve_service(service: ServiceConfig) -> TestServer {
+    serve(ServerConfig {
+        service,
+        ..ServerConfig::default()
+    })
+    .await
+}
+
+/// The service settings of the tests: two computations at once, as on a small machine.
+pub fn service_config() -> ServiceConfig {
+    ServiceConfig {
+        compute_concurrency: 2,
+        ..ServiceConfig::default()
+    }
+}
+
+impl TestServer {
+    pub fn url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    pub async fn channel(&self) -> Channel {
+        Channel::from_shared(self.url())
+            .unwrap()
+            .connect()
+            .await
+            .unwrap()
+    }
+
+    /// A new plaintext client.
+    pub async fn client(&self) -> GrundyServiceClient<Channel> {
+        GrundyServiceClient::new(self.channel().await)
+    }
+
+    /// Starts the shutdown (as SIGTERM does) without waiting for it.
+    pub fn begin_shutdown(&mut self) {
+        let _ = self.shutdown.take().expect("shut down once").send(());
+    }
+
+    /// Waits for the server to return.
+    pub async fn stopped(&mut self) -> Result<(), ServerError> {
+        tokio::time::timeout(PATIENCE, &mut self.task)
+            .await
+            .expect("the server stops in time")
+            .expect("the server task does not panic")
+    }
+
+    /// Waits until no RPC is in progress.
+    pub async fn wait_idle(&self) {
+        tokio::time::timeout(PATIENCE, self.service.wait_idle())
+            .await
+            .expect("every stream ends in time");
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// GAMES.md sample, test case 1: 0 -> {1, 2}, 2 -> {3}; values 2, 0, 1, 0.
+pub fn sample_graph() -> proto::Graph {
+    proto::Graph {
+        vertex_count: 4,
+        out_degrees: vec![2, 0, 1, 0],
+        targets: vec![1, 2, 3],
+        split_counts: vec![],
+    }
+}
+
+/// A path 0 -> 1 -> ... -> n-1.
+pub fn chain(n: u32) -> proto::Graph {
+    proto::Graph {
+        vertex_count: n,
+        out_degrees: (0..n).map(|v| u32::from(v + 1 < n)).collect(),
+        targets: (1..n).collect(),
+        split_counts: vec![],
+    }
+}
+
+/// A cycle 0 -> 1 -> ... -> n-1 -> 0.
+pub fn cycle(n: u32) -> proto::Graph {
+    proto::Graph {
+        vertex_count: n,
+        out_degrees: vec![1; n as usize],
+        targets: (1..n).chain([0]).collect(),
+        split_counts: vec![],
+    }
+}
+
+/// The first message of an `Evaluate` stream on an inline graph.
+pub fn start(graph: proto::Graph) -> EvaluateRequest {
+    EvaluateRequest {
+        payload: Some(Payload::Start(EvaluateStart {
+            graph_source: Some(GraphSource::Graph(graph)),
+            explain: false,
+        })),
+    }
+}
+
+/// A query of the token list `vertices`.
+pub fn tokens(id: u64, vertices: &[u32]) -> Query {
+    Query {
+        id,
+        position: Some(Position::Tokens(proto::TokenPosition {
+            vertices: vertices.to_vec(),
+        })),
+    }
+}
+
+/// A request message carrying `queries`.
+pub fn batch(queries: Vec<Query>) -> EvaluateRequest {
+    EvaluateRequest {
+        payload: Some(Payload::Queries(QueryBatch {
+            queries,
+            packed_tokens: None,
+        })),
+    }
+}
+
+/// The next response, or the stream's final status; panics on a clean end or a hang.
+pub async fn next(
+    stream: &mut Streaming<EvaluateResponse>,
+) -> Result<EvaluateResponse, tonic::Status> {
+    tokio::time::timeout(PATIENCE, stream.message())
+        .await
+        .expect("a response in time")
+        .map(|m| m.expect("the stream is still open"))
+}
