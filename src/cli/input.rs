@@ -1,0 +1,372 @@
+//! The parser thread: reads the judge file and turns it into request-ready events, batching
+//! queries under the message limit.
+
+use std::io::Read;
+
+use prost::Message;
+use prost::encoding::encoded_len_varint;
+use tokio::sync::mpsc;
+
+use super::{JudgeArgs, JudgeFormat, RunError};
+use crate::engine::Digraph;
+use crate::judge::addsub::{AddsubEvent, AddsubReader};
+use crate::judge::chess::{ChessEvent, ChessReader};
+use crate::judge::{JudgeError, Location};
+use crate::proto::{
+    self, EvaluateRequest, EvaluateStart, QueryBatch, evaluate_request::Payload,
+    evaluate_start::GraphSource,
+};
+
+/// A unit of work from the parser thread.
+pub(super) enum InputEvent {
+    /// A new test case: its number, a label for messages, and the stream's first message.
+    Start {
+        number: u64,
+        label: String,
+        start: EvaluateStart,
+    },
+    /// Queries of the current test case (ids still to be assigned).
+    Queries(QueryBatch),
+    /// The current test case is complete.
+    End,
+    /// The input is malformed (or unreadable, or too large for a message) here; everything
+    /// before it was sent.
+    Error(RunError),
+}
+
+fn judge_error(error: JudgeError) -> RunError {
+    match error {
+        JudgeError::Syntax { .. } => RunError::BadInput(error.to_string()),
+        JudgeError::Io(_) => RunError::Failure(error.to_string()),
+    }
+}
+
+/// Parser thread: reads the judge file and sends request-ready events.
+pub(super) fn parse_input(
+    args: JudgeArgs,
+    input: Box<dyn Read + Send>,
+    events: mpsc::Sender<InputEvent>,
+) {
+    let mut batcher = Batcher::new(&events, &args);
+    let result = match args.format {
+        JudgeFormat::Chess => parse_cases(&mut ChessReader::new(input), &mut batcher),
+        JudgeFormat::Addsub => parse_cases(
+            &mut AddsubCases {
+                reader: AddsubReader::new(input),
+                odd_vertices: Vec::new(),
+            },
+            &mut batcher,
+        ),
+    };
+    let error = match result {
+        Ok(()) | Err(ParseStop::Closed) => return,
+        Err(ParseStop::Input(error)) => judge_error(error),
+        Err(ParseStop::TooLarge(message)) => RunError::Failure(message),
+    };
+    let _ = events.blocking_send(InputEvent::Error(error));
+}
+
+/// Why the parser thread stopped early.
+enum ParseStop {
+    Input(JudgeError),
+    /// A graph or query does not fit in one message under `--max-message-bytes`.
+    TooLarge(String),
+    /// The consumer is gone (a failure or a closed stdout): nothing more to do.
+    Closed,
+}
+
+impl From<JudgeError> for ParseStop {
+    fn from(error: JudgeError) -> Self {
+        Self::Input(error)
+    }
+}
+
+/// A judge format's reader, as the parser loop drives it.
+trait CaseSource {
+    /// Reads the next event and hands it to `batcher`; false at the clean end of the input.
+    fn step(&mut self, batcher: &mut Batcher) -> Result<bool, ParseStop>;
+    /// Whether the next event can start without waiting for the input (see
+    /// [`crate::judge::scanner::Scanner::has_buffered_input`]).
+    fn has_buffered_input(&mut self) -> bool;
+}
+
+/// The loop shared by the formats. Pending queries are sent before any read that may block,
+/// so a program that writes a query and waits for its answer gets it.
+fn parse_cases(source: &mut impl CaseSource, batcher: &mut Batcher) -> Result<(), ParseStop> {
+    loop {
+        if !source.has_buffered_input() {
+            batcher.flush()?;
+        }
+        match source.step(batcher) {
+            Ok(true) => {}
+            Ok(false) => return Ok(()),
+            Err(ParseStop::Closed) => return Err(ParseStop::Closed),
+            // Everything parsed before the error is still sent, so its verdicts are printed.
+            Err(stop) => return Err(batcher.flush_then(stop)),
+        }
+    }
+}
+
+impl<R: Read> CaseSource for ChessReader<R> {
+    fn step(&mut self, batcher: &mut Batcher) -> Result<bool, ParseStop> {
+        let Some(event) = self.next_event()? else {
+            return Ok(false);
+        };
+        match event {
+            ChessEvent::Graph {
+                case,
+                location,
+                vertex_count,
+                out_degrees,
+                targets,
+            } => {
+                let graph = proto::Graph {
+                    vertex_count,
+                    out_degrees,
+                    targets,
+                    split_counts: Vec::new(),
+                };
+                batcher.start_case(case, case_label("test case", case, location), graph)?;
+            }
+            ChessEvent::Query(tokens) => batcher.push_tokens(tokens)?,
+            ChessEvent::EndOfCase => batcher.end_case()?,
+        }
+        Ok(true)
+    }
+
+    fn has_buffered_input(&mut self) -> bool {
+        ChessReader::has_buffered_input(self)
+    }
+}
+
+/// The addsub reader with the scratch list of a round's odd vertices.
+struct AddsubCases<R> {
+    reader: AddsubReader<R>,
+    odd_vertices: Vec<u32>,
+}
+
+impl<R: Read> CaseSource for AddsubCases<R> {
+    fn step(&mut self, batcher: &mut Batcher) -> Result<bool, ParseStop> {
+        let Some(event) = self.reader.next_event()? else {
+            return Ok(false);
+        };
+        match event {
+            AddsubEvent::Game {
+                game,
+                location,
+                vertex_count,
+                edges,
+                split_counts,
+                rounds: _,
+            } => {
+                let graph = graph_from_edges(vertex_count, &edges, split_counts);
+                batcher.start_case(game, case_label("game", game, location), graph)?;
+            }
+            AddsubEvent::Round(values) => {
+                // Only parity matters (two units on a vertex cancel, and the game is acyclic),
+                // so a round is the token query "one unit on each odd vertex": it travels in
+                // the packed columnar form like chess queries.
+                self.odd_vertices.clear();
+                self.odd_vertices.extend(
+                    values
+                        .iter()
+                        .enumerate()
+                        .filter(|&(_, value)| value & 1 == 1)
+                        .map(|(vertex, _)| vertex as u32),
+                );
+                batcher.push_tokens(&self.odd_vertices)?;
+            }
+            AddsubEvent::EndOfGame => batcher.end_case()?,
+        }
+        Ok(true)
+    }
+
+    fn has_buffered_input(&mut self) -> bool {
+        self.reader.has_buffered_input()
+    }
+}
+
+/// Bytes a request message takes beyond its packed lists: tags, lengths and `first_id`.
+const MESSAGE_OVERHEAD_BYTES: usize = 64;
+/// Room reserved per query for its verdict in the response (outcome and nim-sum; a move
+/// with `--explain`), so that responses stay under the limit too.
+const RESPONSE_BYTES_PER_QUERY: usize = 16;
+const RESPONSE_BYTES_PER_EXPLAINED_QUERY: usize = 64;
+/// Requests are cut at this size even when the message limit is far larger: smaller messages
+/// keep the pipeline moving.
+const MAX_BATCH_BYTES: usize = 4 << 20;
+
+/// Collects token queries into batches and sends them in the packed (columnar) form: no
+/// per-query message to build, encode or decode. A batch is sent when it holds
+/// `--batch-size` queries or its encoded size nears the message limit.
+struct Batcher<'a> {
+    events: &'a mpsc::Sender<InputEvent>,
+    explain: bool,
+    batch: QueryBatch,
+    queries: usize,
+    /// Encoded bytes of `batch` (and of the room its verdicts take in the response).
+    batch_bytes: usize,
+    batch_size: usize,
+    /// Size at which a batch is sent: well under the message limit.
+    flush_bytes: usize,
+    max_message_bytes: usize,
+    /// The current test case, for error messages, and its queries so far.
+    label: String,
+    case_queries: u64,
+}
+
+impl<'a> Batcher<'a> {
+    fn new(events: &'a mpsc::Sender<InputEvent>, args: &JudgeArgs) -> Self {
+        Self {
+            events,
+            explain: args.explain,
+            batch: QueryBatch::default(),
+            queries: 0,
+            batch_bytes: 0,
+            batch_size: args.batch_size as usize,
+            flush_bytes: (args.max_message_bytes / 2).min(MAX_BATCH_BYTES),
+            max_message_bytes: args.max_message_bytes,
+            label: String::new(),
+            case_queries: 0,
+        }
+    }
+
+    fn start_case(
+        &mut self,
+        number: u64,
+        label: String,
+        graph: proto::Graph,
+    ) -> Result<(), ParseStop> {
+        let start = EvaluateStart {
+            graph_source: Some(GraphSource::Graph(graph)),
+            explain: self.explain,
+        };
+        let request = EvaluateRequest {
+            payload: Some(Payload::Start(start)),
+        };
+        let bytes = request.encoded_len();
+        if bytes > self.max_message_bytes {
+            return Err(ParseStop::TooLarge(format!(
+                "{label}: the graph takes {bytes} bytes encoded, more than --max-message-bytes \
+                 {} allows in one message",
+                self.max_message_bytes
+            )));
+        }
+        let Some(Payload::Start(start)) = request.payload else {
+            unreachable!("built above");
+        };
+        self.label.clone_from(&label);
+        self.case_queries = 0;
+        self.send(InputEvent::Start {
+            number,
+            label,
+            start,
+        })
+    }
+
+    fn push_tokens(&mut self, tokens: &[u32]) -> Result<(), ParseStop> {
+        self.case_queries += 1;
+        let request_bytes = encoded_len_varint(tokens.len() as u64)
+            + tokens
+                .iter()
+                .map(|&vertex| encoded_len_varint(u64::from(vertex)))
+                .sum::<usize>();
+        if request_bytes + MESSAGE_OVERHEAD_BYTES > self.max_message_bytes {
+            return Err(ParseStop::TooLarge(format!(
+                "{}: query {} takes {} bytes encoded, more than --max-message-bytes {} allows \
+                 in one message",
+                self.label,
+                self.case_queries,
+                request_bytes + MESSAGE_OVERHEAD_BYTES,
+                self.max_message_bytes
+            )));
+        }
+        let query_bytes = request_bytes
+            + if self.explain {
+                RESPONSE_BYTES_PER_EXPLAINED_QUERY
+            } else {
+                RESPONSE_BYTES_PER_QUERY
+            };
+        if self.queries > 0 && self.batch_bytes + query_bytes > self.flush_bytes {
+            self.flush()?;
+        }
+        let packed = self
+            .batch
+            .packed_tokens
+            .get_or_insert_with(Default::default);
+        packed.token_counts.push(tokens.len() as u32);
+        packed.vertices.extend_from_slice(tokens);
+        self.queries += 1;
+        self.batch_bytes += query_bytes;
+        if self.queries >= self.batch_size || self.batch_bytes >= self.flush_bytes {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn end_case(&mut self) -> Result<(), ParseStop> {
+        self.flush()?;
+        self.send(InputEvent::End)
+    }
+
+    fn send(&self, event: InputEvent) -> Result<(), ParseStop> {
+        self.events
+            .blocking_send(event)
+            .map_err(|_| ParseStop::Closed)
+    }
+
+    fn flush(&mut self) -> Result<(), ParseStop> {
+        if self.queries == 0 {
+            return Ok(());
+        }
+        self.queries = 0;
+        self.batch_bytes = 0;
+        let batch = std::mem::take(&mut self.batch);
+        self.send(InputEvent::Queries(batch))
+    }
+
+    /// Sends what was parsed before an input error, so its verdicts are still printed.
+    fn flush_then(&mut self, stop: ParseStop) -> ParseStop {
+        match self.flush() {
+            Ok(()) => stop,
+            Err(closed) => closed,
+        }
+    }
+}
+
+fn case_label(kind: &str, number: u64, location: Location) -> String {
+    format!("{kind} {number} (line {})", location.line)
+}
+
+/// Wire graph from an edge list (validated by the parser: endpoints in range), in the CSR
+/// form the engine builds.
+fn graph_from_edges(
+    vertex_count: u32,
+    edges: &[(u32, u32)],
+    split_counts: Vec<u32>,
+) -> proto::Graph {
+    let digraph = Digraph::from_edges(vertex_count, edges)
+        .expect("the parser checks the vertex count, the edge count and the endpoints");
+    proto::Graph {
+        vertex_count,
+        out_degrees: digraph
+            .offsets()
+            .windows(2)
+            .map(|pair| pair[1] - pair[0])
+            .collect(),
+        targets: digraph.targets().to_vec(),
+        split_counts,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn graphs_from_edges_are_csr() {
+        let graph = graph_from_edges(4, &[(2, 1), (0, 3), (2, 3), (0, 1)], vec![1; 4]);
+        assert_eq!(graph.out_degrees, vec![2, 0, 2, 0]);
+        assert_eq!(graph.targets, vec![3, 1, 1, 3]);
+    }
+}

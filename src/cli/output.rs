@@ -1,0 +1,268 @@
+//! Output: the stdout writer thread, the progress report on stderr and the judge's lines.
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+
+use super::{JudgeFormat, Progress, RunError};
+use crate::proto::{self, Outcome, Verdict};
+
+pub(super) fn case_header(format: JudgeFormat, number: u64) -> Vec<u8> {
+    match format {
+        JudgeFormat::Chess => Vec::new(),
+        JudgeFormat::Addsub => format!("Game#{number}:\n").into_bytes(),
+    }
+}
+
+pub(super) fn case_footer(format: JudgeFormat) -> Vec<u8> {
+    match format {
+        JudgeFormat::Chess => Vec::new(),
+        JudgeFormat::Addsub => b"\n".to_vec(),
+    }
+}
+
+/// Appends the judge's line for one verdict. `round` is the 1-based query number in the case.
+pub(super) fn format_verdict(
+    format: JudgeFormat,
+    explain: bool,
+    round: u64,
+    verdict: &Verdict,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    if let Some(error) = &verdict.error {
+        return Err(format!(
+            "query {round} rejected: {}: {}",
+            error.field, error.message
+        ));
+    }
+    format_outcome(format, round, verdict.outcome(), out)?;
+    if explain && let Some(move_) = verdict.r#move.as_ref().and_then(|m| m.kind.as_ref()) {
+        write_move(move_, out);
+    }
+    out.push(b'\n');
+    Ok(())
+}
+
+/// Appends `WIN` (chess) or `Round#r: WINNING` (addsub), without the newline.
+pub(super) fn format_outcome(
+    format: JudgeFormat,
+    round: u64,
+    outcome: Outcome,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    let word = match (format, outcome) {
+        (JudgeFormat::Chess, Outcome::Win) => "WIN",
+        (JudgeFormat::Chess, Outcome::Lose) => "LOSE",
+        (JudgeFormat::Chess, Outcome::Draw) => "DRAW",
+        (JudgeFormat::Addsub, Outcome::Win) => "WINNING",
+        (JudgeFormat::Addsub, Outcome::Lose) => "LOSING",
+        (JudgeFormat::Addsub, Outcome::Draw) => "DRAWING",
+        (_, Outcome::Unspecified) => return Err(format!("query {round}: no outcome")),
+    };
+    if format == JudgeFormat::Addsub {
+        let _ = write!(out, "Round#{round}: ");
+    }
+    out.extend_from_slice(word.as_bytes());
+    Ok(())
+}
+
+/// Picks beyond this many are summarised as `w*count` instead of listed one by one.
+const MAX_LISTED_PICKS: u64 = 1000;
+
+fn write_move(move_: &proto::r#move::Kind, out: &mut Vec<u8>) {
+    use proto::r#move::Kind;
+    match move_ {
+        Kind::Token(token) => {
+            let _ = write!(out, " move {} -> {}", token.from, token.to);
+        }
+        Kind::Split(split) => {
+            let _ = write!(out, " move {} ->", split.vertex);
+            // All K picks in increasing vertex order: the pairs join the pair target's place,
+            // merged with its odd pick when it has one (one run `w*count`, not two).
+            let mut pair_picks = 2 * u64::from(split.pair_count);
+            for &target in &split.odd_targets {
+                if pair_picks > 0 && split.pair_target <= target {
+                    if split.pair_target == target {
+                        write_picks(target, pair_picks + 1, out);
+                        pair_picks = 0;
+                        continue;
+                    }
+                    write_picks(split.pair_target, pair_picks, out);
+                    pair_picks = 0;
+                }
+                write_picks(target, 1, out);
+            }
+            if pair_picks > 0 {
+                write_picks(split.pair_target, pair_picks, out);
+            }
+        }
+    }
+}
+
+/// ` w` `picks` times, or ` w*picks` for a long run.
+fn write_picks(target: u32, picks: u64, out: &mut Vec<u8>) {
+    if picks > MAX_LISTED_PICKS {
+        let _ = write!(out, " {target}*{picks}");
+    } else {
+        for _ in 0..picks {
+            let _ = write!(out, " {target}");
+        }
+    }
+}
+
+/// Stdout, owned by a writer thread so that a slow reader never blocks the async runtime.
+pub(super) struct Output {
+    chunks: Option<mpsc::Sender<Vec<u8>>>,
+    writer: Option<std::thread::JoinHandle<std::io::Result<()>>>,
+}
+
+impl Output {
+    pub(super) fn spawn() -> Result<Self, RunError> {
+        let (chunks, mut receiver) = mpsc::channel::<Vec<u8>>(64);
+        let writer = std::thread::Builder::new()
+            .name("grundy-stdout".into())
+            .spawn(move || {
+                let stdout = std::io::stdout();
+                let mut stdout = stdout.lock();
+                while let Some(chunk) = receiver.blocking_recv() {
+                    stdout.write_all(&chunk)?;
+                    // Flush when caught up, so output appears as verdicts arrive.
+                    if receiver.is_empty() {
+                        stdout.flush()?;
+                    }
+                }
+                stdout.flush()
+            })
+            .map_err(|e| RunError::Failure(format!("cannot start the output thread: {e}")))?;
+        Ok(Self {
+            chunks: Some(chunks),
+            writer: Some(writer),
+        })
+    }
+
+    pub(super) fn send(&mut self, chunk: Vec<u8>) -> Result<(), RunError> {
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        let chunks = self.chunks.as_ref().ok_or(RunError::OutputClosed)?;
+        // A full channel means stdout is slow: block this task only briefly per chunk.
+        match chunks.try_send(chunk) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::TrySendError::Full(chunk)) => tokio::task::block_in_place(|| {
+                chunks
+                    .blocking_send(chunk)
+                    .map_err(|_| RunError::OutputClosed)
+            }),
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(self.writer_error()),
+        }
+    }
+
+    /// Why the writer stopped: a closed pipe is a quiet stop, anything else a failure.
+    fn writer_error(&mut self) -> RunError {
+        self.chunks = None;
+        match self.writer.take().map(|w| w.join()) {
+            Some(Ok(Err(e))) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                RunError::Failure(format!("cannot write output: {e}"))
+            }
+            _ => RunError::OutputClosed,
+        }
+    }
+
+    /// Flushes everything and waits for the writer.
+    pub(super) fn finish(mut self) -> Result<(), RunError> {
+        self.chunks = None;
+        match self.writer.take().map(|w| w.join()) {
+            Some(Ok(Err(e))) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                Err(RunError::Failure(format!("cannot write output: {e}")))
+            }
+            Some(Err(_)) => Err(RunError::Failure("the output thread panicked".into())),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Progress on stderr: test cases, queries and rate, refreshed twice a second.
+pub(super) struct ProgressReport {
+    counters: Arc<ProgressCounters>,
+    ticker: Option<tokio::task::JoinHandle<()>>,
+}
+
+#[derive(Default)]
+pub(super) struct ProgressCounters {
+    pub(super) cases: AtomicU64,
+    pub(super) queries: AtomicU64,
+}
+
+impl ProgressReport {
+    pub(super) fn start(mode: Progress) -> Self {
+        let counters = Arc::new(ProgressCounters::default());
+        let enabled = match mode {
+            Progress::Always => true,
+            Progress::Never => false,
+            Progress::Auto => std::io::stderr().is_terminal(),
+        };
+        let ticker = enabled.then(|| {
+            let counters = counters.clone();
+            tokio::spawn(async move {
+                let started = Instant::now();
+                let mut interval = tokio::time::interval(Duration::from_millis(500));
+                interval.tick().await;
+                loop {
+                    interval.tick().await;
+                    let queries = counters.queries.load(Ordering::Relaxed);
+                    let cases = counters.cases.load(Ordering::Relaxed);
+                    let rate = queries as f64 / started.elapsed().as_secs_f64().max(1e-9);
+                    eprint!(
+                        "\rgrundy: {cases} cases done, {queries} queries, {rate:.0} queries/s "
+                    );
+                }
+            })
+        });
+        Self { counters, ticker }
+    }
+
+    /// The counters test cases update.
+    pub(super) fn counters(&self) -> Arc<ProgressCounters> {
+        self.counters.clone()
+    }
+
+    pub(super) fn finish(self) {
+        if let Some(ticker) = self.ticker {
+            ticker.abort();
+            eprint!("\r\x1b[K");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proto::SplitMove;
+
+    fn split_line(odd_targets: Vec<u32>, pair_target: u32, pair_count: u32) -> String {
+        let mut out = Vec::new();
+        let split = SplitMove {
+            vertex: 0,
+            odd_targets,
+            pair_target,
+            pair_count,
+        };
+        write_move(&proto::r#move::Kind::Split(split), &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn split_moves_list_every_pick_in_order_with_long_runs_counted() {
+        assert_eq!(split_line(vec![1, 3], 0, 0), " move 0 -> 1 3");
+        assert_eq!(split_line(vec![1, 3], 2, 1), " move 0 -> 1 2 2 3");
+        assert_eq!(split_line(vec![1, 3], 5, 1), " move 0 -> 1 3 5 5");
+        // The pair target's odd pick joins its pairs: one run.
+        assert_eq!(split_line(vec![1, 3], 1, 1), " move 0 -> 1 1 1 3");
+        assert_eq!(split_line(vec![1, 3], 1, 1000), " move 0 -> 1*2001 3");
+        assert_eq!(split_line(vec![2], 2, 500), " move 0 -> 2*1001");
+        assert_eq!(split_line(vec![], 4, 501), " move 0 -> 4*1002");
+    }
+}
