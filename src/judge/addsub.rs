@@ -171,15 +171,7 @@ mod tests {
     use super::*;
 
     fn events(input: &str) -> Result<Vec<String>, String> {
-        let mut reader = AddsubReader::new(input.as_bytes());
-        let mut out = Vec::new();
-        loop {
-            match reader.next_event() {
-                Ok(None) => return Ok(out),
-                Ok(Some(event)) => out.push(format!("{event:?}")),
-                Err(e) => return Err(e.to_string()),
-            }
-        }
+        super::super::debug_events!(AddsubReader::new(input.as_bytes()))
     }
 
     #[test]
