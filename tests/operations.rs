@@ -19,6 +19,7 @@ use grundy::server::{ServerConfig, TlsConfig};
 use grundy::service::ServiceConfig;
 use support::server::{
     PATIENCE, batch, chain, next, sample_graph, serve, service_config, start, tokens,
+    tournament_with_self_loop,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
@@ -398,14 +399,7 @@ async fn deadline_before_the_first_response_is_reported_by_the_tonic_client_itse
     // The graph's analysis outlasts the deadline (a dense cyclic graph: about 0.3 s). The
     // analysis still finishes and is cached, so the next request finds it.
     let k = 1000u32;
-    let mut dense = proto::Graph {
-        vertex_count: k,
-        out_degrees: (0..k).collect(),
-        targets: (0..k).flat_map(|i| 0..i).collect(),
-        split_counts: vec![],
-    };
-    dense.out_degrees[k as usize - 1] += 1;
-    dense.targets.push(k - 1);
+    let dense = tournament_with_self_loop(k);
     let request = |timeout| {
         let mut request = tonic::Request::new(EvaluateBatchRequest {
             start: Some(EvaluateStart {

@@ -12,6 +12,7 @@ use grundy::proto::{
 };
 use support::server::{
     TestServer, batch, chain, sample_graph, serve_service, service_config, start, tokens,
+    tournament_with_self_loop,
 };
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -455,14 +456,7 @@ async fn cyclic_graph_over_the_work_budget_is_resource_exhausted() {
     // A transitive tournament on 60 vertices plus a self-loop on the top one: 59 stages of
     // labelling, about 60^3 / 2 = 108000 edge visits; the budget allows 20000.
     let k = 60u32;
-    let mut graph = proto::Graph {
-        vertex_count: k,
-        out_degrees: (0..k).collect(),
-        targets: (0..k).flat_map(|i| 0..i).collect(),
-        split_counts: vec![],
-    };
-    graph.out_degrees[k as usize - 1] += 1;
-    graph.targets.push(k - 1);
+    let graph = tournament_with_self_loop(k);
     let mut config = service_config();
     config.limits.cyclic_work_budget = 20_000;
     let server = serve_service(config).await;

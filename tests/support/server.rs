@@ -141,6 +141,21 @@ pub fn cycle(n: u32) -> proto::Graph {
     }
 }
 
+/// The cyclic labelling's worst case: a transitive tournament on `k` vertices (vertex i
+/// points at every j < i) plus a self-loop on the top vertex, which makes every vertex's
+/// value wait for its own stage: about k^3 / 2 edge visits.
+pub fn tournament_with_self_loop(k: u32) -> proto::Graph {
+    let mut graph = proto::Graph {
+        vertex_count: k,
+        out_degrees: (0..k).collect(),
+        targets: (0..k).flat_map(|i| 0..i).collect(),
+        split_counts: vec![],
+    };
+    graph.out_degrees[k as usize - 1] += 1;
+    graph.targets.push(k - 1);
+    graph
+}
+
 /// The first message of an `Evaluate` stream on an inline graph.
 pub fn start(graph: proto::Graph) -> EvaluateRequest {
     EvaluateRequest {
