@@ -345,16 +345,13 @@ fn graph_from_edges(
     edges: &[(u32, u32)],
     split_counts: Vec<u32>,
 ) -> proto::Graph {
-    let digraph = Digraph::from_edges(vertex_count, edges)
-        .expect("the parser checks the vertex count, the edge count and the endpoints");
+    let (offsets, targets) = Digraph::from_edges(vertex_count, edges)
+        .expect("the parser checks the vertex count, the edge count and the endpoints")
+        .into_parts();
     proto::Graph {
         vertex_count,
-        out_degrees: digraph
-            .offsets()
-            .windows(2)
-            .map(|pair| pair[1] - pair[0])
-            .collect(),
-        targets: digraph.targets().to_vec(),
+        out_degrees: offsets.windows(2).map(|pair| pair[1] - pair[0]).collect(),
+        targets,
         split_counts,
     }
 }

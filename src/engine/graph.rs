@@ -173,6 +173,11 @@ impl Digraph {
         &self.targets
     }
 
+    /// The CSR arrays `(offsets, targets)`, handed over without a copy.
+    pub fn into_parts(self) -> (Vec<u32>, Vec<u32>) {
+        (self.offsets, self.targets)
+    }
+
     /// Bytes held by the CSR arrays.
     pub fn heap_bytes(&self) -> usize {
         (self.offsets.capacity() + self.targets.capacity()) * std::mem::size_of::<u32>()
