@@ -12,7 +12,7 @@ use grundy::proto::{
     evaluate_request::Payload, evaluate_start::GraphSource,
     grundy_service_client::GrundyServiceClient, query::Position,
 };
-use grundy::server::{self, ServerConfig};
+use grundy::service::{self as server, ServerConfig};
 use tonic::transport::Channel;
 
 /// Entries per list in one `PutGraph` chunk: 250 000 targets of up to 4 bytes, about 1 MiB.
@@ -42,9 +42,9 @@ async fn main() {
         targets: (1..vertices).collect(),
         split_counts: vec![],
     };
-    let game = grundy::convert::game_from_proto(graph.clone()).expect("a valid graph");
+    let game = grundy::service::game_from_proto(graph.clone()).expect("a valid graph");
     let started = Instant::now();
-    let graph_id = grundy::registry::graph_id_sync(&game);
+    let graph_id = grundy::service::graph_id_blocking(&game);
     report("graph_id_sync", started.elapsed());
 
     let chunks = chunks(&graph);

@@ -10,7 +10,6 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 use tonic::{Request, Status};
 
-use crate::auth::read_token_file;
 use crate::proto::grundy_service_client::GrundyServiceClient;
 
 /// How to reach and authenticate to a server.
@@ -135,7 +134,25 @@ fn client_tls(args: &ConnectionArgs) -> Result<ClientTlsConfig, String> {
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, String> {
-    crate::config::read_file(path)
+    std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// Reads a token file: its content without surrounding whitespace (a trailing newline is
+/// normal). An empty token, or one that cannot travel in a header, is an error.
+fn read_token_file(path: &Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?;
+    let token = text.trim();
+    if token.is_empty() {
+        return Err(format!("the token file {} is empty", path.display()));
+    }
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(format!(
+            "the token in {} must be printable ASCII without spaces",
+            path.display()
+        ));
+    }
+    Ok(token.to_string())
 }
 
 /// "transport error: tcp connect error: Connection refused (os error 111)".

@@ -15,8 +15,8 @@ use grundy::proto::{
     self, EvaluateBatchRequest, EvaluateRequest, EvaluateResponse, EvaluateStart, Query,
     evaluate_start::GraphSource, grundy_service_client::GrundyServiceClient,
 };
-use grundy::server::{ServerConfig, TlsConfig};
 use grundy::service::ServiceConfig;
+use grundy::service::{ServerConfig, TlsConfig};
 use support::server::{
     PATIENCE, batch, chain, next, sample_graph, serve, service_config, start, tokens,
     tournament_with_self_loop,
@@ -452,7 +452,7 @@ async fn metrics_are_served_over_http() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
-    let exporter = tokio::spawn(grundy::metrics::serve(
+    let exporter = tokio::spawn(grundy::service::metrics::serve(
         listener,
         server.service.metrics().clone(),
         async {

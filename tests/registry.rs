@@ -200,7 +200,7 @@ async fn get_values_pages_finite_and_infinite_values_with_counters() {
         split_counts: vec![],
     };
     let expected = engine::analyse(
-        grundy::convert::game_from_proto(graph.clone()).unwrap(),
+        grundy::service::game_from_proto(graph.clone()).unwrap(),
         &Limits::default(),
     )
     .unwrap();
@@ -272,7 +272,7 @@ async fn get_values_pages_finite_and_infinite_values_with_counters() {
 }
 
 fn table_bytes(graph: &proto::Graph) -> usize {
-    let game = grundy::convert::game_from_proto(graph.clone()).unwrap();
+    let game = grundy::service::game_from_proto(graph.clone()).unwrap();
     engine::analyse(game, &Limits::default())
         .unwrap()
         .heap_bytes()

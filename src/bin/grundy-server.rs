@@ -1,21 +1,19 @@
 //! `grundy-server`: serves `grundy.v1.GrundyService` over gRPC. Flags (and their `GRUNDY_*`
-//! environment variables) are in [`grundy::config::ServerArgs`]; `--help` lists them.
+//! environment variables) are in [`grundy::service::ServerArgs`]; `--help` lists them.
 
 use clap::Parser;
-use grundy::config::{self, ServerArgs};
-use grundy::server;
-use grundy::service::Grundy;
+use grundy::service::{self, GameService, ServerArgs};
 use tokio::sync::watch;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = ServerArgs::parse();
-    config::init_tracing(args.log_format, "info");
-    let config = args.server_config().map_err(anyhow::Error::msg)?;
+    service::init_tracing(args.log_format, "info");
+    let config = args.server_config()?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", args.listen))?;
-    let service = Grundy::new(config.service.clone());
+    let state = GameService::new(config.service.clone());
 
     // The metrics exporter stops with the gRPC server.
     let (stopped, stopping) = watch::channel(false);
@@ -25,9 +23,9 @@ async fn main() -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("cannot listen for metrics on {address}: {e}"))?;
         tracing::info!(address = %metrics_listener.local_addr()?, "metrics at /metrics");
         let mut stopping = stopping.clone();
-        tokio::spawn(grundy::metrics::serve(
+        tokio::spawn(service::metrics::serve(
             metrics_listener,
-            service.metrics().clone(),
+            state.metrics().clone(),
             async move {
                 let _ = stopping.wait_for(|&stop| stop).await;
             },
@@ -39,7 +37,7 @@ async fn main() -> anyhow::Result<()> {
         auth = config.auth_token.is_some(),
         "grundy-server listening"
     );
-    server::run_service(listener, service, &config, shutdown_signal()).await?;
+    service::run_service(listener, state, &config, shutdown_signal()).await?;
     let _ = stopped.send(true);
     Ok(())
 }

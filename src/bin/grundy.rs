@@ -6,8 +6,8 @@ use clap::{Parser, Subcommand};
 use std::io::Write;
 
 use grundy::cli::{self, JudgeArgs};
-use grundy::config::{self, LogFormat};
 use grundy::generate;
+use grundy::service::logging::{self as config, LogFormat};
 
 /// Evaluate impartial games on directed graphs through the grundy gRPC service.
 #[derive(Debug, Parser)]

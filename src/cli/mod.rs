@@ -28,8 +28,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::client::{self, ConnectionArgs, GrundyClient};
 use crate::engine::graph::MAX_EDGES;
-use crate::server::{self, DEFAULT_MAX_MESSAGE_BYTES, ServerConfig};
-use crate::service::ServiceConfig;
+use crate::service::config::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::service::{self as server, ServerConfig, ServiceConfig};
 
 use case::{Case, CaseOutput};
 use input::{InputEvent, parse_input};

@@ -8,8 +8,8 @@ use grundy::proto::{
     evaluate_request::Payload, evaluate_start::GraphSource,
     grundy_service_client::GrundyServiceClient, query::Position,
 };
-use grundy::server::{self, ServerConfig, ServerError};
-use grundy::service::{Grundy, ServiceConfig};
+use grundy::service::{self as server, ServerConfig, ServerError};
+use grundy::service::{GameService, ServiceConfig};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::Streaming;
@@ -23,7 +23,7 @@ pub const PATIENCE: Duration = Duration::from_secs(10);
 pub struct TestServer {
     pub address: SocketAddr,
     /// The service state, to inspect streams, metrics and the registry.
-    pub service: Grundy,
+    pub service: GameService,
     shutdown: Option<oneshot::Sender<()>>,
     task: JoinHandle<Result<(), ServerError>>,
 }
@@ -32,7 +32,7 @@ pub struct TestServer {
 pub async fn serve(config: ServerConfig) -> TestServer {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
-    let service = Grundy::new(config.service.clone());
+    let service = GameService::new(config.service.clone());
     let (shutdown, stopped) = oneshot::channel::<()>();
     let handle = service.clone();
     let task = tokio::spawn(async move {

@@ -1,17 +1,17 @@
-//! `grundy-server`'s configuration: every flag, each also settable by a `GRUNDY_*`
-//! environment variable (the flag wins), and the log setup.
+//! `grundy-server`'s flags, each also settable by a `GRUNDY_*` environment variable (the flag
+//! wins), turned into a [`ServerConfig`] by reading the files they name.
 
-use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::engine::Limits;
-use crate::server::{DEFAULT_MAX_MESSAGE_BYTES, ServerConfig, TlsConfig};
-use crate::service::{
+use super::config::{
     DEFAULT_CACHE_BYTES, DEFAULT_CYCLIC_WORK_BUDGET, DEFAULT_MAX_CONCURRENT_STREAMS,
-    DEFAULT_MAX_EDGES, DEFAULT_MAX_QUERIES_PER_STREAM, DEFAULT_MAX_VERTICES, ServiceConfig,
+    DEFAULT_MAX_EDGES, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_QUERIES_PER_STREAM,
+    DEFAULT_MAX_VERTICES, ServerConfig, ServiceConfig, TlsConfig,
 };
+use super::logging::LogFormat;
+use crate::engine::Limits;
 
 /// Serve the grundy.v1 game evaluation API over gRPC.
 ///
@@ -104,16 +104,28 @@ pub struct ServerArgs {
     pub tls_client_ca: Option<PathBuf>,
 }
 
-/// Log output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
-    Text,
-    Json,
+/// Why the flags could not be turned into a configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A file named by a flag could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The token file holds no token.
+    #[error("the token file {0} is empty")]
+    EmptyToken(PathBuf),
+    /// The token cannot travel in a header.
+    #[error("the token in {0} must be printable ASCII without spaces")]
+    UnprintableToken(PathBuf),
 }
 
 impl ServerArgs {
     /// The server's configuration, reading the token and TLS files.
-    pub fn server_config(&self) -> Result<ServerConfig, String> {
+    pub fn server_config(&self) -> Result<ServerConfig, ConfigError> {
         let defaults = ServiceConfig::default();
         let service = ServiceConfig {
             limits: Limits {
@@ -132,7 +144,7 @@ impl ServerArgs {
             ..defaults
         };
         let auth_token = match &self.auth_token_file {
-            Some(path) => Some(crate::auth::read_token_file(path)?),
+            Some(path) => Some(read_token_file(path)?),
             None => None,
         };
         let tls = match (&self.tls_cert, &self.tls_key) {
@@ -154,32 +166,31 @@ impl ServerArgs {
 }
 
 /// Reads a whole file, naming it in the error.
-pub fn read_file(path: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+fn read_file(path: &Path) -> Result<Vec<u8>, ConfigError> {
+    std::fs::read(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
-/// Sets up `tracing` on stderr in `format`, filtered by `RUST_LOG` (default: `default_filter`). Each RPC
-/// logs one "rpc finished" event in its span (graph id, sizes, code, duration, outcomes).
-pub fn init_tracing(format: LogFormat, default_filter: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match format {
-        // Colours only for a person at a terminal, not for files and collectors.
-        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
-        LogFormat::Json => builder
-            .json()
-            .with_current_span(true)
-            .with_span_list(false)
-            .init(),
+/// Reads a token file: its content without surrounding whitespace (a trailing newline is
+/// normal). An empty token, or one that cannot travel in a header, is an error.
+fn read_token_file(path: &Path) -> Result<String, ConfigError> {
+    let bytes = read_file(path)?;
+    let token = String::from_utf8_lossy(&bytes);
+    let token = token.trim();
+    if token.is_empty() {
+        return Err(ConfigError::EmptyToken(path.to_path_buf()));
     }
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(ConfigError::UnprintableToken(path.to_path_buf()));
+    }
+    Ok(token.to_string())
 }
 
 /// A byte count: an integer with an optional suffix B, KiB, MiB, GiB (or K, M, G, also
 /// powers of 1024).
-pub fn parse_bytes(text: &str) -> Result<usize, String> {
+pub(crate) fn parse_bytes(text: &str) -> Result<usize, String> {
     let text = text.trim();
     let split = text
         .find(|c: char| !c.is_ascii_digit() && c != '_')
@@ -214,7 +225,7 @@ fn parse_positive(text: &str) -> Result<usize, String> {
 }
 
 /// A duration: an integer or decimal with an optional unit ms, s, m, h (seconds without).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text
         .find(|c: char| !c.is_ascii_digit() && c != '.')

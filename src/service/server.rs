@@ -17,21 +17,16 @@ use tonic::codec::CompressionEncoding;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, ServerTlsConfig};
+use tonic::{Code, Status};
 use tonic_health::ServingStatus;
 use tower::util::{MapRequestLayer, MapResponseLayer};
 
-use crate::auth::BearerAuth;
-use crate::error::is_message_size_error;
+use super::auth::BearerAuth;
+use super::config::ServerConfig;
+use super::deadline::stamp_arrival;
+use super::error::is_message_size_error;
+use super::state::GameService;
 use crate::proto::{self, grundy_service_server::GrundyServiceServer};
-use crate::service::{Grundy, ServiceConfig, stamp_arrival};
-
-/// Default largest gRPC message, in either direction: 256 MiB, enough for a graph of about
-/// 50 million edges in one message (packed varints take 1 to 5 bytes per target). Larger
-/// graphs go through `PutGraph` in chunks.
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 256 << 20;
-
-/// Default of [`ServerConfig::drain_timeout`].
-pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long cancelled streams get to deliver their final status, and connections to close,
 /// once the drain is over.
@@ -40,56 +35,13 @@ const CLOSE_GRACE: Duration = Duration::from_secs(3);
 /// The gRPC service name of `grundy.v1.GrundyService`, as health checks name it.
 pub const SERVICE_NAME: &str = "grundy.v1.GrundyService";
 
-/// Server settings.
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    pub service: ServiceConfig,
-    pub max_message_bytes: usize,
-    /// How long in-flight streams may run on after shutdown begins.
-    pub drain_timeout: Duration,
-    /// When set, every call except health checks must carry `authorization: Bearer <token>`.
-    pub auth_token: Option<String>,
-    /// When set, the server speaks TLS only.
-    pub tls: Option<TlsConfig>,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        Self {
-            service: ServiceConfig::default(),
-            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
-            drain_timeout: DEFAULT_DRAIN_TIMEOUT,
-            auth_token: None,
-            tls: None,
-        }
-    }
-}
-
-/// The server's TLS material, PEM-encoded.
-#[derive(Clone)]
-pub struct TlsConfig {
-    /// Certificate chain, leaf first.
-    pub cert_pem: Vec<u8>,
-    pub key_pem: Vec<u8>,
-    /// CA certificate(s) of the clients: when set, clients must present a certificate it
-    /// signed (mutual TLS).
-    pub client_ca_pem: Option<Vec<u8>>,
-}
-
-impl std::fmt::Debug for TlsConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Never print the key.
-        f.debug_struct("TlsConfig")
-            .field("mutual", &self.client_ca_pem.is_some())
-            .finish_non_exhaustive()
-    }
-}
-
 /// Why the server could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
+    /// Serving failed (TLS setup, the listener).
     #[error("{0}")]
     Transport(#[from] tonic::transport::Error),
+    /// The reflection service could not be built from the descriptors.
     #[error("cannot build the reflection service: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
 }
@@ -100,7 +52,7 @@ pub async fn run(
     config: ServerConfig,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServerError> {
-    let service = Grundy::new(config.service.clone());
+    let service = GameService::new(config.service.clone());
     run_service(listener, service, &config, shutdown).await
 }
 
@@ -108,7 +60,7 @@ pub async fn run(
 /// binary serves its metrics).
 pub async fn run_service(
     listener: TcpListener,
-    service: Grundy,
+    service: GameService,
     config: &ServerConfig,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServerError> {
@@ -208,73 +160,25 @@ pub async fn run_service(
 /// tonic refuses a request message over `max_message_bytes` with OUT_OF_RANGE before the
 /// handler runs (unary requests); the API promises RESOURCE_EXHAUSTED naming the limit, so the
 /// trailers-only response is rewritten here. (Streamed requests are rewritten by the service,
-/// see [`crate::error::request_stream_status`].)
+/// see [`super::error::request_stream_status`].)
 fn remap_message_size_status(
     mut response: http::Response<tonic::body::Body>,
 ) -> http::Response<tonic::body::Body> {
-    let headers = response.headers_mut();
-    let is_out_of_range = headers
-        .get("grpc-status")
-        .is_some_and(|status| status.as_bytes() == b"11");
+    let is_out_of_range = response
+        .headers()
+        .get(Status::GRPC_STATUS)
+        .is_some_and(|code| Code::from_bytes(code.as_bytes()) == Code::OutOfRange);
     if !is_out_of_range {
         return response;
     }
-    let message = headers
-        .get("grpc-message")
-        .and_then(|m| m.to_str().ok())
-        .map(percent_decode)
-        .unwrap_or_default();
-    if !is_message_size_error(tonic::Code::OutOfRange, &message) {
+    let Some(status) = Status::from_header_map(response.headers()) else {
+        return response;
+    };
+    if !is_message_size_error(status.code(), status.message()) {
         return response;
     }
-    let message = percent_encode(&format!("max_message_bytes: {message}"));
-    headers.insert("grpc-status", http::HeaderValue::from_static("8"));
-    if let Ok(value) = http::HeaderValue::from_str(&message) {
-        headers.insert("grpc-message", value);
-    }
+    let remapped = Status::resource_exhausted(format!("max_message_bytes: {}", status.message()));
+    // The message came from tonic and is printable, so the headers always encode.
+    let _ = remapped.add_header(response.headers_mut());
     response
-}
-
-/// grpc-message is percent-encoded (the gRPC HTTP/2 protocol).
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = |b: u8| char::from(b).to_digit(16);
-            if let (Some(high), Some(low)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                decoded.push((high * 16 + low) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        decoded.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&decoded).into_owned()
-}
-
-fn percent_encode(text: &str) -> String {
-    let mut encoded = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if (0x20..0x7f).contains(&byte) && byte != b'%' {
-            encoded.push(char::from(byte));
-        } else {
-            encoded.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    encoded
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percent_coding_round_trips() {
-        let text = "max_message_bytes: 100% of 5 bytes ∞";
-        assert_eq!(percent_decode(&percent_encode(text)), text);
-        assert_eq!(percent_decode("a%20b%"), "a b%");
-    }
 }

@@ -1,63 +1,11 @@
-//! The only module where protobuf types meet engine types. Every field is checked here (or
-//! by the engine constructors called here) before the engine sees it, and engine results are
-//! turned back into `grundy.v1` messages.
+//! Queries in, verdicts out: [`QueryEvaluator`] answers the query batches of one stream,
+//! naming the field and index of every malformed query in its in-band error.
 
 use std::sync::Arc;
 
-use crate::engine::{
-    Analysis, Digraph, Evaluation, Game, GraphError, Move, MoveMemo, Outcome, VertexOutOfRange,
-    VertexValue,
-};
-use crate::error::ServiceError;
+use crate::engine::{Analysis, Evaluation, Move, MoveMemo, Outcome, VertexOutOfRange};
 use crate::proto;
-
-/// Builds the engine's game from a wire graph, validating every field.
-pub fn game_from_proto(graph: proto::Graph) -> Result<Game, GraphError> {
-    let proto::Graph {
-        vertex_count,
-        out_degrees,
-        targets,
-        split_counts,
-    } = graph;
-    let digraph = Digraph::from_out_degrees(vertex_count, &out_degrees, targets)?;
-    if split_counts.is_empty() {
-        Ok(Game::token_sliding(digraph))
-    } else {
-        Game::with_split_counts(digraph, split_counts)
-    }
-}
-
-/// Summary of an analysed graph for the first response of a stream.
-pub fn graph_summary(analysis: &Analysis) -> proto::GraphSummary {
-    let game = analysis.game();
-    proto::GraphSummary {
-        vertex_count: game.graph().vertex_count(),
-        edge_count: game.graph().edge_count(),
-        cyclic: analysis.is_cyclic(),
-        split_counts: game.split_counts().is_some(),
-        max_value: analysis.max_value(),
-        ..Default::default()
-    }
-}
-
-/// The value of `vertex` (< vertex_count) as a `grundy.v1.VertexValue`: finite or ∞(K), with
-/// the counter of finite vertices on cyclic graphs.
-pub fn vertex_value(analysis: &Analysis, vertex: u32) -> proto::VertexValue {
-    use proto::vertex_value::Value;
-    match analysis.vertex_value(vertex) {
-        Some(VertexValue::Finite(value)) => proto::VertexValue {
-            value: Some(Value::Finite(value)),
-            counter: analysis.loopy_table().map(|table| table.counter(vertex)),
-        },
-        Some(VertexValue::Infinite { finite_followers }) => proto::VertexValue {
-            value: Some(Value::Infinite(proto::InfiniteValue {
-                finite_followers: finite_followers.to_vec(),
-            })),
-            counter: None,
-        },
-        None => proto::VertexValue::default(),
-    }
-}
+use crate::service::error::ServiceError;
 
 /// Which form a query's position took, to name fields in errors and map item indexes back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +27,7 @@ impl PositionForm {
 
 /// Evaluates the queries of one stream against its analysis, reusing buffers (and, with
 /// `explain`, the split moves found) from query to query and batch to batch.
-pub struct QueryEvaluator {
+pub(crate) struct QueryEvaluator {
     analysis: Arc<Analysis>,
     explain: bool,
     items: Vec<(u32, u64)>,
@@ -91,7 +39,7 @@ pub struct QueryEvaluator {
 }
 
 impl QueryEvaluator {
-    pub fn new(analysis: Arc<Analysis>, explain: bool) -> Self {
+    pub(crate) fn new(analysis: Arc<Analysis>, explain: bool) -> Self {
         Self {
             analysis,
             explain,
@@ -104,7 +52,7 @@ impl QueryEvaluator {
     /// Answers one request batch: `queries` as full verdicts, then `packed_tokens` as packed
     /// verdicts (as full verdicts when the stream asked for moves). Malformed queries get
     /// per-query errors; only a packed batch whose arrays disagree in length fails as a whole.
-    pub fn answer(
+    pub(crate) fn answer(
         &mut self,
         batch: &proto::QueryBatch,
     ) -> Result<proto::EvaluateResponse, ServiceError> {
@@ -195,7 +143,7 @@ impl QueryEvaluator {
     }
 
     /// Answers one query. A malformed query yields a verdict with `error` set, never a panic.
-    pub fn verdict(&mut self, query: &proto::Query) -> proto::Verdict {
+    pub(crate) fn verdict(&mut self, query: &proto::Query) -> proto::Verdict {
         match self.try_verdict(query) {
             Ok(verdict) => verdict,
             Err(error) => proto::Verdict {
@@ -354,4 +302,13 @@ fn verdict(query_id: u64, evaluation: &Evaluation, move_: Option<proto::Move>) -
         error: None,
         r#move: move_,
     }
+}
+
+/// Queries in a request batch, in both forms.
+pub(crate) fn batch_query_count(batch: &proto::QueryBatch) -> u64 {
+    let packed = batch
+        .packed_tokens
+        .as_ref()
+        .map_or(0, |packed| packed.token_counts.len());
+    (batch.queries.len() + packed) as u64
 }

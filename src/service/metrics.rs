@@ -21,34 +21,34 @@ use tonic::Code;
 
 /// Labels of `grundy_requests_total`.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct RequestLabels {
+pub(crate) struct RequestLabels {
     /// The RPC method, e.g. "Evaluate".
-    pub rpc: &'static str,
+    pub(crate) rpc: &'static str,
     /// The final gRPC status code, e.g. "OK", "RESOURCE_EXHAUSTED".
-    pub code: &'static str,
+    pub(crate) code: &'static str,
 }
 
 /// Labels of `grundy_queries_total`.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct QueryLabels {
+pub(crate) struct QueryLabels {
     /// "win", "lose", "draw", or "error" for a malformed query.
-    pub outcome: &'static str,
+    pub(crate) outcome: &'static str,
 }
 
 /// Every metric of the server, registered once.
 #[derive(Debug)]
 pub struct Metrics {
     registry: Registry,
-    pub requests: Family<RequestLabels, Counter>,
-    pub queries: Family<QueryLabels, Counter>,
-    pub table_compute_seconds: Histogram,
-    pub cache_hits: Counter,
-    pub cache_misses: Counter,
-    pub cache_evictions: Counter,
-    pub cache_bytes: Gauge,
-    pub cache_entries: Gauge,
-    pub inflight_streams: Gauge,
-    pub auth_failures: Counter,
+    pub(crate) requests: Family<RequestLabels, Counter>,
+    pub(crate) queries: Family<QueryLabels, Counter>,
+    pub(crate) table_compute_seconds: Histogram,
+    pub(crate) cache_hits: Counter,
+    pub(crate) cache_misses: Counter,
+    pub(crate) cache_evictions: Counter,
+    pub(crate) cache_bytes: Gauge,
+    pub(crate) cache_entries: Gauge,
+    pub(crate) inflight_streams: Gauge,
+    pub(crate) auth_failures: Counter,
 }
 
 impl Default for Metrics {
@@ -58,6 +58,7 @@ impl Default for Metrics {
 }
 
 impl Metrics {
+    /// Every metric, registered, at zero.
     pub fn new() -> Self {
         let mut registry = Registry::with_prefix("grundy");
         let requests = Family::<RequestLabels, Counter>::default();
@@ -137,7 +138,7 @@ impl Metrics {
     }
 
     /// Counts one finished RPC.
-    pub fn request_finished(&self, rpc: &'static str, code: Code) {
+    pub(crate) fn request_finished(&self, rpc: &'static str, code: Code) {
         self.requests
             .get_or_create(&RequestLabels {
                 rpc,
@@ -147,7 +148,7 @@ impl Metrics {
     }
 
     /// Counts answered queries by outcome.
-    pub fn queries_answered(&self, counts: &QueryCounts) {
+    pub(crate) fn queries_answered(&self, counts: &QueryCounts) {
         for (outcome, count) in [
             ("win", counts.win),
             ("lose", counts.lose),
@@ -173,19 +174,19 @@ impl Metrics {
 
 /// Queries answered, by outcome.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct QueryCounts {
-    pub win: u64,
-    pub lose: u64,
-    pub draw: u64,
-    pub error: u64,
+pub(crate) struct QueryCounts {
+    pub(crate) win: u64,
+    pub(crate) lose: u64,
+    pub(crate) draw: u64,
+    pub(crate) error: u64,
 }
 
 impl QueryCounts {
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.win + self.lose + self.draw + self.error
     }
 
-    pub fn add(&mut self, other: &QueryCounts) {
+    pub(crate) fn add(&mut self, other: &QueryCounts) {
         self.win += other.win;
         self.lose += other.lose;
         self.draw += other.draw;
@@ -194,7 +195,7 @@ impl QueryCounts {
 }
 
 /// The canonical upper-case name of a gRPC status code, as in the gRPC specification.
-pub fn code_name(code: Code) -> &'static str {
+pub(crate) fn code_name(code: Code) -> &'static str {
     match code {
         Code::Ok => "OK",
         Code::Cancelled => "CANCELLED",

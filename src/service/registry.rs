@@ -8,11 +8,12 @@ use std::time::Instant;
 
 use lru::LruCache;
 use sha2::{Digest, Sha256};
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::watch;
 
+use super::blocking::WorkPool;
+use super::error::ServiceError;
+use super::metrics::Metrics;
 use crate::engine::{self, Analysis, Game, Limits};
-use crate::error::ServiceError;
-use crate::metrics::Metrics;
 
 /// Domain separator and version of the canonical encoding: a new encoding gets a new tag.
 const CANONICAL_TAG: &[u8] = b"grundy.v1.Graph/1\0";
@@ -23,9 +24,9 @@ const CANONICAL_TAG: &[u8] = b"grundy.v1.Graph/1\0";
 /// out-degree (u32), then each vertex's out-neighbours sorted increasingly (u32 each,
 /// multi-edges repeated), then `0u8` for token sliding or `1u8` and each split count (u32).
 /// Out-neighbour lists are sorted because their order changes no value or verdict, so the
-/// same graph gets the same id however its lists were ordered. O(V + E log Δ): call it off
-/// the async runtime for big graphs.
-pub fn graph_id_sync(game: &Game) -> String {
+/// same graph gets the same id however its lists were ordered. O(V + E log Δ), blocking the
+/// thread: call it off the async runtime for big graphs.
+pub fn graph_id_blocking(game: &Game) -> String {
     let graph = game.graph();
     let mut writer = HashWriter::default();
     writer.bytes(CANONICAL_TAG);
@@ -92,7 +93,7 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// How [`Registry::get_or_analyse`] obtained an analysis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lookup {
+pub(crate) enum Lookup {
     /// It was in the cache.
     Hit,
     /// This request started the computation.
@@ -103,7 +104,8 @@ pub enum Lookup {
 
 type Flight = Option<Result<Arc<Analysis>, ServiceError>>;
 
-/// The cache of analysed graphs. Cheap to clone (a handle).
+/// The cache of analysed graphs. Cheap to clone (a handle). Outside the crate it is a
+/// read-only view, for tests and operators (sizes and counts).
 #[derive(Debug, Clone)]
 pub struct Registry {
     inner: Arc<Inner>,
@@ -112,7 +114,7 @@ pub struct Registry {
 #[derive(Debug)]
 struct Inner {
     capacity_bytes: usize,
-    compute_permits: Arc<Semaphore>,
+    pool: WorkPool,
     metrics: Arc<Metrics>,
     state: Mutex<State>,
 }
@@ -126,13 +128,12 @@ struct State {
 }
 
 impl Registry {
-    /// A registry holding at most `capacity_bytes` of tables, computing at most
-    /// `compute_concurrency` analyses at once.
-    pub fn new(capacity_bytes: usize, compute_concurrency: usize, metrics: Arc<Metrics>) -> Self {
+    /// A registry holding at most `capacity_bytes` of tables, analysing on `pool`.
+    pub(crate) fn new(capacity_bytes: usize, pool: WorkPool, metrics: Arc<Metrics>) -> Self {
         Self {
             inner: Arc::new(Inner {
                 capacity_bytes,
-                compute_permits: Arc::new(Semaphore::new(compute_concurrency.max(1))),
+                pool,
                 metrics,
                 state: Mutex::new(State {
                     cache: LruCache::unbounded(),
@@ -158,12 +159,13 @@ impl Registry {
         self.state().cache.len()
     }
 
+    /// True when no graph is cached.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The cached analysis of `graph_id` (marking it recently used), counted as a hit or miss.
-    pub fn get(&self, graph_id: &str) -> Option<Arc<Analysis>> {
+    pub(crate) fn get(&self, graph_id: &str) -> Option<Arc<Analysis>> {
         let found = self.state().cache.get(graph_id).cloned();
         match found {
             Some(_) => self.inner.metrics.cache_hits.inc(),
@@ -173,10 +175,10 @@ impl Registry {
     }
 
     /// The analysis of `game` (whose id is `graph_id`): from the cache, from a computation
-    /// already under way, or computed now on the blocking pool (behind the compute
-    /// semaphore) and cached. The computation runs on its own task: a requester that leaves
+    /// already under way, or computed now on the work pool (behind one of its analysis
+    /// permits) and cached. The computation runs on its own task: a requester that leaves
     /// does not waste it, the table is cached for the next one.
-    pub async fn get_or_analyse(
+    pub(crate) async fn get_or_analyse(
         &self,
         graph_id: String,
         game: Game,
@@ -215,24 +217,19 @@ impl Registry {
         limits: Limits,
         done: watch::Sender<Flight>,
     ) {
-        let result = async {
-            let _permit = self
-                .inner
-                .compute_permits
-                .acquire()
-                .await
-                .map_err(|_| ServiceError::Internal("compute pool closed".into()))?;
-            let started = Instant::now();
-            let analysis = tokio::task::spawn_blocking(move || engine::analyse(game, &limits))
-                .await
-                .map_err(crate::service::worker_error)?;
-            self.inner
-                .metrics
-                .table_compute_seconds
-                .observe(started.elapsed().as_secs_f64());
-            Ok(Arc::new(analysis?))
-        }
-        .await;
+        let metrics = self.inner.metrics.clone();
+        let result = self
+            .inner
+            .pool
+            .analyse(move || {
+                let started = Instant::now();
+                let analysis = engine::analyse(game, &limits)?;
+                metrics
+                    .table_compute_seconds
+                    .observe(started.elapsed().as_secs_f64());
+                Ok(Arc::new(analysis))
+            })
+            .await;
         {
             let mut state = self.state();
             state.in_flight.remove(&graph_id);

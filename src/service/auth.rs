@@ -1,10 +1,9 @@
-//! Bearer-token authentication: the server-side interceptor, and reading token files.
+//! Bearer-token authentication: the server-side interceptor.
 //!
 //! The token is compared in constant time: both the expected and the presented token are
 //! hashed with SHA-256 and the digests compared with `subtle`, so neither the content nor the
 //! length of the expected token leaks through timing.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
@@ -12,20 +11,20 @@ use subtle::ConstantTimeEq;
 use tonic::service::Interceptor;
 use tonic::{Request, Status};
 
-use crate::error::ServiceError;
-use crate::metrics::Metrics;
+use super::error::ServiceError;
+use super::metrics::Metrics;
 
 /// Checks `authorization: Bearer <token>` on every call of the services it wraps. Without an
 /// expected token every call passes.
 #[derive(Debug, Clone)]
-pub struct BearerAuth {
+pub(crate) struct BearerAuth {
     expected_digest: Option<[u8; 32]>,
     metrics: Arc<Metrics>,
 }
 
 impl BearerAuth {
     /// `token`: the expected token, or None to accept every call.
-    pub fn new(token: Option<&str>, metrics: Arc<Metrics>) -> Self {
+    pub(crate) fn new(token: Option<&str>, metrics: Arc<Metrics>) -> Self {
         Self {
             expected_digest: token.map(|t| Sha256::digest(t.as_bytes()).into()),
             metrics,
@@ -33,7 +32,7 @@ impl BearerAuth {
     }
 
     /// Ok when the call carries the expected token (or no token is required).
-    pub fn check(&self, authorization: Option<&[u8]>) -> Result<(), ServiceError> {
+    pub(crate) fn check(&self, authorization: Option<&[u8]>) -> Result<(), ServiceError> {
         let Some(expected) = &self.expected_digest else {
             return Ok(());
         };
@@ -75,24 +74,6 @@ fn bearer_token(value: &[u8]) -> Option<&[u8]> {
     } else {
         None
     }
-}
-
-/// Reads a token file: its content without surrounding whitespace (a trailing newline is
-/// normal). An empty token, or one that cannot travel in a header, is an error.
-pub fn read_token_file(path: &Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?;
-    let token = text.trim();
-    if token.is_empty() {
-        return Err(format!("the token file {} is empty", path.display()));
-    }
-    if !token.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(format!(
-            "the token in {} must be printable ASCII without spaces",
-            path.display()
-        ));
-    }
-    Ok(token.to_string())
 }
 
 #[cfg(test)]

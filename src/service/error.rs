@@ -3,13 +3,14 @@
 
 use std::time::Duration;
 
-use crate::engine::{AnalysisError, GraphError};
 use tonic::{Code, Status};
+
+use crate::engine::{AnalysisError, GraphError};
 
 /// Everything a stream can fail with before or while it evaluates queries. `Clone` so that
 /// one failed computation can be reported to every request that waited for it.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum ServiceError {
+pub(crate) enum ServiceError {
     /// The graph in `start.graph` was malformed.
     #[error("invalid graph: {0}")]
     Graph(#[from] GraphError),
@@ -24,8 +25,11 @@ pub enum ServiceError {
     /// its value, so that the client knows what to shrink.
     #[error("{what} exceeds the server's limit {limit} = {value}")]
     LimitExceeded {
+        /// The limit's name, as its flag spells it with underscores.
         limit: &'static str,
+        /// The limit's value.
         value: u64,
+        /// What exceeded it, with its size.
         what: String,
     },
     /// The server is shutting down: new streams are refused, and streams still running when
@@ -47,7 +51,8 @@ pub enum ServiceError {
 }
 
 impl ServiceError {
-    pub fn code(&self) -> Code {
+    /// The gRPC status code of the error.
+    pub(crate) fn code(&self) -> Code {
         match self {
             Self::Graph(_) | Self::Protocol(_) => Code::InvalidArgument,
             Self::Analysis(AnalysisError::Cycle { .. }) => Code::InvalidArgument,
@@ -93,7 +98,7 @@ impl From<ServiceError> for Status {
 /// The status for an error read from a request stream. tonic reports a message over
 /// `max_message_bytes` as OUT_OF_RANGE; gRPC's convention (and this API's contract) is
 /// RESOURCE_EXHAUSTED naming the limit, so that one is rewritten.
-pub fn request_stream_status(status: Status) -> Status {
+pub(crate) fn request_stream_status(status: Status) -> Status {
     if is_message_size_error(status.code(), status.message()) {
         let status = Status::resource_exhausted(format!("max_message_bytes: {}", status.message()));
         tracing::debug!(%status, "request rejected");
@@ -104,6 +109,6 @@ pub fn request_stream_status(status: Status) -> Status {
 }
 
 /// True for tonic's "decoded message length too large" status.
-pub fn is_message_size_error(code: Code, message: &str) -> bool {
+pub(crate) fn is_message_size_error(code: Code, message: &str) -> bool {
     code == Code::OutOfRange && message.contains("message length too large")
 }

@@ -1,0 +1,98 @@
+//! Wire graphs in: [`game_from_proto`] validates a whole `grundy.v1.Graph`, and
+//! [`GraphAssembler`] grows one from the chunks of `PutGraph`, checking each chunk as it comes.
+
+use crate::engine::{Digraph, Game, GraphError};
+use crate::proto;
+use crate::service::error::ServiceError;
+
+/// Builds the engine's game from a wire graph, validating every field.
+pub fn game_from_proto(graph: proto::Graph) -> Result<Game, GraphError> {
+    let proto::Graph {
+        vertex_count,
+        out_degrees,
+        targets,
+        split_counts,
+    } = graph;
+    let digraph = Digraph::from_out_degrees(vertex_count, &out_degrees, targets)?;
+    if split_counts.is_empty() {
+        Ok(Game::token_sliding(digraph))
+    } else {
+        Game::with_split_counts(digraph, split_counts)
+    }
+}
+
+/// The chunks of one `PutGraph` stream, appended into one wire graph.
+#[derive(Debug, Default)]
+pub(crate) struct GraphAssembler {
+    graph: proto::Graph,
+    chunks: usize,
+}
+
+impl GraphAssembler {
+    /// Vertex and edge counts including `chunk`, checked for consistency before it is
+    /// appended (so that the caller can check its size limits first).
+    pub(crate) fn counts_with(&self, chunk: &proto::Graph) -> Result<(u32, u64), ServiceError> {
+        let vertex_count = if self.chunks == 0 {
+            if chunk.vertex_count == 0 {
+                return Err(ServiceError::Protocol(
+                    "chunk.vertex_count: the first chunk must set the vertex count".into(),
+                ));
+            }
+            chunk.vertex_count
+        } else {
+            if chunk.vertex_count != 0 && chunk.vertex_count != self.graph.vertex_count {
+                return Err(ServiceError::Protocol(format!(
+                    "chunk {}: vertex_count {} differs from the first chunk's {}",
+                    self.chunks, chunk.vertex_count, self.graph.vertex_count
+                )));
+            }
+            self.graph.vertex_count
+        };
+        let edge_count = (self.graph.targets.len() + chunk.targets.len()) as u64;
+        Ok((vertex_count, edge_count))
+    }
+
+    /// Appends `chunk` (after [`GraphAssembler::counts_with`] accepted it).
+    pub(crate) fn append(&mut self, chunk: proto::Graph) -> Result<(), ServiceError> {
+        let (vertex_count, _) = self.counts_with(&chunk)?;
+        for (field, total) in [
+            (
+                "out_degrees",
+                self.graph.out_degrees.len() + chunk.out_degrees.len(),
+            ),
+            (
+                "split_counts",
+                self.graph.split_counts.len() + chunk.split_counts.len(),
+            ),
+        ] {
+            if total > vertex_count as usize {
+                return Err(ServiceError::Protocol(format!(
+                    "chunk {}: {field} now has {total} entries, more than vertex_count {vertex_count}",
+                    self.chunks
+                )));
+            }
+        }
+        self.graph.vertex_count = vertex_count;
+        self.graph.out_degrees.extend_from_slice(&chunk.out_degrees);
+        self.graph.targets.extend_from_slice(&chunk.targets);
+        self.graph
+            .split_counts
+            .extend_from_slice(&chunk.split_counts);
+        self.chunks += 1;
+        Ok(())
+    }
+
+    /// The whole graph; an error when no chunk came.
+    pub(crate) fn finish(mut self) -> Result<proto::Graph, ServiceError> {
+        if self.chunks == 0 {
+            return Err(ServiceError::Protocol(
+                "PutGraph needs at least one chunk".into(),
+            ));
+        }
+        // Growing by chunks left spare capacity; the cache accounts for capacity.
+        self.graph.out_degrees.shrink_to_fit();
+        self.graph.targets.shrink_to_fit();
+        self.graph.split_counts.shrink_to_fit();
+        Ok(self.graph)
+    }
+}

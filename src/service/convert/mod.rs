@@ -1,0 +1,16 @@
+//! The only place where protobuf types meet engine types. Every field is checked here (or by
+//! the engine constructors called here) before the engine sees it, and engine results are
+//! turned back into `grundy.v1` messages.
+//!
+//! - [`graph`]: wire graphs in, whole or in `PutGraph` chunks;
+//! - [`query`]: query batches in, verdicts out;
+//! - [`values`]: graph summaries and `GetValues` pages out.
+
+pub(crate) mod graph;
+pub(crate) mod query;
+pub(crate) mod values;
+
+pub(crate) use graph::GraphAssembler;
+pub use graph::game_from_proto;
+pub(crate) use query::{QueryEvaluator, batch_query_count};
+pub(crate) use values::{ValuePages, graph_summary};

@@ -1,0 +1,116 @@
+//! Analyses out: the summary of a graph, and its per-vertex values in `GetValues` pages.
+
+use prost::Message;
+
+use crate::engine::{Analysis, VertexValue};
+use crate::proto;
+
+/// Summary of an analysed graph, with its id and the bytes its table holds.
+pub(crate) fn graph_summary(analysis: &Analysis, graph_id: &str) -> proto::GraphSummary {
+    let game = analysis.game();
+    proto::GraphSummary {
+        graph_id: graph_id.to_string(),
+        vertex_count: game.graph().vertex_count(),
+        edge_count: game.graph().edge_count(),
+        cyclic: analysis.is_cyclic(),
+        split_counts: game.split_counts().is_some(),
+        max_value: analysis.max_value(),
+        table_bytes: analysis.heap_bytes() as u64,
+    }
+}
+
+/// The value of `vertex` (< vertex_count) as a `grundy.v1.VertexValue`: finite or ∞(K), with
+/// the counter of finite vertices on cyclic graphs.
+pub(crate) fn vertex_value(analysis: &Analysis, vertex: u32) -> proto::VertexValue {
+    use proto::vertex_value::Value;
+    match analysis.vertex_value(vertex) {
+        Some(VertexValue::Finite(value)) => proto::VertexValue {
+            value: Some(Value::Finite(value)),
+            counter: analysis.loopy_table().map(|table| table.counter(vertex)),
+        },
+        Some(VertexValue::Infinite { finite_followers }) => proto::VertexValue {
+            value: Some(Value::Infinite(proto::InfiniteValue {
+                finite_followers: finite_followers.to_vec(),
+            })),
+            counter: None,
+        },
+        None => proto::VertexValue::default(),
+    }
+}
+
+/// Vertices per `GetValues` page when the request leaves it to the server.
+const DEFAULT_PAGE_VERTICES: u32 = 16_384;
+/// Most vertices per `GetValues` page.
+const MAX_PAGE_VERTICES: u32 = 65_536;
+
+/// The pages of values a `GetValues` request asks for, each at most `page_vertices` values
+/// and at most `max_bytes` encoded (a page holds at least one value).
+pub(crate) struct ValuePages<'a> {
+    analysis: &'a Analysis,
+    next: u32,
+    end: u32,
+    page_vertices: usize,
+    max_bytes: usize,
+}
+
+impl<'a> ValuePages<'a> {
+    /// The pages of `request` over `analysis`, each encoded in at most `max_bytes`.
+    pub(crate) fn new(
+        analysis: &'a Analysis,
+        request: &proto::GetValuesRequest,
+        max_bytes: usize,
+    ) -> Self {
+        let vertex_count = analysis.game().graph().vertex_count();
+        let first = request.first_vertex.min(vertex_count);
+        let end = match request.vertex_limit {
+            0 => vertex_count,
+            limit => first.saturating_add(limit).min(vertex_count),
+        };
+        let page_vertices = match request.page_size {
+            0 => DEFAULT_PAGE_VERTICES,
+            size => size.min(MAX_PAGE_VERTICES),
+        } as usize;
+        Self {
+            analysis,
+            next: first,
+            end,
+            page_vertices,
+            max_bytes,
+        }
+    }
+}
+
+impl Iterator for ValuePages<'_> {
+    type Item = proto::GetValuesResponse;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next >= self.end {
+            return None;
+        }
+        let first_vertex = self.next;
+        let mut values = Vec::new();
+        // The page's encoded size: its fixed fields plus each value with its tag and length.
+        let mut bytes = proto::GetValuesResponse {
+            graph: None,
+            first_vertex,
+            values: Vec::new(),
+        }
+        .encoded_len();
+        while self.next < self.end && values.len() < self.page_vertices {
+            let value = vertex_value(self.analysis, self.next);
+            let len = value.encoded_len();
+            let with_value = bytes + 1 + prost::length_delimiter_len(len) + len;
+            if !values.is_empty() && with_value > self.max_bytes {
+                break;
+            }
+            bytes = with_value;
+            values.push(value);
+            self.next += 1;
+        }
+        Some(proto::GetValuesResponse {
+            graph: None,
+            first_vertex,
+            values,
+        })
+    }
+}

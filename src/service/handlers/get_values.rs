@@ -1,0 +1,43 @@
+//! `GetValues`: the summary and per-vertex values of a registered graph, in pages.
+
+use tonic::{Request, Response, Status};
+
+use crate::proto::{GetValuesRequest, GetValuesResponse};
+use crate::service::convert::{ValuePages, graph_summary};
+use crate::service::error::ServiceError;
+use crate::service::rpc::ResponseStream;
+use crate::service::state::GameService;
+
+/// Most encoded bytes of values per page (K sets can be long).
+const MAX_PAGE_BYTES: usize = 1 << 20;
+
+/// Streams the summary, then (unless `summary_only`) the requested values page by page.
+pub(super) async fn get_values(
+    service: &GameService,
+    request: Request<GetValuesRequest>,
+) -> Result<Response<ResponseStream<GetValuesResponse>>, Status> {
+    let mut rpc = service.begin("GetValues", &request)?;
+    let request = request.into_inner();
+    let Some(analysis) = service.registry.get(&request.graph_id) else {
+        let error = ServiceError::UnknownGraph(request.graph_id);
+        return Err(rpc.fail(error.into()));
+    };
+    rpc.record_graph(&request.graph_id, &analysis);
+    let buffer = service.config.response_buffer;
+    Ok(rpc.stream_responses(buffer, move |out| {
+        Box::pin(async move {
+            let first = GetValuesResponse {
+                graph: Some(graph_summary(&analysis, &request.graph_id)),
+                ..Default::default()
+            };
+            out.send(first).await?;
+            if request.summary_only {
+                return Ok(());
+            }
+            for page in ValuePages::new(&analysis, &request, MAX_PAGE_BYTES) {
+                out.send(page).await?;
+            }
+            Ok(())
+        })
+    }))
+}

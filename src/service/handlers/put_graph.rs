@@ -1,0 +1,49 @@
+//! `PutGraph`: a graph uploaded in chunks, analysed and registered under its content id.
+
+use tonic::{Request, Response, Status, Streaming};
+use tracing::Instrument;
+
+use crate::proto::{PutGraphRequest, PutGraphResponse};
+use crate::service::convert::graph_summary;
+use crate::service::error::ServiceError;
+use crate::service::registry::Lookup;
+use crate::service::state::GameService;
+
+/// Receives the chunks, registers the graph, and answers with its id and summary. A table
+/// larger than the whole cache could not stay registered, so it is refused.
+pub(super) async fn put_graph(
+    service: &GameService,
+    request: Request<Streaming<PutGraphRequest>>,
+) -> Result<Response<PutGraphResponse>, Status> {
+    let mut rpc = service.begin("PutGraph", &request)?;
+    let inbound = request.into_inner();
+    let span = rpc.span.clone();
+    let result = async {
+        let graph = service.receive_chunks(&mut rpc, inbound).await?;
+        let resolved = service.register(&mut rpc, graph).await?;
+        let table_bytes = resolved.analysis.heap_bytes();
+        let capacity = service.registry.capacity_bytes();
+        if table_bytes > capacity {
+            return Err(ServiceError::LimitExceeded {
+                limit: "cache_bytes",
+                value: capacity as u64,
+                what: format!("the graph's table of {table_bytes} bytes"),
+            }
+            .into());
+        }
+        Ok::<_, Status>(PutGraphResponse {
+            graph: Some(graph_summary(&resolved.analysis, &resolved.graph_id)),
+            already_registered: resolved.lookup == Lookup::Hit,
+            graph_id: resolved.graph_id,
+        })
+    }
+    .instrument(span)
+    .await;
+    match result {
+        Ok(response) => {
+            rpc.succeed();
+            Ok(Response::new(response))
+        }
+        Err(status) => Err(rpc.fail(status)),
+    }
+}

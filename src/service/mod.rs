@@ -1,0 +1,44 @@
+//! Everything `grundy-server` runs: the `grundy.v1.GrundyService` implementation and the
+//! server around it. Dependencies run one way: this module uses [`crate::engine`] and
+//! [`crate::proto`], never the client or the CLI.
+//!
+//! - [`server`]: `run(listener, config, shutdown)`: the router (health, reflection,
+//!   compression, auth, TLS) and the draining shutdown;
+//! - [`config`]: the settings as plain structs and their defaults; [`args`]: `grundy-server`'s
+//!   flags that fill them; [`logging`]: the log setup;
+//! - `handlers`: the four RPCs, one file each, over `rpc`: the per-RPC guard (slot,
+//!   deadline, cancellation, span, metrics) and the one response-stream helper;
+//! - `state`: [`GameService`], the state streams share, and admission; `lifecycle`: serving,
+//!   draining, cancelling; `deadline`: client deadlines;
+//! - `graphs`: resolving a stream's graph (by id, inline, in `PutGraph` chunks);
+//!   `registry`: content-addressed ids and the byte-bounded LRU of analysed graphs with
+//!   single-flight computation; `blocking`: the one bounded pool for CPU work;
+//! - `convert`: the only place protobuf types meet engine types; `error`: the one mapping
+//!   from errors to gRPC statuses;
+//! - `auth`: bearer tokens; [`metrics`]: Prometheus metrics and their exporter.
+
+pub mod args;
+mod auth;
+mod blocking;
+pub mod config;
+mod convert;
+mod deadline;
+mod error;
+mod graphs;
+mod handlers;
+mod lifecycle;
+pub mod logging;
+pub mod metrics;
+mod registry;
+mod rpc;
+pub mod server;
+mod state;
+
+pub use args::{ConfigError, ServerArgs};
+pub use config::{ServerConfig, ServiceConfig, TlsConfig};
+pub use convert::game_from_proto;
+pub use logging::{LogFormat, init_tracing};
+pub use metrics::Metrics;
+pub use registry::{Registry, graph_id_blocking};
+pub use server::{SERVICE_NAME, ServerError, run, run_service};
+pub use state::GameService;

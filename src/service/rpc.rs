@@ -1,0 +1,266 @@
+//! The bookkeeping of one RPC, and the one helper that produces a response stream.
+//!
+//! Every RPC holds an [`Rpc`] guard from its first line to the end of its response stream: it
+//! holds a slot of `max_concurrent_streams`, counts as an active stream, carries the span and,
+//! when dropped, records the outcome in the metrics and the log. Every wait of a stream (for
+//! the client's next message, for a computation, for room in the response buffer) also ends
+//! when the client leaves, its deadline passes or the server cancels streams at shutdown.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, mpsc, watch};
+use tokio::time::Instant;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Code, Response, Status};
+use tracing::{Instrument, Span};
+
+use super::deadline::{Deadline, deadline_passed};
+use super::error::ServiceError;
+use super::lifecycle::{ActiveGuard, Phase, cancelled};
+use super::metrics::{Metrics, QueryCounts, code_name};
+use crate::engine::Analysis;
+use crate::proto;
+
+/// A server-streaming response body.
+pub(crate) type ResponseStream<M> = ReceiverStream<Result<M, Status>>;
+type ResponseSender<M> = mpsc::Sender<Result<M, Status>>;
+/// A boxed future borrowing its producer's state.
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// How long a stream that ends with an error waits for room to deliver that error.
+const FINAL_STATUS_GRACE: Duration = Duration::from_secs(2);
+
+/// The bookkeeping of one RPC; see the module documentation.
+pub(crate) struct Rpc {
+    name: &'static str,
+    pub(crate) span: Span,
+    started: Instant,
+    deadline: Option<Deadline>,
+    phase: watch::Receiver<Phase>,
+    counts: QueryCounts,
+    /// The final status code; None when the RPC was dropped before it finished (the client
+    /// went away while the handler was still working).
+    code: Option<Code>,
+    metrics: Arc<Metrics>,
+    _active: ActiveGuard,
+    _slot: OwnedSemaphorePermit,
+}
+
+/// What [`Rpc::new`] needs besides the RPC's name.
+pub(crate) struct RpcParts {
+    pub(crate) started: Instant,
+    pub(crate) deadline: Option<Deadline>,
+    pub(crate) phase: watch::Receiver<Phase>,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) active: ActiveGuard,
+    pub(crate) slot: OwnedSemaphorePermit,
+}
+
+/// Why a response stream stopped early.
+pub(crate) enum Stop {
+    /// The client is gone: nobody to tell.
+    ClientGone,
+    /// Reported to the client as the stream's final status.
+    Failed(Status),
+}
+
+impl From<ServiceError> for Stop {
+    fn from(error: ServiceError) -> Self {
+        Self::Failed(error.into())
+    }
+}
+
+impl From<Status> for Stop {
+    fn from(status: Status) -> Self {
+        Self::Failed(status)
+    }
+}
+
+impl Rpc {
+    /// Starts the bookkeeping of the RPC `name` (its slot and active count already taken).
+    pub(crate) fn new(name: &'static str, parts: RpcParts) -> Self {
+        let span = tracing::info_span!(
+            "rpc",
+            rpc = name,
+            graph_id = tracing::field::Empty,
+            vertices = tracing::field::Empty,
+            edges = tracing::field::Empty,
+        );
+        parts.metrics.inflight_streams.inc();
+        Self {
+            name,
+            span,
+            started: parts.started,
+            deadline: parts.deadline,
+            phase: parts.phase,
+            counts: QueryCounts::default(),
+            code: None,
+            metrics: parts.metrics,
+            _active: parts.active,
+            _slot: parts.slot,
+        }
+    }
+
+    /// Records the graph the RPC works on in its span.
+    pub(crate) fn record_graph(&self, graph_id: &str, analysis: &Analysis) {
+        let graph = analysis.game().graph();
+        self.span.record("graph_id", graph_id);
+        self.span.record("vertices", graph.vertex_count());
+        self.span.record("edges", graph.edge_count());
+    }
+
+    /// Marks the RPC as failed with `status`, and returns it.
+    pub(crate) fn fail(&mut self, status: Status) -> Status {
+        self.code = Some(status.code());
+        status
+    }
+
+    /// Marks a unary RPC as answered.
+    pub(crate) fn succeed(&mut self) {
+        self.code = Some(Code::Ok);
+    }
+
+    /// Awaits `work`, unless the server cancels streams or the client's deadline passes
+    /// first.
+    pub(crate) async fn guard<T>(&mut self, work: impl Future<Output = T>) -> Result<T, Status> {
+        let deadline = self.deadline;
+        tokio::select! {
+            biased;
+            () = cancelled(&mut self.phase) => Err(ServiceError::ShuttingDown.into()),
+            () = deadline_passed(deadline) => {
+                let timeout = deadline.map_or(Duration::ZERO, |d| d.timeout);
+                Err(ServiceError::DeadlineExceeded(timeout).into())
+            }
+            value = work => Ok(value),
+        }
+    }
+
+    /// Counts the verdicts of a response.
+    fn count_verdicts(&mut self, response: &proto::EvaluateResponse) {
+        let mut counts = QueryCounts::default();
+        let mut count = |outcome: Option<proto::Outcome>| match outcome {
+            Some(proto::Outcome::Win) => counts.win += 1,
+            Some(proto::Outcome::Lose) => counts.lose += 1,
+            Some(proto::Outcome::Draw) => counts.draw += 1,
+            _ => counts.error += 1,
+        };
+        for verdict in &response.verdicts {
+            count(if verdict.error.is_some() {
+                None
+            } else {
+                proto::Outcome::try_from(verdict.outcome).ok()
+            });
+        }
+        if let Some(packed) = &response.packed_verdicts {
+            for &outcome in &packed.outcomes {
+                count(proto::Outcome::try_from(outcome).ok());
+            }
+        }
+        self.metrics.queries_answered(&counts);
+        self.counts.add(&counts);
+    }
+
+    /// Produces the RPC's response stream on a task of its own: `produce` sends the messages
+    /// through the [`Responder`]; a failure it returns becomes the stream's final status.
+    pub(crate) fn stream_responses<M, F>(
+        self,
+        buffer: usize,
+        produce: F,
+    ) -> Response<ResponseStream<M>>
+    where
+        M: Send + 'static,
+        F: for<'a> FnOnce(&'a mut Responder<M>) -> BoxFuture<'a, Result<(), Stop>> + Send + 'static,
+    {
+        let (tx, rx) = mpsc::channel(buffer.max(1));
+        let span = self.span.clone();
+        tokio::spawn(
+            async move {
+                let mut responder = Responder { rpc: self, tx };
+                let result = produce(&mut responder).await;
+                responder.end(result).await;
+            }
+            .instrument(span),
+        );
+        Response::new(ReceiverStream::new(rx))
+    }
+}
+
+impl Drop for Rpc {
+    fn drop(&mut self) {
+        // Dropped without a code: the handler's future was dropped, i.e. the client left.
+        let code = self.code.unwrap_or(Code::Cancelled);
+        let counts = self.counts;
+        tracing::info!(
+            parent: &self.span,
+            code = code_name(code),
+            duration_ms = self.started.elapsed().as_secs_f64() * 1e3,
+            queries = counts.total(),
+            win = counts.win,
+            lose = counts.lose,
+            draw = counts.draw,
+            errors = counts.error,
+            "rpc finished"
+        );
+        self.metrics.request_finished(self.name, code);
+        self.metrics.inflight_streams.dec();
+    }
+}
+
+/// The producing end of a response stream, with its RPC's guards.
+pub(crate) struct Responder<M> {
+    /// The RPC being answered.
+    pub(crate) rpc: Rpc,
+    tx: ResponseSender<M>,
+}
+
+impl<M> Responder<M> {
+    /// Like [`Rpc::guard`], and also stops when the client is gone (its end of the response
+    /// stream dropped).
+    pub(crate) async fn guard<T>(&mut self, work: impl Future<Output = T>) -> Result<T, Stop> {
+        tokio::select! {
+            biased;
+            () = self.tx.closed() => Err(Stop::ClientGone),
+            result = self.rpc.guard(work) => result.map_err(Stop::Failed),
+        }
+    }
+
+    /// Sends one response, waiting for room in the buffer under the same guards.
+    pub(crate) async fn send(&mut self, message: M) -> Result<(), Stop> {
+        let tx = self.tx.clone();
+        self.guard(tx.send(Ok(message)))
+            .await?
+            .map_err(|_| Stop::ClientGone)
+    }
+
+    /// Ends the stream: delivers a failure as the final status when the client is still there
+    /// (waiting a little for room in the buffer).
+    async fn end(self, result: Result<(), Stop>) {
+        let Self { mut rpc, tx } = self;
+        match result {
+            Ok(()) => rpc.code = Some(Code::Ok),
+            Err(Stop::ClientGone) => rpc.code = Some(Code::Cancelled),
+            Err(Stop::Failed(status)) => {
+                rpc.code = Some(if tx.is_closed() {
+                    Code::Cancelled
+                } else {
+                    status.code()
+                });
+                let _ = tokio::time::timeout(FINAL_STATUS_GRACE, tx.send(Err(status))).await;
+            }
+        }
+    }
+}
+
+impl Responder<proto::EvaluateResponse> {
+    /// Sends a response of verdicts, counting them.
+    pub(crate) async fn send_verdicts(
+        &mut self,
+        response: proto::EvaluateResponse,
+    ) -> Result<(), Stop> {
+        self.rpc.count_verdicts(&response);
+        self.send(response).await
+    }
+}

@@ -1,0 +1,148 @@
+//! [`GameService`]: the state every stream shares (configuration, graph registry, work pool,
+//! metrics, lifecycle), and admission: the checks an RPC passes before any work is spent.
+
+use std::sync::Arc;
+
+use tonic::{Request, Status};
+
+use super::blocking::WorkPool;
+use super::config::ServiceConfig;
+use super::deadline::start_and_deadline;
+use super::error::ServiceError;
+use super::lifecycle::Lifecycle;
+use super::metrics::{Metrics, code_name};
+use super::registry::Registry;
+use super::rpc::{Rpc, RpcParts};
+
+/// The state of the `grundy.v1.GrundyService` implementation, shared by all streams. Cheap to
+/// clone (a handle). [`super::run`] builds one; [`super::run_service`] takes one the caller
+/// keeps, to inspect streams, metrics and the cache.
+#[derive(Debug, Clone)]
+pub struct GameService {
+    pub(crate) config: Arc<ServiceConfig>,
+    pub(crate) registry: Registry,
+    pub(crate) pool: WorkPool,
+    metrics: Arc<Metrics>,
+    lifecycle: Arc<Lifecycle>,
+}
+
+impl GameService {
+    /// A service with `config`, serving, with an empty cache.
+    pub fn new(config: ServiceConfig) -> Self {
+        let metrics = Arc::new(Metrics::new());
+        let pool = WorkPool::new(config.compute_concurrency, config.evaluation_concurrency);
+        let registry = Registry::new(config.cache_bytes, pool.clone(), metrics.clone());
+        Self {
+            lifecycle: Arc::new(Lifecycle::new(config.max_concurrent_streams)),
+            config: Arc::new(config),
+            registry,
+            pool,
+            metrics,
+        }
+    }
+
+    /// RPCs in progress: from their first line to the end of their response stream (a
+    /// stream stops once its client is gone).
+    pub fn active_streams(&self) -> usize {
+        self.lifecycle.active()
+    }
+
+    /// The server's metrics.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// The cache of analysed graphs.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Refuses new streams from now on (UNAVAILABLE "server shutting down"); streams in
+    /// progress go on.
+    pub(crate) fn begin_drain(&self) {
+        self.lifecycle.begin_drain();
+    }
+
+    /// Ends every stream in progress with UNAVAILABLE "server shutting down" (and refuses
+    /// new ones).
+    pub(crate) fn cancel_streams(&self) {
+        self.lifecycle.cancel_streams();
+    }
+
+    /// Resolves when no RPC is in progress.
+    pub async fn wait_idle(&self) {
+        self.lifecycle.wait_idle().await;
+    }
+
+    /// Starts the bookkeeping of one RPC, or refuses it (draining, too many streams).
+    pub(crate) fn begin<T>(&self, name: &'static str, request: &Request<T>) -> Result<Rpc, Status> {
+        let reject = |error: ServiceError| {
+            let status = Status::from(error);
+            self.metrics.request_finished(name, status.code());
+            tracing::info!(
+                rpc = name,
+                code = code_name(status.code()),
+                "rpc refused: {}",
+                status.message()
+            );
+            status
+        };
+        if self.lifecycle.is_draining() {
+            return Err(reject(ServiceError::ShuttingDown));
+        }
+        let slot = self.lifecycle.try_slot().ok_or_else(|| {
+            reject(ServiceError::LimitExceeded {
+                limit: "max_concurrent_streams",
+                value: self.config.max_concurrent_streams as u64,
+                what: "the number of concurrent streams".into(),
+            })
+        })?;
+        let (started, deadline) = start_and_deadline(request.metadata(), request.extensions());
+        Ok(Rpc::new(
+            name,
+            RpcParts {
+                started,
+                deadline,
+                phase: self.lifecycle.subscribe(),
+                metrics: self.metrics.clone(),
+                active: self.lifecycle.enter(),
+                slot,
+            },
+        ))
+    }
+
+    /// Checks a graph's size against the configured limits before any work is spent on it.
+    pub(crate) fn check_graph_size(
+        &self,
+        vertex_count: u32,
+        edge_count: u64,
+    ) -> Result<(), ServiceError> {
+        if vertex_count > self.config.max_vertices {
+            return Err(ServiceError::LimitExceeded {
+                limit: "max_vertices",
+                value: u64::from(self.config.max_vertices),
+                what: format!("the graph's vertex_count {vertex_count}"),
+            });
+        }
+        if edge_count > self.config.max_edges {
+            return Err(ServiceError::LimitExceeded {
+                limit: "max_edges",
+                value: self.config.max_edges,
+                what: format!("the graph's {edge_count} edges"),
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks the queries a stream has carried so far against `max_queries_per_stream`.
+    pub(crate) fn check_query_count(&self, count: u64) -> Result<(), ServiceError> {
+        if count > self.config.max_queries_per_stream {
+            return Err(ServiceError::LimitExceeded {
+                limit: "max_queries_per_stream",
+                value: self.config.max_queries_per_stream,
+                what: format!("the stream's {count} queries"),
+            });
+        }
+        Ok(())
+    }
+}
