@@ -103,7 +103,7 @@ enum RunError {
     /// Anything else that is not the input's fault: exit 1.
     #[error("{0}")]
     Failure(String),
-    /// The server could not be reached: exit 1.
+    /// Connecting to `--server` failed (URL, TLS or token files, or unreachable): exit 1.
     #[error(transparent)]
     Connect(#[from] ClientError),
     /// The embedded server could not listen: exit 1.
