@@ -19,9 +19,9 @@ use crate::proto::grundy_service_client::GrundyServiceClient;
 /// Why a connection could not be set up. Each message is one line naming the URL or file at
 /// fault, for the CLI's `error: ...` line.
 ///
-/// Causes are part of the message (transport errors with their whole chain, see
-/// [`source_chain`]) rather than exposed as [`std::error::Error::source`]: a caller printing
-/// the chain again would repeat them.
+/// Causes are part of the message (transport errors with their whole chain of causes) rather
+/// than exposed as [`std::error::Error::source`]: a caller printing the chain again would
+/// repeat them.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     /// The server URL does not parse.
