@@ -1,6 +1,10 @@
 //! Connecting to a grundy server: plain or TLS (https:// URLs), mutual TLS, bearer token. The
 //! `grundy` CLI flattens [`ConnectionArgs`] into its commands.
+//!
+//! Nothing here depends on the server side: the client reads its own certificate and token
+//! files, with its own error type ([`ClientError`]).
 
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -11,6 +15,65 @@ use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity
 use tonic::{Request, Status};
 
 use crate::proto::grundy_service_client::GrundyServiceClient;
+use crate::token::{TokenFileError, read_token_file};
+
+/// Why a connection could not be set up. Each message is one line naming the URL or file at
+/// fault, for the CLI's `error: ...` line.
+///
+/// Causes are part of the message (transport errors with their whole chain of causes) rather
+/// than exposed as [`std::error::Error::source`]: a caller printing the chain again would
+/// repeat them.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The server URL does not parse.
+    #[error("invalid server URL {url:?}: {cause}")]
+    InvalidUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        cause: tonic::transport::Error,
+    },
+    /// TLS files were given for a plaintext (http://) URL.
+    #[error("TLS options given but {url:?} is not an https:// URL")]
+    TlsWithoutHttps {
+        /// The URL as given.
+        url: String,
+    },
+    /// The TLS configuration was refused (e.g. a certificate that does not parse).
+    #[error("cannot set up TLS: {}", source_chain(.cause))]
+    Tls {
+        /// The transport's reason.
+        cause: tonic::transport::Error,
+    },
+    /// `--tls-cert` without `--tls-key`.
+    #[error("--tls-cert needs --tls-key")]
+    CertWithoutKey,
+    /// `--tls-key` without `--tls-cert`.
+    #[error("--tls-key needs --tls-cert")]
+    KeyWithoutCert,
+    /// A certificate or key file could not be read.
+    #[error("cannot read {}: {cause}", .path.display())]
+    ReadFile {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        cause: io::Error,
+    },
+    /// The token file gives no usable token.
+    #[error(transparent)]
+    Token(#[from] TokenFileError),
+    /// The token cannot travel in an `authorization` header.
+    #[error("the bearer token is not a valid header value")]
+    InvalidToken,
+    /// The server could not be reached (or the TLS handshake failed).
+    #[error("cannot connect to {url}: {}", source_chain(.cause))]
+    Connect {
+        /// The URL dialled.
+        url: String,
+        /// The transport's reason.
+        cause: tonic::transport::Error,
+    },
+}
 
 /// How to reach and authenticate to a server.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -45,12 +108,12 @@ pub struct ClientAuth {
 
 impl ClientAuth {
     /// Sends `token` with every call (None: send nothing).
-    pub fn new(token: Option<&str>) -> Result<Self, String> {
+    fn new(token: Option<&str>) -> Result<Self, ClientError> {
         let header = token
             .map(|token| {
                 format!("Bearer {token}")
                     .parse()
-                    .map_err(|_| "the bearer token is not a valid header value".to_string())
+                    .map_err(|_| ClientError::InvalidToken)
             })
             .transpose()?;
         Ok(Self { header })
@@ -72,21 +135,24 @@ impl Interceptor for ClientAuth {
 pub type GrundyClient = GrundyServiceClient<InterceptedService<Channel, ClientAuth>>;
 
 /// Opens a channel to `url` (http:// or https://) as `args` say, and the interceptor that
-/// authenticates its calls. Errors are one line each, for the CLI.
-pub async fn channel(url: &str, args: &ConnectionArgs) -> Result<(Channel, ClientAuth), String> {
+/// authenticates its calls.
+async fn channel(url: &str, args: &ConnectionArgs) -> Result<(Channel, ClientAuth), ClientError> {
     let mut endpoint = Endpoint::from_shared(url.to_string())
-        .map_err(|e| format!("invalid server URL {url:?}: {e}"))?
+        .map_err(|cause| ClientError::InvalidUrl {
+            url: url.to_string(),
+            cause,
+        })?
         .tcp_nodelay(true)
         .connect_timeout(Duration::from_secs(10));
     let is_https = url.starts_with("https://");
     if is_https {
         endpoint = endpoint
             .tls_config(client_tls(args)?)
-            .map_err(|e| format!("cannot set up TLS: {}", source_chain(&e)))?;
+            .map_err(|cause| ClientError::Tls { cause })?;
     } else if args.tls_ca.is_some() || args.tls_cert.is_some() || args.tls_key.is_some() {
-        return Err(format!(
-            "TLS options given but {url:?} is not an https:// URL"
-        ));
+        return Err(ClientError::TlsWithoutHttps {
+            url: url.to_string(),
+        });
     }
     let token = args
         .auth_token_file
@@ -97,23 +163,27 @@ pub async fn channel(url: &str, args: &ConnectionArgs) -> Result<(Channel, Clien
     let channel = endpoint
         .connect()
         .await
-        .map_err(|e| format!("cannot connect to {url}: {}", source_chain(&e)))?;
+        .map_err(|cause| ClientError::Connect {
+            url: url.to_string(),
+            cause,
+        })?;
     Ok((channel, auth))
 }
 
-/// Connects the `grundy.v1` client to `url`.
+/// Connects the `grundy.v1` client to `url`, with messages of up to `max_message_bytes` each
+/// way.
 pub async fn connect(
     url: &str,
     args: &ConnectionArgs,
     max_message_bytes: usize,
-) -> Result<GrundyClient, String> {
+) -> Result<GrundyClient, ClientError> {
     let (channel, auth) = channel(url, args).await?;
     Ok(GrundyServiceClient::with_interceptor(channel, auth)
         .max_decoding_message_size(max_message_bytes)
         .max_encoding_message_size(max_message_bytes))
 }
 
-fn client_tls(args: &ConnectionArgs) -> Result<ClientTlsConfig, String> {
+fn client_tls(args: &ConnectionArgs) -> Result<ClientTlsConfig, ClientError> {
     let mut tls = ClientTlsConfig::new();
     tls = match &args.tls_ca {
         Some(ca) => tls.ca_certificate(Certificate::from_pem(read(ca)?)),
@@ -123,8 +193,8 @@ fn client_tls(args: &ConnectionArgs) -> Result<ClientTlsConfig, String> {
         (Some(cert), Some(key)) => {
             tls = tls.identity(Identity::from_pem(read(cert)?, read(key)?));
         }
-        (Some(_), None) => return Err("--tls-cert needs --tls-key".into()),
-        (None, Some(_)) => return Err("--tls-key needs --tls-cert".into()),
+        (Some(_), None) => return Err(ClientError::CertWithoutKey),
+        (None, Some(_)) => return Err(ClientError::KeyWithoutCert),
         (None, None) => {}
     }
     if let Some(name) = &args.tls_server_name {
@@ -133,30 +203,16 @@ fn client_tls(args: &ConnectionArgs) -> Result<ClientTlsConfig, String> {
     Ok(tls)
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+fn read(path: &Path) -> Result<Vec<u8>, ClientError> {
+    std::fs::read(path).map_err(|cause| ClientError::ReadFile {
+        path: path.to_path_buf(),
+        cause,
+    })
 }
 
-/// Reads a token file: its content without surrounding whitespace (a trailing newline is
-/// normal). An empty token, or one that cannot travel in a header, is an error.
-fn read_token_file(path: &Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?;
-    let token = text.trim();
-    if token.is_empty() {
-        return Err(format!("the token file {} is empty", path.display()));
-    }
-    if !token.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(format!(
-            "the token in {} must be printable ASCII without spaces",
-            path.display()
-        ));
-    }
-    Ok(token.to_string())
-}
-
+/// An error with its causes, skipping a cause whose text the message already ends with:
 /// "transport error: tcp connect error: Connection refused (os error 111)".
-pub fn source_chain(error: &dyn std::error::Error) -> String {
+fn source_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
@@ -169,4 +225,70 @@ pub fn source_chain(error: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_files_are_trimmed_and_checked() {
+        let dir = std::env::temp_dir().join(format!("grundy-client-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let write = |name: &str, text: &str| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let good = write("good", "  s3cret\n");
+        assert_eq!(read_token_file(&good).unwrap(), "s3cret");
+        let empty = write("empty", " \n");
+        assert_eq!(
+            read_token_file(&empty).unwrap_err().to_string(),
+            format!("the token file {} is empty", empty.display())
+        );
+        let spaced = write("spaced", "two words\n");
+        assert_eq!(
+            read_token_file(&spaced).unwrap_err().to_string(),
+            format!(
+                "the token in {} must be printable ASCII without spaces",
+                spaced.display()
+            )
+        );
+        let missing = dir.join("missing");
+        let message = read_token_file(&missing).unwrap_err().to_string();
+        assert!(
+            message.starts_with(&format!(
+                "cannot read the token file {}: ",
+                missing.display()
+            )),
+            "{message}"
+        );
+        let message = read(&missing).unwrap_err().to_string();
+        assert!(
+            message.starts_with(&format!("cannot read {}: ", missing.display())),
+            "{message}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn tls_files_come_in_pairs() {
+        let cert_only = ConnectionArgs {
+            tls_cert: Some("cert.pem".into()),
+            ..ConnectionArgs::default()
+        };
+        assert_eq!(
+            client_tls(&cert_only).unwrap_err().to_string(),
+            "--tls-cert needs --tls-key"
+        );
+        let key_only = ConnectionArgs {
+            tls_key: Some("key.pem".into()),
+            ..ConnectionArgs::default()
+        };
+        assert_eq!(
+            client_tls(&key_only).unwrap_err().to_string(),
+            "--tls-key needs --tls-cert"
+        );
+    }
 }

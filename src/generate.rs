@@ -13,10 +13,12 @@ use crate::engine::Digraph;
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator whose whole sequence is fixed by `seed`.
     pub fn new(seed: u64) -> Self {
         Self(seed)
     }
 
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
@@ -51,7 +53,7 @@ pub enum Shape {
 }
 
 /// Adjacency lists of a generated graph with about `edges` edges.
-pub fn adjacency(shape: Shape, vertices: u32, edges: u64, rng: &mut Rng) -> Vec<Vec<u32>> {
+fn adjacency(shape: Shape, vertices: u32, edges: u64, rng: &mut Rng) -> Vec<Vec<u32>> {
     let n = vertices as usize;
     let mut adjacency = vec![Vec::new(); n];
     if n == 0 {

@@ -13,6 +13,7 @@
 //! - [`judge`]: streaming parsers of the judge input formats;
 //! - [`cli`]: the `grundy` command: judge files in, RPCs out, the judge's output back
 //!   (formatted in `cli/output.rs`);
+//! - [`token`]: bearer-token files, read alike by the client and the server;
 //! - [`generate`]: seeded generators of graphs and judge files (benchmarks, tests).
 
 #![cfg_attr(any(), warn(missing_docs))]
@@ -34,3 +35,4 @@ pub mod client;
 pub mod generate;
 pub mod judge;
 pub mod service;
+pub mod token;

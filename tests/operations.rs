@@ -631,7 +631,9 @@ fn pki() -> Pki {
 }
 
 async fn tls_evaluate_works(url: &str, args: &ConnectionArgs) -> Result<(), String> {
-    let mut client = client::connect(url, args, 1 << 20).await?;
+    let mut client = client::connect(url, args, 1 << 20)
+        .await
+        .map_err(|e| e.to_string())?;
     let (tx, rx) = mpsc::channel(4);
     tx.send(start(sample_graph())).await.unwrap();
     tx.send(batch(vec![tokens(1, &[0])])).await.unwrap();

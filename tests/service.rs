@@ -346,7 +346,7 @@ async fn explain_returns_moves_for_token_and_split_games() {
     assert_eq!((token.token_index, token.from, token.to), (0, 0, 1));
     assert!(verdicts[1].r#move.is_none(), "no move for LOSE");
 
-    // GAMES.md worked example with split counts K = {2, 1, 3, 2}.
+    // docs/games.md worked example with split counts K = {2, 1, 3, 2}.
     let graph = proto::Graph {
         vertex_count: 4,
         out_degrees: vec![2, 1, 2, 0],

@@ -9,34 +9,36 @@
 //! everything before it was printed.
 //!
 //! What lives where:
-//! - this module: the options ([`JudgeArgs`]), exit codes, [`run_judge`], the dispatcher that
-//!   starts a stream per test case and the in-order writer loop, the connection and the
-//!   embedded server;
+//! - this module: the options ([`JudgeArgs`]), exit codes, errors, [`run_judge`] and the
+//!   wiring of one run;
+//! - `dispatch`: the dispatcher that starts a stream per test case, and the in-order writer
+//!   loop;
 //! - `case`: one test case's `Evaluate` stream (`Case`);
 //! - `input`: the parser thread (`parse_input`) and the batching of queries into requests;
-//! - `output`: the stdout writer thread, the progress report and the judge-line formatting.
+//! - `output`: the stdout writer thread, the progress report and the judge-line formatting;
+//! - `embedded`: the in-process server used without `--server`.
 
 mod case;
+mod dispatch;
+mod embedded;
 mod input;
 mod output;
 
 use std::io::Read;
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
-use crate::client::{self, ConnectionArgs, GrundyClient};
-use crate::engine::graph::MAX_EDGES;
+use crate::client::{self, ClientError, ConnectionArgs};
 use crate::service::config::DEFAULT_MAX_MESSAGE_BYTES;
-use crate::service::{self as server, ServerConfig, ServiceConfig};
 
-use case::{Case, CaseOutput};
-use input::{InputEvent, parse_input};
-use output::{Output, ProgressCounters, ProgressReport};
+use dispatch::{Dispatcher, write_in_order};
+use embedded::EmbeddedServer;
+use input::parse_input;
+use output::{Output, ProgressReport};
 
 /// Exit code for malformed input.
-pub const EXIT_BAD_INPUT: u8 = 2;
+pub(crate) const EXIT_BAD_INPUT: u8 = 2;
 /// Exit code for every other failure (server unreachable, server error, I/O).
 pub const EXIT_FAILURE: u8 = 1;
 
@@ -54,7 +56,9 @@ pub enum JudgeFormat {
 pub enum Progress {
     /// Only when stderr is a terminal.
     Auto,
+    /// Even when stderr is a file or a pipe.
     Always,
+    /// Never.
     Never,
 }
 
@@ -90,13 +94,21 @@ pub struct JudgeArgs {
     pub connection: ConnectionArgs,
 }
 
-/// What ended a judge run early.
+/// What ended a judge run early. Each is printed as one `error: ...` line.
 #[derive(Debug, thiserror::Error)]
 enum RunError {
+    /// Malformed input (or a graph the server rejects as invalid): exit 2.
     #[error("{0}")]
     BadInput(String),
+    /// Anything else that is not the input's fault: exit 1.
     #[error("{0}")]
     Failure(String),
+    /// Connecting to `--server` failed (URL, TLS or token files, or unreachable): exit 1.
+    #[error(transparent)]
+    Connect(#[from] ClientError),
+    /// The embedded server could not listen: exit 1.
+    #[error("cannot start the embedded server: {0}")]
+    EmbeddedServer(std::io::Error),
     /// Stdout was closed by its reader: not an error, just stop.
     #[error("output closed")]
     OutputClosed,
@@ -106,7 +118,7 @@ impl RunError {
     fn exit_code(&self) -> u8 {
         match self {
             Self::BadInput(_) => EXIT_BAD_INPUT,
-            Self::Failure(_) => EXIT_FAILURE,
+            Self::Failure(_) | Self::Connect(_) | Self::EmbeddedServer(_) => EXIT_FAILURE,
             Self::OutputClosed => 0,
         }
     }
@@ -134,10 +146,6 @@ pub fn run_judge(args: JudgeArgs) -> u8 {
     }
 }
 
-/// Test cases whose streams run at once. Many small test cases are bound by round trips, not
-/// by work: a few streams in flight hide them. Their output is still written in input order.
-const CASES_IN_FLIGHT: usize = 8;
-
 async fn judge(args: JudgeArgs) -> Result<(), RunError> {
     let input = open_input(args.file.as_ref())?;
     let (url, connection, _embedded) = match &args.server {
@@ -149,7 +157,7 @@ async fn judge(args: JudgeArgs) -> Result<(), RunError> {
             (server.url.clone(), ConnectionArgs::default(), Some(server))
         }
     };
-    let client = connect(&url, &connection, args.max_message_bytes).await?;
+    let client = client::connect(&url, &connection, args.max_message_bytes).await?;
 
     let (event_tx, events) = mpsc::channel(16);
     let parser_args = args.clone();
@@ -183,152 +191,6 @@ async fn judge(args: JudgeArgs) -> Result<(), RunError> {
     result.and(flushed)
 }
 
-/// What the writer prints next, in input order.
-enum Slot {
-    /// A test case's output, as its stream produces it.
-    Case {
-        label: String,
-        chunks: mpsc::Receiver<CaseOutput>,
-    },
-    /// The run fails here (malformed input between test cases, a parser failure).
-    Error(RunError),
-}
-
-/// Reads the parser's events and starts a stream per test case, up to [`CASES_IN_FLIGHT`] at
-/// once, queueing their outputs for the writer in input order.
-struct Dispatcher {
-    client: GrundyClient,
-    format: JudgeFormat,
-    progress: Arc<ProgressCounters>,
-    slots: mpsc::UnboundedSender<Slot>,
-}
-
-impl Dispatcher {
-    async fn run(
-        self,
-        mut events: mpsc::Receiver<InputEvent>,
-        parser: std::thread::JoinHandle<()>,
-    ) {
-        let permits = Arc::new(tokio::sync::Semaphore::new(CASES_IN_FLIGHT));
-        loop {
-            let Some(event) = events.recv().await else {
-                // The parser dropped its sender: it returned or panicked.
-                if let Err(error) = join_parser(parser, false) {
-                    let _ = self.slots.send(Slot::Error(error));
-                }
-                return;
-            };
-            let (number, label, start) = match event {
-                InputEvent::Start {
-                    number,
-                    label,
-                    start,
-                } => (number, label, start),
-                InputEvent::Error(error) => {
-                    let _ = self.slots.send(Slot::Error(error));
-                    return;
-                }
-                InputEvent::Queries(_) | InputEvent::End => {
-                    let error =
-                        RunError::Failure("internal error: queries outside a test case".into());
-                    let _ = self.slots.send(Slot::Error(error));
-                    return;
-                }
-            };
-            let Ok(permit) = permits.clone().acquire_owned().await else {
-                return; // never closed
-            };
-            let (case_events, case_receiver) = mpsc::channel(16);
-            let (chunks, chunk_receiver) = mpsc::channel(64);
-            let slot = Slot::Case {
-                label: label.clone(),
-                chunks: chunk_receiver,
-            };
-            if self.slots.send(slot).is_err() {
-                return; // the writer stopped
-            }
-            let case = Case {
-                client: self.client.clone(),
-                number,
-                label,
-                format: self.format,
-                progress: self.progress.clone(),
-            };
-            tokio::spawn(async move {
-                let _permit = permit;
-                case.run(start, case_receiver, chunks).await;
-            });
-            // The case's queries, up to its end.
-            loop {
-                let Some(event) = events.recv().await else {
-                    // The parser stopped inside the test case: a failure, never a clean end.
-                    let error = join_parser(parser, true)
-                        .expect_err("an end inside a test case is an error");
-                    let _ = case_events.send(InputEvent::Error(error)).await;
-                    return;
-                };
-                let last = matches!(event, InputEvent::End);
-                let stop = matches!(event, InputEvent::Error(_) | InputEvent::Start { .. });
-                if case_events.send(event).await.is_err() || stop {
-                    // The case failed (it reports why), or the input did.
-                    return;
-                }
-                if last {
-                    break;
-                }
-            }
-        }
-    }
-}
-
-/// Writes the test cases' outputs in input order and stops at the first error.
-async fn write_in_order(
-    mut slots: mpsc::UnboundedReceiver<Slot>,
-    output: &mut Output,
-) -> Result<(), RunError> {
-    while let Some(slot) = slots.recv().await {
-        let (label, mut chunks) = match slot {
-            Slot::Case { label, chunks } => (label, chunks),
-            Slot::Error(error) => return Err(error),
-        };
-        loop {
-            match chunks.recv().await {
-                Some(CaseOutput::Text(text)) => output.send(text)?,
-                Some(CaseOutput::Done) => break,
-                Some(CaseOutput::Failed(error)) => return Err(error),
-                None => {
-                    return Err(RunError::Failure(format!(
-                        "internal error: {label} stopped without finishing"
-                    )));
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Why the parser thread's events ended: a panic is a failure, and so is an end inside a
-/// test case (`inside_case`), never a clean end with truncated output. Call it only once the
-/// event channel is closed (the thread is then finishing).
-fn join_parser(parser: std::thread::JoinHandle<()>, inside_case: bool) -> Result<(), RunError> {
-    match parser.join() {
-        Err(panic) => {
-            let reason = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown cause".into());
-            Err(RunError::Failure(format!(
-                "internal error: the input parser panicked: {reason}"
-            )))
-        }
-        Ok(()) if inside_case => Err(RunError::Failure(
-            "internal error: the input parser stopped inside a test case".into(),
-        )),
-        Ok(()) => Ok(()),
-    }
-}
-
 fn open_input(file: Option<&PathBuf>) -> Result<Box<dyn Read + Send>, RunError> {
     match file {
         None => Ok(Box::new(std::io::stdin())),
@@ -336,92 +198,5 @@ fn open_input(file: Option<&PathBuf>) -> Result<Box<dyn Read + Send>, RunError> 
         Some(path) => std::fs::File::open(path)
             .map(|f| Box::new(f) as Box<dyn Read + Send>)
             .map_err(|e| RunError::Failure(format!("cannot open {}: {e}", path.display()))),
-    }
-}
-
-async fn connect(
-    url: &str,
-    connection: &ConnectionArgs,
-    max_message_bytes: usize,
-) -> Result<GrundyClient, RunError> {
-    client::connect(url, connection, max_message_bytes)
-        .await
-        .map_err(RunError::Failure)
-}
-
-/// The in-process server used without `--server`; stops when dropped.
-struct EmbeddedServer {
-    url: String,
-    _shutdown: oneshot::Sender<()>,
-}
-
-impl EmbeddedServer {
-    async fn start(max_message_bytes: usize) -> Result<Self, RunError> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .map_err(|e| RunError::Failure(format!("cannot start the embedded server: {e}")))?;
-        let address = listener
-            .local_addr()
-            .map_err(|e| RunError::Failure(format!("cannot start the embedded server: {e}")))?;
-        let (shutdown, stopped) = oneshot::channel::<()>();
-        let config = embedded_config(max_message_bytes);
-        tokio::spawn(async move {
-            let stop = async {
-                let _ = stopped.await;
-            };
-            if let Err(e) = server::run(listener, config, stop).await {
-                tracing::error!("embedded server failed: {e}");
-            }
-        });
-        Ok(Self {
-            url: format!("http://{address}"),
-            _shutdown: shutdown,
-        })
-    }
-}
-
-/// The embedded server serves this one run: no table cache (each test case's table is
-/// dropped once its stream ends, so memory does not grow with the number of test cases) and
-/// the engine's own maxima instead of a shared server's limits. Only the user's
-/// `--max-message-bytes` applies.
-fn embedded_config(max_message_bytes: usize) -> ServerConfig {
-    ServerConfig {
-        service: ServiceConfig {
-            cache_bytes: 0,
-            max_vertices: u32::MAX,
-            max_edges: MAX_EDGES,
-            max_queries_per_stream: u64::MAX,
-            ..ServiceConfig::default()
-        },
-        max_message_bytes,
-        ..ServerConfig::default()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_embedded_server_caches_nothing_and_has_only_the_engines_limits() {
-        let config = embedded_config(12345);
-        assert_eq!(config.max_message_bytes, 12345);
-        assert_eq!(config.service.cache_bytes, 0);
-        assert_eq!(config.service.max_vertices, u32::MAX);
-        assert_eq!(config.service.max_edges, u64::from(u32::MAX));
-        assert_eq!(config.service.max_queries_per_stream, u64::MAX);
-    }
-
-    #[test]
-    fn a_parser_that_panics_fails_the_run() {
-        let parser = std::thread::spawn(|| panic!("bad state"));
-        let error = join_parser(parser, false).unwrap_err();
-        assert_eq!(error.exit_code(), EXIT_FAILURE);
-        assert!(error.to_string().contains("bad state"), "{error}");
-
-        let parser = std::thread::spawn(|| {});
-        let error = join_parser(parser, true).unwrap_err();
-        assert_eq!(error.exit_code(), EXIT_FAILURE);
-        assert!(join_parser(std::thread::spawn(|| {}), false).is_ok());
     }
 }

@@ -10,6 +10,22 @@ use tokio::sync::mpsc;
 use super::{JudgeFormat, Progress, RunError};
 use crate::proto::{self, Outcome, Verdict};
 
+/// Why a verdict has no judge line. The caller prefixes the test case.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum VerdictError {
+    /// The server rejected the query.
+    #[error("query {round} rejected: {field}: {message}")]
+    Rejected {
+        round: u64,
+        field: String,
+        message: String,
+    },
+    /// The verdict carries no outcome (a server bug or a newer protocol).
+    #[error("query {round}: no outcome")]
+    NoOutcome { round: u64 },
+}
+
+/// What starts a test case's output: `Game#g:` for addsub, nothing for chess.
 pub(super) fn case_header(format: JudgeFormat, number: u64) -> Vec<u8> {
     match format {
         JudgeFormat::Chess => Vec::new(),
@@ -17,6 +33,7 @@ pub(super) fn case_header(format: JudgeFormat, number: u64) -> Vec<u8> {
     }
 }
 
+/// What ends a test case's output: a blank line for addsub, nothing for chess.
 pub(super) fn case_footer(format: JudgeFormat) -> Vec<u8> {
     match format {
         JudgeFormat::Chess => Vec::new(),
@@ -31,12 +48,13 @@ pub(super) fn format_verdict(
     round: u64,
     verdict: &Verdict,
     out: &mut Vec<u8>,
-) -> Result<(), String> {
+) -> Result<(), VerdictError> {
     if let Some(error) = &verdict.error {
-        return Err(format!(
-            "query {round} rejected: {}: {}",
-            error.field, error.message
-        ));
+        return Err(VerdictError::Rejected {
+            round,
+            field: error.field.clone(),
+            message: error.message.clone(),
+        });
     }
     format_outcome(format, round, verdict.outcome(), out)?;
     if explain && let Some(move_) = verdict.r#move.as_ref().and_then(|m| m.kind.as_ref()) {
@@ -52,7 +70,7 @@ pub(super) fn format_outcome(
     round: u64,
     outcome: Outcome,
     out: &mut Vec<u8>,
-) -> Result<(), String> {
+) -> Result<(), VerdictError> {
     let word = match (format, outcome) {
         (JudgeFormat::Chess, Outcome::Win) => "WIN",
         (JudgeFormat::Chess, Outcome::Lose) => "LOSE",
@@ -60,7 +78,7 @@ pub(super) fn format_outcome(
         (JudgeFormat::Addsub, Outcome::Win) => "WINNING",
         (JudgeFormat::Addsub, Outcome::Lose) => "LOSING",
         (JudgeFormat::Addsub, Outcome::Draw) => "DRAWING",
-        (_, Outcome::Unspecified) => return Err(format!("query {round}: no outcome")),
+        (_, Outcome::Unspecified) => return Err(VerdictError::NoOutcome { round }),
     };
     if format == JudgeFormat::Addsub {
         let _ = write!(out, "Round#{round}: ");
@@ -120,6 +138,7 @@ pub(super) struct Output {
 }
 
 impl Output {
+    /// Starts the writer thread.
     pub(super) fn spawn() -> Result<Self, RunError> {
         let (chunks, mut receiver) = mpsc::channel::<Vec<u8>>(64);
         let writer = std::thread::Builder::new()
@@ -143,36 +162,38 @@ impl Output {
         })
     }
 
+    /// Queues `chunk` for stdout; fails once the writer has stopped (quietly for a closed
+    /// pipe).
     pub(super) fn send(&mut self, chunk: Vec<u8>) -> Result<(), RunError> {
         if chunk.is_empty() {
             return Ok(());
         }
         let chunks = self.chunks.as_ref().ok_or(RunError::OutputClosed)?;
         // A full channel means stdout is slow: block this task only briefly per chunk.
-        match chunks.try_send(chunk) {
+        let sent = match chunks.try_send(chunk) {
             Ok(()) => Ok(()),
-            Err(mpsc::error::TrySendError::Full(chunk)) => tokio::task::block_in_place(|| {
-                chunks
-                    .blocking_send(chunk)
-                    .map_err(|_| RunError::OutputClosed)
-            }),
-            Err(mpsc::error::TrySendError::Closed(_)) => Err(self.writer_error()),
-        }
+            Err(mpsc::error::TrySendError::Full(chunk)) => {
+                tokio::task::block_in_place(|| chunks.blocking_send(chunk).map_err(drop))
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(()),
+        };
+        // Either way a closed channel means the writer stopped: say why.
+        sent.map_err(|()| self.writer_error())
     }
 
     /// Why the writer stopped: a closed pipe is a quiet stop, anything else a failure.
     fn writer_error(&mut self) -> RunError {
-        self.chunks = None;
-        match self.writer.take().map(|w| w.join()) {
-            Some(Ok(Err(e))) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                RunError::Failure(format!("cannot write output: {e}"))
-            }
-            _ => RunError::OutputClosed,
-        }
+        self.join_writer().err().unwrap_or(RunError::OutputClosed)
     }
 
     /// Flushes everything and waits for the writer.
     pub(super) fn finish(mut self) -> Result<(), RunError> {
+        self.join_writer()
+    }
+
+    /// Closes the channel and waits for the writer thread (once: later calls find nothing to
+    /// join). A closed pipe is not an error; a write error or a panic is.
+    fn join_writer(&mut self) -> Result<(), RunError> {
         self.chunks = None;
         match self.writer.take().map(|w| w.join()) {
             Some(Ok(Err(e))) if e.kind() != std::io::ErrorKind::BrokenPipe => {
@@ -190,13 +211,17 @@ pub(super) struct ProgressReport {
     ticker: Option<tokio::task::JoinHandle<()>>,
 }
 
+/// What the progress report shows, updated by the test cases.
 #[derive(Default)]
 pub(super) struct ProgressCounters {
+    /// Test cases completed.
     pub(super) cases: AtomicU64,
+    /// Verdicts received.
     pub(super) queries: AtomicU64,
 }
 
 impl ProgressReport {
+    /// Starts the report (a ticker task) when `mode` and stderr call for it.
     pub(super) fn start(mode: Progress) -> Self {
         let counters = Arc::new(ProgressCounters::default());
         let enabled = match mode {
@@ -229,6 +254,7 @@ impl ProgressReport {
         self.counters.clone()
     }
 
+    /// Stops the ticker and clears its line.
     pub(super) fn finish(self) {
         if let Some(ticker) = self.ticker {
             ticker.abort();

@@ -1,7 +1,8 @@
 //! The LA 4411 / UVa 12163 (Addition-Subtraction Game) judge format, read as a stream of events.
 //!
 //! `T`, then `T` games: `V E`, `E` edges `u v`, `V` split counts, `R`, then `R` rounds of `V`
-//! values each. Any whitespace separates numbers.
+//! values each. Any whitespace separates numbers. See `docs/games.md` for the game and a
+//! sample.
 
 use std::io::Read;
 
@@ -9,15 +10,20 @@ use super::scanner::{JudgeError, Location, Scanner};
 
 /// One step of a judge file.
 #[derive(Debug, PartialEq, Eq)]
-pub enum AddsubEvent<'a> {
-    /// A new game.
+pub(crate) enum AddsubEvent<'a> {
+    /// A new game (endpoints checked to be in range; cycles are the engine's to report).
     Game {
         /// 1-based game number.
         game: u64,
+        /// Where the game starts (its `V`).
         location: Location,
+        /// `V`.
         vertex_count: u32,
+        /// The `E` edges `u -> v`, in input order.
         edges: Vec<(u32, u32)>,
+        /// `K_0..K_{V-1}`.
         split_counts: Vec<u32>,
+        /// `R`: the rounds that follow.
         rounds: u64,
     },
     /// One round: a value per vertex.
@@ -43,7 +49,7 @@ enum State {
 }
 
 /// Pull parser over an LA 4411 judge file.
-pub struct AddsubReader<R> {
+pub(crate) struct AddsubReader<R> {
     scanner: Scanner<R>,
     state: State,
     games: u64,
@@ -51,7 +57,8 @@ pub struct AddsubReader<R> {
 }
 
 impl<R: Read> AddsubReader<R> {
-    pub fn new(reader: R) -> Self {
+    /// A reader at the start of a judge file.
+    pub(crate) fn new(reader: R) -> Self {
         Self {
             scanner: Scanner::new(reader),
             state: State::Start,
@@ -62,12 +69,12 @@ impl<R: Read> AddsubReader<R> {
 
     /// Whether the next event can start without reading (see
     /// [`Scanner::has_buffered_input`]).
-    pub fn has_buffered_input(&mut self) -> bool {
+    pub(crate) fn has_buffered_input(&mut self) -> bool {
         self.scanner.has_buffered_input()
     }
 
     /// The next event, or `None` after the last game. Data after the last game is an error.
-    pub fn next_event(&mut self) -> Result<Option<AddsubEvent<'_>>, JudgeError> {
+    pub(crate) fn next_event(&mut self) -> Result<Option<AddsubEvent<'_>>, JudgeError> {
         loop {
             match self.state {
                 State::Start => {

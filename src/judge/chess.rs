@@ -2,28 +2,31 @@
 //!
 //! Test cases follow each other until end of input. A test case is `N`, then for each vertex
 //! `X_i` and its `X_i` out-neighbours, then query lines `M p_1 .. p_M` until a `0`. Any
-//! whitespace separates numbers.
+//! whitespace separates numbers. See `docs/games.md` for the game and a sample.
 
 use std::io::Read;
 
 use super::scanner::{JudgeError, Location, Scanner};
+use crate::engine::graph::MAX_EDGES;
 
 /// Largest vertex count accepted (vertex ids are `u32`).
 const MAX_VERTICES: u64 = u32::MAX as u64;
-/// Largest edge count accepted per test case (CSR offsets are `u32`).
-const MAX_EDGES: u64 = u32::MAX as u64;
 
 /// One step of a judge file.
 #[derive(Debug, PartialEq, Eq)]
-pub enum ChessEvent<'a> {
-    /// A new test case's graph.
+pub(crate) enum ChessEvent<'a> {
+    /// A new test case's graph, in the wire's CSR form (checked: every target in range, at
+    /// most the engine's edge limit).
     Graph {
         /// 1-based test case number.
         case: u64,
         /// Where the test case starts.
         location: Location,
+        /// `N`.
         vertex_count: u32,
+        /// `X_i` of each vertex.
         out_degrees: Vec<u32>,
+        /// The out-neighbour lists, concatenated.
         targets: Vec<u32>,
     },
     /// A query: the token vertices (validated to be in range).
@@ -33,7 +36,7 @@ pub enum ChessEvent<'a> {
 }
 
 /// Pull parser over a POJ 2425 judge file.
-pub struct ChessReader<R> {
+pub(crate) struct ChessReader<R> {
     scanner: Scanner<R>,
     /// Vertex count of the current test case; `None` between test cases.
     vertex_count: Option<u32>,
@@ -42,7 +45,8 @@ pub struct ChessReader<R> {
 }
 
 impl<R: Read> ChessReader<R> {
-    pub fn new(reader: R) -> Self {
+    /// A reader at the start of a judge file.
+    pub(crate) fn new(reader: R) -> Self {
         Self {
             scanner: Scanner::new(reader),
             vertex_count: None,
@@ -53,12 +57,12 @@ impl<R: Read> ChessReader<R> {
 
     /// Whether the next event can start without reading (see
     /// [`Scanner::has_buffered_input`]).
-    pub fn has_buffered_input(&mut self) -> bool {
+    pub(crate) fn has_buffered_input(&mut self) -> bool {
         self.scanner.has_buffered_input()
     }
 
     /// The next event, or `None` at a clean end of input (between test cases).
-    pub fn next_event(&mut self) -> Result<Option<ChessEvent<'_>>, JudgeError> {
+    pub(crate) fn next_event(&mut self) -> Result<Option<ChessEvent<'_>>, JudgeError> {
         let Some(vertex_count) = self.vertex_count else {
             return self.read_graph();
         };

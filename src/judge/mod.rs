@@ -1,11 +1,18 @@
-//! Judge formats: streaming parsers that report errors by line and column, and the judge's
-//! output lines.
+//! Judge formats: streaming parsers (pull readers of events) that report errors by line and
+//! column. The formats and their samples are described in `docs/games.md`; the judge's output
+//! lines are written by the CLI (`cli/output.rs`).
+//!
+//! - `scanner`: whitespace-separated numbers with their locations, one fixed buffer;
+//! - `chess`: the POJ 2425 format;
+//! - `addsub`: the LA 4411 format.
+//!
+//! Only the CLI reads judge files, so nothing here is public API.
 
-pub mod addsub;
-pub mod chess;
-pub mod scanner;
+pub(crate) mod addsub;
+pub(crate) mod chess;
+pub(crate) mod scanner;
 
-pub use scanner::{JudgeError, Location};
+pub(crate) use scanner::{JudgeError, Location};
 
 /// Test helper: every event of a reader as its `Debug` text, or the first error's message.
 #[cfg(test)]

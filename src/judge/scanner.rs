@@ -5,9 +5,11 @@ use std::io::{self, Read};
 
 /// A place in the input: 1-based line and byte column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Location {
-    pub line: u64,
-    pub column: u64,
+pub(crate) struct Location {
+    /// 1-based line number.
+    pub(crate) line: u64,
+    /// 1-based byte offset in the line.
+    pub(crate) column: u64,
 }
 
 impl std::fmt::Display for Location {
@@ -18,17 +20,23 @@ impl std::fmt::Display for Location {
 
 /// Why judge input could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum JudgeError {
+pub(crate) enum JudgeError {
     /// The input is malformed at `location`.
     #[error("{location}: {message}")]
-    Syntax { location: Location, message: String },
+    Syntax {
+        /// Where: the offending byte, or the end of input.
+        location: Location,
+        /// What was expected or what is wrong.
+        message: String,
+    },
     /// Reading failed (not the input's fault).
     #[error("cannot read input: {0}")]
     Io(#[from] io::Error),
 }
 
 impl JudgeError {
-    pub fn syntax(location: Location, message: impl Into<String>) -> Self {
+    /// A [`JudgeError::Syntax`] at `location`.
+    pub(crate) fn syntax(location: Location, message: impl Into<String>) -> Self {
         Self::Syntax {
             location,
             message: message.into(),
@@ -37,7 +45,7 @@ impl JudgeError {
 }
 
 /// Streaming number scanner.
-pub struct Scanner<R> {
+pub(crate) struct Scanner<R> {
     reader: R,
     buffer: Box<[u8]>,
     pos: usize,
@@ -55,7 +63,8 @@ pub struct Scanner<R> {
 const BUFFER_BYTES: usize = 256 * 1024;
 
 impl<R: Read> Scanner<R> {
-    pub fn new(reader: R) -> Self {
+    /// A scanner at the start of `reader`.
+    pub(crate) fn new(reader: R) -> Self {
         Self {
             reader,
             buffer: vec![0; BUFFER_BYTES].into_boxed_slice(),
@@ -69,7 +78,7 @@ impl<R: Read> Scanner<R> {
     }
 
     /// Where the next unread byte is.
-    pub fn location(&self) -> Location {
+    pub(crate) fn location(&self) -> Location {
         let offset = self.buffer_offset + self.pos as u64;
         Location {
             line: self.line,
@@ -135,33 +144,24 @@ impl<R: Read> Scanner<R> {
     /// skips buffered whitespace, then tells whether anything is left in the buffer. When it
     /// says false, the next read may block (a pipe whose writer waits for answers), so a
     /// caller holding work for what came before should hand it on first.
-    pub fn has_buffered_input(&mut self) -> bool {
+    pub(crate) fn has_buffered_input(&mut self) -> bool {
         self.skip_buffered_whitespace() || self.eof
     }
 
     /// Reads the next number, or `None` at end of input. `what` describes the expected
     /// number for error messages ("the number of vertices N").
     #[inline]
-    pub fn next_number(&mut self, what: &str) -> Result<Option<(u64, Location)>, JudgeError> {
+    pub(crate) fn next_number(
+        &mut self,
+        what: &str,
+    ) -> Result<Option<(u64, Location)>, JudgeError> {
         if !self.skip_whitespace()? {
             return Ok(None);
         }
         let start = self.location();
-        // Fast path: a number of at most 19 digits (cannot overflow) that ends inside the
-        // buffer, followed by a separator, parsed in one pass. Everything else (a number
-        // split across buffers, overflow, a bad character) takes the careful loop below.
-        let rest = &self.buffer[self.pos..self.len];
-        let mut value = 0u64;
-        let mut digits = 0;
-        while digits < rest.len().min(19) {
-            let digit = rest[digits].wrapping_sub(b'0');
-            if digit > 9 {
-                break;
-            }
-            value = value * 10 + u64::from(digit);
-            digits += 1;
-        }
-        if digits > 0 && digits < rest.len() && is_separator(rest[digits]) {
+        // Fast path; everything else (a number split across buffers, overflow, a bad
+        // character) takes the careful loop below.
+        if let Some((value, digits)) = short_number(&self.buffer[self.pos..self.len]) {
             self.pos += digits;
             return Ok(Some((value, start)));
         }
@@ -203,7 +203,7 @@ impl<R: Read> Scanner<R> {
     }
 
     /// Reads a number that must be there.
-    pub fn number(&mut self, what: &str) -> Result<(u64, Location), JudgeError> {
+    pub(crate) fn number(&mut self, what: &str) -> Result<(u64, Location), JudgeError> {
         match self.next_number(what)? {
             Some(found) => Ok(found),
             None => Err(JudgeError::syntax(
@@ -214,7 +214,7 @@ impl<R: Read> Scanner<R> {
     }
 
     /// Reads `count` vertex ids `< vertex_count`, handing each to `push`.
-    pub fn read_vertices(
+    pub(crate) fn read_vertices(
         &mut self,
         count: u64,
         vertex_count: u32,
@@ -231,7 +231,7 @@ impl<R: Read> Scanner<R> {
     }
 
     /// Reads `count` numbers, handing each to `push`.
-    pub fn read_numbers(
+    pub(crate) fn read_numbers(
         &mut self,
         count: u64,
         what: &str,
@@ -262,23 +262,15 @@ impl<R: Read> Scanner<R> {
                 while start < buffer.len() && buffer[start] == b' ' {
                     start += 1;
                 }
-                let mut end = start;
-                let mut value = 0u64;
-                while end < buffer.len() && end - start < 19 {
-                    let digit = buffer[end].wrapping_sub(b'0');
-                    if digit > 9 {
-                        break;
-                    }
-                    value = value * 10 + u64::from(digit);
-                    end += 1;
-                }
-                let complete = end > start && end < buffer.len() && is_separator(buffer[end]);
-                if !complete || value > max {
+                let Some((value, digits)) = short_number(&buffer[start..]) else {
+                    break;
+                };
+                if value > max {
                     break;
                 }
                 push(value);
                 remaining -= 1;
-                pos = end;
+                pos = start + digits;
             }
             self.pos = pos;
             if remaining > 0 {
@@ -290,7 +282,7 @@ impl<R: Read> Scanner<R> {
     }
 
     /// Reads a number in `0..=max`.
-    pub fn bounded(&mut self, what: &str, max: u64) -> Result<(u64, Location), JudgeError> {
+    pub(crate) fn bounded(&mut self, what: &str, max: u64) -> Result<(u64, Location), JudgeError> {
         let (value, location) = self.number(what)?;
         if value > max {
             return Err(JudgeError::syntax(
@@ -302,7 +294,7 @@ impl<R: Read> Scanner<R> {
     }
 
     /// Reads a vertex id `< vertex_count`.
-    pub fn vertex(&mut self, what: &str, vertex_count: u32) -> Result<u32, JudgeError> {
+    pub(crate) fn vertex(&mut self, what: &str, vertex_count: u32) -> Result<u32, JudgeError> {
         let (value, location) = self.number(what)?;
         if value >= u64::from(vertex_count) {
             return Err(JudgeError::syntax(
@@ -312,6 +304,30 @@ impl<R: Read> Scanner<R> {
         }
         Ok(value as u32)
     }
+}
+
+/// Digits that cannot overflow a `u64` whatever they are (`10^19 - 1 < 2^64`).
+const SHORT_NUMBER_DIGITS: usize = 19;
+
+/// The number at the start of `bytes` and its digit count, when it has at most
+/// [`SHORT_NUMBER_DIGITS`] digits and a separator follows it inside `bytes`: parsed in one
+/// pass, without overflow checks or locations. `None` for anything else (no digit, a number
+/// reaching the end of `bytes`, a longer number, a bad byte after the digits), which the
+/// caller's careful path handles and reports.
+#[inline]
+fn short_number(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut value = 0u64;
+    let mut digits = 0;
+    while digits < bytes.len().min(SHORT_NUMBER_DIGITS) {
+        let digit = bytes[digits].wrapping_sub(b'0');
+        if digit > 9 {
+            break;
+        }
+        value = value * 10 + u64::from(digit);
+        digits += 1;
+    }
+    let complete = digits > 0 && digits < bytes.len() && is_separator(bytes[digits]);
+    complete.then_some((value, digits))
 }
 
 fn is_separator(byte: u8) -> bool {

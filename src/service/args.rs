@@ -12,6 +12,7 @@ use super::config::{
 };
 use super::logging::LogFormat;
 use crate::engine::Limits;
+use crate::token::{TokenFileError, read_token_file};
 
 /// Serve the grundy.v1 game evaluation API over gRPC.
 ///
@@ -115,12 +116,9 @@ pub enum ConfigError {
         /// Why.
         source: std::io::Error,
     },
-    /// The token file holds no token.
-    #[error("the token file {0} is empty")]
-    EmptyToken(PathBuf),
-    /// The token cannot travel in a header.
-    #[error("the token in {0} must be printable ASCII without spaces")]
-    UnprintableToken(PathBuf),
+    /// The token file gives no usable token.
+    #[error(transparent)]
+    Token(#[from] TokenFileError),
 }
 
 impl ServerArgs {
@@ -171,21 +169,6 @@ fn read_file(path: &Path) -> Result<Vec<u8>, ConfigError> {
         path: path.to_path_buf(),
         source,
     })
-}
-
-/// Reads a token file: its content without surrounding whitespace (a trailing newline is
-/// normal). An empty token, or one that cannot travel in a header, is an error.
-fn read_token_file(path: &Path) -> Result<String, ConfigError> {
-    let bytes = read_file(path)?;
-    let token = String::from_utf8_lossy(&bytes);
-    let token = token.trim();
-    if token.is_empty() {
-        return Err(ConfigError::EmptyToken(path.to_path_buf()));
-    }
-    if !token.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(ConfigError::UnprintableToken(path.to_path_buf()));
-    }
-    Ok(token.to_string())
 }
 
 /// A byte count: an integer with an optional suffix B, KiB, MiB, GiB (or K, M, G, also

@@ -1,4 +1,4 @@
-//! A brute-force oracle for the games of `GAMES.md`, independent of the engine's theory.
+//! A brute-force oracle for the games of `docs/games.md`, independent of the engine's theory.
 //!
 //! The engine evaluates positions with Sprague-Grundy values, the generalized SG function `γ`
 //! on cyclic graphs, and split-count formulas. A mistake in one of those formulas would be

@@ -111,7 +111,7 @@ impl Drop for TestServer {
     }
 }
 
-/// GAMES.md sample, test case 1: 0 -> {1, 2}, 2 -> {3}; values 2, 0, 1, 0.
+/// docs/games.md sample, test case 1: 0 -> {1, 2}, 2 -> {3}; values 2, 0, 1, 0.
 pub fn sample_graph() -> proto::Graph {
     proto::Graph {
         vertex_count: 4,

@@ -1,0 +1,72 @@
+//! The in-process server a run uses without `--server`: the real server on a loopback port,
+//! configured for one run.
+
+use tokio::sync::oneshot;
+
+use super::RunError;
+use crate::engine::graph::MAX_EDGES;
+use crate::service::{self as server, ServerConfig, ServiceConfig};
+
+/// The in-process server used without `--server`; stops when dropped.
+pub(super) struct EmbeddedServer {
+    /// Where it listens (`http://127.0.0.1:PORT`).
+    pub(super) url: String,
+    _shutdown: oneshot::Sender<()>,
+}
+
+impl EmbeddedServer {
+    /// Binds a loopback port and serves on it from a task of the current runtime.
+    pub(super) async fn start(max_message_bytes: usize) -> Result<Self, RunError> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(RunError::EmbeddedServer)?;
+        let address = listener.local_addr().map_err(RunError::EmbeddedServer)?;
+        let (shutdown, stopped) = oneshot::channel::<()>();
+        let config = embedded_config(max_message_bytes);
+        tokio::spawn(async move {
+            let stop = async {
+                let _ = stopped.await;
+            };
+            if let Err(e) = server::run(listener, config, stop).await {
+                tracing::error!("embedded server failed: {e}");
+            }
+        });
+        Ok(Self {
+            url: format!("http://{address}"),
+            _shutdown: shutdown,
+        })
+    }
+}
+
+/// The embedded server serves this one run: no table cache (each test case's table is
+/// dropped once its stream ends, so memory does not grow with the number of test cases) and
+/// the engine's own maxima instead of a shared server's limits. Only the user's
+/// `--max-message-bytes` applies.
+fn embedded_config(max_message_bytes: usize) -> ServerConfig {
+    ServerConfig {
+        service: ServiceConfig {
+            cache_bytes: 0,
+            max_vertices: u32::MAX,
+            max_edges: MAX_EDGES,
+            max_queries_per_stream: u64::MAX,
+            ..ServiceConfig::default()
+        },
+        max_message_bytes,
+        ..ServerConfig::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_server_caches_nothing_and_has_only_the_engines_limits() {
+        let config = embedded_config(12345);
+        assert_eq!(config.max_message_bytes, 12345);
+        assert_eq!(config.service.cache_bytes, 0);
+        assert_eq!(config.service.max_vertices, u32::MAX);
+        assert_eq!(config.service.max_edges, u64::from(u32::MAX));
+        assert_eq!(config.service.max_queries_per_stream, u64::MAX);
+    }
+}
