@@ -88,3 +88,48 @@ pub fn drain(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<Vec<u8>
         bytes
     })
 }
+
+/// A `grundy-server` process on `127.0.0.1:0` (with `args`), its address learned from its
+/// `address=` log line; killed when dropped.
+pub struct ServerProcess {
+    pub child: ChildGuard,
+    pub address: std::net::SocketAddr,
+}
+
+impl ServerProcess {
+    pub fn start(program: &str, args: &[&str]) -> Self {
+        use std::io::BufRead;
+        let mut child = ChildGuard::spawn(
+            Command::new(program)
+                .args(["--listen", "127.0.0.1:0"])
+                .args(args)
+                .env("RUST_LOG", "info")
+                .env("NO_COLOR", "1")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped()),
+        );
+        let stderr = child.0.stderr.take().expect("stderr is piped");
+        let (found, address) = std::sync::mpsc::channel();
+        // Reads the log to its end (a full pipe would block the server).
+        thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if let Some((_, rest)) = line.split_once("address=") {
+                    let parsed = rest.split_whitespace().next().and_then(|a| a.parse().ok());
+                    if let Some(parsed) = parsed {
+                        let _ = found.send(parsed);
+                    }
+                }
+            }
+        });
+        let address = address
+            .recv_timeout(Duration::from_secs(10))
+            .expect("grundy-server logs its address within 10 s");
+        Self { child, address }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+}
