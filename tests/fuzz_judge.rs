@@ -310,7 +310,8 @@ fn mutate(rng: &mut Rng, kinds: &[Kind], sample: &Sample, at_boundary: bool) -> 
         }
         Kind::Whitespace | Kind::DigitEdit => {
             let at = target.min(input.len());
-            let text: &[u8] = *rng.pick(&[&b"\n\n"[..], b" ", b"\t", b"\x0b", b"\x0c", b"\r"]);
+            const WHITESPACE: [&[u8]; 6] = [b"\n\n", b" ", b"\t", b"\x0b", b"\x0c", b"\r"];
+            let text = rng.pick(&WHITESPACE);
             input.splice(at..at, text.iter().copied());
             first_change = change(at);
         }
