@@ -6,7 +6,8 @@
 #
 # 1. STREAMS concurrent `grundy judge --server` streams over the golden files of tests/data
 #    (expected outputs from the C++ baselines) and a large generated file (expected output
-#    from the embedded server), every verdict compared;
+#    from the embedded server), every verdict compared; then one stream of 60,000
+#    one-query messages (`--batch-size 1`);
 # 2. a client that never reads its answers, while other clients are served and the server's
 #    memory stays bounded;
 # 3. SIGTERM with a stream in flight: the server drains and exits 0, the client's output is a
@@ -78,7 +79,7 @@ done
 
 # --- 1. concurrent streams, every verdict checked --------------------------------------------
 start_server load --max-concurrent-streams 1024
-began=$(date +%s.%N)
+began=$(date +%s%N)
 clients=()
 for i in $(seq "$STREAMS"); do
   (
@@ -97,12 +98,23 @@ for i in $(seq "$STREAMS"); do
 done
 failed=0
 for pid in "${clients[@]}"; do wait "$pid" || failed=$((failed + 1)); done
-elapsed=$(echo "$(date +%s.%N) - $began" | bc)
+elapsed_ms=$((($(date +%s%N) - began) / 1000000))
 verdicts=$(cat "$WORK"/stream*.out | wc -l)
 if [ "$failed" -eq 0 ]; then
-  record "$STREAMS concurrent streams, every verdict compared" HELD "$verdicts lines identical to the reference, ${elapsed%.*} s"
+  record "$STREAMS concurrent streams, every verdict compared" HELD "$verdicts lines identical to the reference, ${elapsed_ms} ms"
 else
   record "$STREAMS concurrent streams, every verdict compared" FAILED "$failed of $STREAMS streams wrong or failed"
+fi
+
+# One query per message, as fast as the CLI reads them (issue 11, failure 1).
+"$GRUNDY" gen chess --cases 1 --n 50 --shape dag --queries 60000 --seed 8 > "$WORK/small.in"
+"$GRUNDY" judge chess "$WORK/small.in" > "$WORK/small.expected"
+timeout 120 "$GRUNDY" judge chess --server "$URL" --batch-size 1 "$WORK/small.in" > "$WORK/small.out" 2> "$WORK/small.err"
+code=$?
+if [ "$code" -eq 0 ] && cmp -s "$WORK/small.out" "$WORK/small.expected"; then
+  record "60,000 one-query messages on one stream" HELD "every verdict identical"
+else
+  record "60,000 one-query messages on one stream" FAILED "exit $code after $(wc -l < "$WORK/small.out") of 60000 lines: $(head -c 100 "$WORK/small.err")"
 fi
 
 # --- 2. a client that never reads -------------------------------------------------------------
@@ -160,6 +172,7 @@ client=$!
 PIDS+=("$client")
 wait_for_output "$WORK/kill.out"
 kill -9 "$SERVER_PID"
+wait "$SERVER_PID" 2>/dev/null
 timeout 30 tail --pid="$client" -f /dev/null
 if kill -0 "$client" 2>/dev/null; then
   record "kill -9 mid-stream" FAILED "the client still runs 30 s later"
