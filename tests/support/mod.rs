@@ -2,9 +2,15 @@
 //! binary uses part of it, hence the `dead_code` allowances.
 //!
 //! - `oracle`: brute-force game solver used to judge the engine;
-//! - `server`: an in-process server on `127.0.0.1:0` and request builders.
+//! - `server`: an in-process server on `127.0.0.1:0` and request builders;
+//! - `judge_model`: an independent model of the judge formats (the fuzz tier's oracle);
+//! - `process`: bounded runs of the real binaries, children killed on drop.
 
 #[allow(dead_code)]
+pub mod judge_model;
+#[allow(dead_code)]
 pub mod oracle;
+#[allow(dead_code)]
+pub mod process;
 #[allow(dead_code)]
 pub mod server;

@@ -1,0 +1,386 @@
+//! Reproductions of the failures and rough edges of issue 11, one test each. They fail on the
+//! server as it is, hence `#[ignore]`; each fix removes its `ignore` (run them with
+//! `cargo test --test issue11 -- --ignored`).
+
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use grundy::engine::Limits;
+use grundy::proto::{
+    self, EvaluateRequest, EvaluateStart, PackedTokenQueries, QueryBatch,
+    evaluate_request::Payload, evaluate_start::GraphSource,
+    grundy_service_client::GrundyServiceClient,
+};
+use grundy::server::{ServerConfig, TlsConfig};
+use grundy::service::ServiceConfig;
+use prost::Message;
+use support::process::{self, ChildGuard, ServerProcess};
+use support::server::{
+    PATIENCE, batch, next, sample_graph, serve, serve_service, service_config, start, tokens,
+    tournament_with_self_loop,
+};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::Code;
+
+const GRUNDY: &str = env!("CARGO_BIN_EXE_grundy");
+const GRUNDY_SERVER: &str = env!("CARGO_BIN_EXE_grundy-server");
+
+/// The GAMES.md sample's vertex values are 2, 0, 1, 0: a token on vertex v wins iff v is even.
+fn expected_outcome(vertex: u32) -> i32 {
+    if vertex % 2 == 0 {
+        proto::Outcome::Win as i32
+    } else {
+        proto::Outcome::Lose as i32
+    }
+}
+
+/// Failure 1: many one-query messages on one stream, each in its own HTTP/2 DATA frame (as
+/// a client writing one message per write does; tonic's own client coalesces them), sent as
+/// fast as possible, all answered. Today the server's h2 ends the connection with GOAWAY
+/// ENHANCE_YOUR_CALM "too_many_data_frames" after a few thousand.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "issue 11: many one-query messages on one stream kill the connection (too_many_data_frames)"]
+async fn one_stream_of_many_one_query_messages_gets_every_verdict() {
+    const MESSAGES: u64 = 200_000;
+    let server = serve_service(service_config()).await;
+    let tcp = tokio::net::TcpStream::connect(server.address)
+        .await
+        .unwrap();
+    let (mut h2, connection) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(connection);
+    let request = http::Request::post(format!(
+        "http://{}/grundy.v1.GrundyService/Evaluate",
+        server.address
+    ))
+    .header("content-type", "application/grpc")
+    .header("te", "trailers")
+    .body(())
+    .unwrap();
+    let (response, mut send) = h2.send_request(request, false).unwrap();
+    let sender = tokio::spawn(async move {
+        let messages = std::iter::once(start(sample_graph()))
+            .chain((0..MESSAGES).map(|id| batch(vec![tokens(id, &[(id % 4) as u32])])));
+        for message in messages {
+            let payload = message.encode_to_vec();
+            let mut frame = vec![0];
+            frame.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+            frame.extend_from_slice(&payload);
+            if send.send_data(bytes::Bytes::from(frame), false).is_err() {
+                return;
+            }
+        }
+        let _ = send.send_data(bytes::Bytes::new(), true);
+    });
+    let mut body = tokio::time::timeout(PATIENCE, response)
+        .await
+        .expect("response headers in time")
+        .unwrap_or_else(|e| panic!("the connection failed before any response: {e}"))
+        .into_body();
+    let mut buffer = Vec::new();
+    let mut responses = 0u64;
+    let mut expected_id = 0u64;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while expected_id < MESSAGES {
+        assert!(
+            Instant::now() < deadline,
+            "only {expected_id} verdicts in 120 s"
+        );
+        let data = match tokio::time::timeout(PATIENCE, body.data())
+            .await
+            .expect("data in time")
+        {
+            Some(Ok(data)) => data,
+            Some(Err(e)) => panic!("after {expected_id} verdicts: {e}"),
+            None => panic!("the stream ended after {expected_id} verdicts"),
+        };
+        let _ = body.flow_control().release_capacity(data.len());
+        buffer.extend_from_slice(&data);
+        while buffer.len() >= 5 {
+            let length = u32::from_be_bytes(buffer[1..5].try_into().unwrap()) as usize;
+            if buffer.len() < 5 + length {
+                break;
+            }
+            let response = proto::EvaluateResponse::decode(&buffer[5..5 + length]).unwrap();
+            buffer.drain(..5 + length);
+            responses += 1;
+            for verdict in response.verdicts {
+                assert_eq!(verdict.query_id, expected_id);
+                assert_eq!(verdict.outcome, expected_outcome((expected_id % 4) as u32));
+                expected_id += 1;
+            }
+        }
+    }
+    assert!(
+        responses > MESSAGES,
+        "a response per message, after the summary"
+    );
+    sender.await.unwrap();
+}
+
+/// Failure 2: six expensive cyclic analyses abandoned by their clients must not hold up an
+/// unrelated client's small graph. The issue's target is 0.5 s; the bound here is a generous
+/// 1 s (twice the target; today about 3 s here, 8.8 s in the issue), a functional check,
+/// not a benchmark.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "issue 11: abandoned cyclic analyses keep running and delay other clients"]
+async fn abandoned_analyses_do_not_delay_a_small_graph() {
+    let server = serve_service(service_config()).await;
+    let mut abandoned = Vec::new();
+    for k in 1800..1806 {
+        let mut client = server.client().await;
+        abandoned.push(tokio::spawn(async move {
+            let requests = vec![start(tournament_with_self_loop(k))];
+            let _ = client.evaluate(tokio_stream::iter(requests)).await;
+        }));
+    }
+    // The scenario of the issue: each client gives up 0.3 s after its stream is open.
+    let deadline = Instant::now() + PATIENCE;
+    while server.service.active_streams() < 6 {
+        assert!(Instant::now() < deadline, "the six streams never opened");
+        tokio::task::yield_now().await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for task in &abandoned {
+        task.abort();
+    }
+    let began = Instant::now();
+    let mut client = server.client().await;
+    let requests = vec![start(sample_graph()), batch(vec![tokens(1, &[0])])];
+    let mut stream = client
+        .evaluate(tokio_stream::iter(requests))
+        .await
+        .unwrap()
+        .into_inner();
+    next(&mut stream).await.unwrap();
+    let waited = began.elapsed();
+    assert!(
+        waited < Duration::from_secs(1),
+        "a 4-vertex graph waited {waited:?}"
+    );
+}
+
+/// Failure 2, second half: a graph that failed its work budget is refused at once when sent
+/// again, instead of being analysed again to the end of the budget.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "issue 11: a graph over its work budget is analysed again on every request"]
+async fn a_graph_over_its_budget_is_refused_at_once_the_second_time() {
+    let server = serve_service(ServiceConfig {
+        limits: Limits {
+            cyclic_work_budget: 1 << 30,
+            ..Limits::default()
+        },
+        ..service_config()
+    })
+    .await;
+    let mut client = server.client().await;
+    let mut attempt = async || {
+        let began = Instant::now();
+        let requests = vec![start(tournament_with_self_loop(1800))];
+        let status = client
+            .evaluate(tokio_stream::iter(requests))
+            .await
+            .expect_err("over the budget");
+        assert_eq!(
+            status.code(),
+            Code::ResourceExhausted,
+            "{}",
+            status.message()
+        );
+        began.elapsed()
+    };
+    let first = attempt().await;
+    let second = attempt().await;
+    // Generous: "at once" is microseconds; the analysis took `first` (about a second).
+    assert!(
+        second * 10 < first,
+        "first refusal after {first:?}, second after {second:?}"
+    );
+}
+
+/// Failure 3: with `max_message_bytes` 1 MiB, every response of an explain stream of 300,000
+/// packed queries stays under the limit, and the verdicts come in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "issue 11: max_message_bytes is not applied to responses"]
+async fn responses_stay_under_max_message_bytes() {
+    const LIMIT: usize = 1 << 20;
+    const QUERIES: u32 = 300_000;
+    let server = serve(ServerConfig {
+        service: service_config(),
+        max_message_bytes: LIMIT,
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut client = GrundyServiceClient::new(server.channel().await)
+        .max_decoding_message_size(LIMIT)
+        .max_encoding_message_size(LIMIT);
+    let explain = EvaluateRequest {
+        payload: Some(Payload::Start(EvaluateStart {
+            graph_source: Some(GraphSource::Graph(sample_graph())),
+            explain: true,
+        })),
+    };
+    let packed = EvaluateRequest {
+        payload: Some(Payload::Queries(QueryBatch {
+            queries: vec![],
+            packed_tokens: Some(PackedTokenQueries {
+                first_id: 0,
+                token_counts: vec![1; QUERIES as usize],
+                vertices: (0..QUERIES).map(|i| i % 4).collect(),
+            }),
+        })),
+    };
+    let mut stream = client
+        .evaluate(tokio_stream::iter([explain, packed]))
+        .await
+        .unwrap()
+        .into_inner();
+    next(&mut stream).await.expect("the summary");
+    let mut expected_id = 0u64;
+    while let Some(response) = tokio::time::timeout(PATIENCE, stream.message())
+        .await
+        .expect("a response in time")
+        .unwrap_or_else(|s| panic!("after {expected_id} verdicts: {s}"))
+    {
+        assert!(response.encoded_len() < LIMIT);
+        for verdict in response.verdicts {
+            assert_eq!(verdict.query_id, expected_id);
+            assert_eq!(verdict.outcome, expected_outcome((expected_id % 4) as u32));
+            expected_id += 1;
+        }
+    }
+    assert_eq!(expected_id, u64::from(QUERIES));
+}
+
+/// Failure 4: an unknown 20,000-character graph id gets NOT_FOUND with a short message
+/// (today the whole id comes back, and the client sees the header-size error instead).
+#[tokio::test]
+#[ignore = "issue 11: errors echo unbounded client input (a long graph_id)"]
+async fn a_huge_unknown_graph_id_gets_a_short_not_found() {
+    let server = serve_service(service_config()).await;
+    let mut client = server.client().await;
+    let request = EvaluateRequest {
+        payload: Some(Payload::Start(EvaluateStart {
+            graph_source: Some(GraphSource::GraphId("x".repeat(20_000))),
+            explain: false,
+        })),
+    };
+    let status = client
+        .evaluate(tokio_stream::iter([request]))
+        .await
+        .expect_err("unknown id");
+    assert_eq!(status.code(), Code::NotFound, "{:.200}", status.message());
+    assert!(
+        status.message().len() < 300,
+        "{} bytes",
+        status.message().len()
+    );
+}
+
+/// Rough edge 1: a stream that never sends `start` is ended after a start deadline, and its
+/// slot serves the next stream. Written against the server binary's flag `--start-timeout`
+/// (a `ServiceConfig::start_timeout: Duration` behind it), which does not exist yet: today
+/// the server refuses to start with that flag.
+#[tokio::test]
+#[ignore = "issue 11: a stream that never sends start holds its slot forever (no --start-timeout)"]
+async fn a_stream_without_start_is_ended_after_the_start_timeout() {
+    let server = ServerProcess::start(
+        GRUNDY_SERVER,
+        &["--start-timeout", "1s", "--max-concurrent-streams", "1"],
+    );
+    let mut client = GrundyServiceClient::connect(server.url()).await.unwrap();
+    let (silent, requests) = mpsc::channel::<EvaluateRequest>(1);
+    let status = tokio::time::timeout(PATIENCE, client.evaluate(ReceiverStream::new(requests)))
+        .await
+        .expect("the server ends the stream in time")
+        .expect_err("no start, no stream");
+    assert!(
+        matches!(
+            status.code(),
+            Code::DeadlineExceeded | Code::InvalidArgument
+        ),
+        "{status:?}"
+    );
+    assert!(status.message().contains("start"), "{}", status.message());
+    drop(silent);
+    let requests = vec![start(sample_graph()), batch(vec![tokens(1, &[0])])];
+    let mut stream = client
+        .evaluate(tokio_stream::iter(requests))
+        .await
+        .expect("the slot is free again")
+        .into_inner();
+    next(&mut stream).await.unwrap();
+}
+
+/// Rough edge 2: `--server http://` at a TLS server says what is wrong and how to fix it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "issue 11: http:// at a TLS server reports only 'operation was canceled'"]
+async fn plaintext_url_at_a_tls_server_names_https_and_tls_ca() {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["localhost".into()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    let server = serve(ServerConfig {
+        service: service_config(),
+        tls: Some(TlsConfig {
+            cert_pem: cert.pem().into_bytes(),
+            key_pem: key.serialize_pem().into_bytes(),
+            client_ca_pem: None,
+        }),
+        ..ServerConfig::default()
+    })
+    .await;
+    let url = server.url();
+    let output = tokio::task::spawn_blocking(move || {
+        process::run(
+            Command::new(GRUNDY).args(["judge", "chess", "--server", &url]),
+            b"1\n0\n1 0\n0\n".to_vec(),
+        )
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("https://") && stderr.contains("--tls-ca"),
+        "{stderr}"
+    );
+}
+
+/// Rough edge 3: a server killed mid-stream is reported as a lost connection.
+#[test]
+#[ignore = "issue 11: a server killed mid-stream is reported with raw h2 text"]
+fn a_server_killed_mid_stream_is_reported_as_a_lost_connection() {
+    let mut server = ServerProcess::start(GRUNDY_SERVER, &[]);
+    let mut cli = ChildGuard::spawn(
+        Command::new(GRUNDY)
+            .args(["judge", "chess", "--server", &server.url()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let mut stdin = cli.0.stdin.take().unwrap();
+    let stderr = process::drain(cli.0.stderr.take().unwrap());
+    let mut stdout = BufReader::new(cli.0.stdout.take().unwrap());
+    // One query, then wait for its answer: the stream is open and served.
+    stdin.write_all(b"4\n2 1 2\n0\n1 3\n0\n1 0\n").unwrap();
+    stdin.flush().unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "WIN\n");
+    server.child.0.kill().unwrap();
+    server.child.0.wait().unwrap();
+    let _ = stdin.write_all(b"1 1\n");
+    drop(stdin);
+    let status = cli.wait_with_timeout(process::RUN_TIMEOUT);
+    let stderr = String::from_utf8_lossy(&stderr.join().unwrap()).into_owned();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("connection to the server was lost"),
+        "{stderr}"
+    );
+}
