@@ -42,21 +42,37 @@ fn acyclic_table(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("floor_read_targets", vertices), |b| {
         b.iter(|| floor_pass(black_box(&dag), black_box(&values)))
     });
-    group.bench_function(BenchmarkId::new("order_and_mex", vertices), |b| {
+    group.bench_function(BenchmarkId::new("plain_order_and_mex", vertices), |b| {
         b.iter(|| {
-            let order = order::successors_first_order(black_box(&dag)).unwrap();
+            let order = order::acyclic_order_plain(black_box(&dag)).unwrap();
             sliding::grundy_table(&dag, &order)
         })
     });
+    group.bench_function(BenchmarkId::new("order_and_mex", vertices), |b| {
+        b.iter(|| {
+            let order = order::acyclic_order(black_box(&dag)).unwrap();
+            sliding::fast_grundy_table(&dag, &order)
+        })
+    });
+    group.bench_function(BenchmarkId::new("plain_order_only", vertices), |b| {
+        b.iter(|| order::acyclic_order_plain(black_box(&dag)).unwrap())
+    });
     group.bench_function(BenchmarkId::new("order_only", vertices), |b| {
-        b.iter(|| order::successors_first_order(black_box(&dag)).unwrap())
+        b.iter(|| order::acyclic_order(black_box(&dag)).unwrap())
+    });
+    let order = order::acyclic_order(&dag).unwrap();
+    group.bench_function(BenchmarkId::new("plain_mex_only", vertices), |b| {
+        b.iter(|| sliding::grundy_table(black_box(&dag), &order))
+    });
+    group.bench_function(BenchmarkId::new("mex_only", vertices), |b| {
+        b.iter(|| sliding::fast_grundy_table(black_box(&dag), &order))
     });
     let chain = graph(Shape::Chain, vertices, 0, 1);
     group.throughput(Throughput::Elements(chain.edge_count()));
     group.bench_function(BenchmarkId::new("chain_order_and_mex", vertices), |b| {
         b.iter(|| {
-            let order = order::successors_first_order(black_box(&chain)).unwrap();
-            sliding::grundy_table(&chain, &order)
+            let order = order::acyclic_order(black_box(&chain)).unwrap();
+            sliding::fast_grundy_table(&chain, &order)
         })
     });
     group.finish();

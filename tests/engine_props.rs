@@ -1,11 +1,11 @@
 //! The engine's public API judged by the brute-force oracle of `support/oracle.rs`.
 //!
-//! The oracle knows only the rules of docs/games.md and solves explicit positions by search, so it
-//! catches mistakes in the engine's formulas (Sprague-Grundy values, the generalized SG function
-//! on cycles, split counts) that tests derived from the same formulas would share.
+//! The oracle knows only the rules of `docs/games.md` and solves explicit positions by search,
+//! so it catches mistakes in the engine's formulas (Sprague-Grundy values, the generalized SG
+//! function on cycles, split counts) that tests derived from the same formulas would share.
 //!
 //! Test names start with the tier of the engine they need:
-//! - `games_md_*`: the worked examples of docs/games.md (both games);
+//! - `games_md_*`: the worked examples of `docs/games.md` (both games);
 //! - `sliding_acyclic_*`: token sliding on DAGs;
 //! - `sliding_cyclic_*`: token sliding with cycles and self-loops (WIN/LOSE/DRAW);
 //! - `split_*`: the Addition-Subtraction game (split counts `K_v`); `split_wide_*` on wider
@@ -546,8 +546,8 @@ fn games_md_addition_subtraction_example() {
     let analysis = split_analysis(4, &edges, &split_counts).unwrap();
     let mut oracle = SplitOracle::new(&adjacency(4, &edges), &split_counts);
 
-    // The moves the original statement lists from {3,4,5,6} are all legal (docs/games.md lists
-    // them with the two it left out, vertex 2's picks {1,3,3} and {3,3,3}).
+    // The moves docs/games.md lists from {3,4,5,6} are all legal. (By the stated rule vertex 2
+    // also has the picks {1,3,3} and {3,3,3}; the list there is not exhaustive.)
     let start = [3, 4, 5, 6];
     let reachable: Vec<Vec<u32>> = oracle
         .moves(&start)

@@ -19,8 +19,9 @@
 //! path ([`super::order::successors_first_order`] and [`super::sliding::grundy_table`]) and come
 //! here only when that path reports a cycle.
 
-use super::Outcome;
 use super::graph::Digraph;
+use super::interrupt::{CHECK_INTERVAL, Cancelled, Interrupt, Poller};
+use super::{AnalysisError, Outcome};
 
 /// The value of an infinite vertex in [`LoopyTable::values`], and its [`LoopyTable::counter`].
 pub const INFINITE: u64 = u64::MAX;
@@ -111,14 +112,30 @@ pub fn generalized_grundy_within(
     graph: &Digraph,
     work_budget: u64,
 ) -> Result<LoopyTable, CyclicWorkExceeded> {
-    let predecessors = Predecessors::of(graph);
+    match generalized_grundy_interruptible(graph, work_budget, &Interrupt::new()) {
+        Ok(table) => Ok(table),
+        Err(AnalysisError::CyclicWork(exceeded)) => Err(exceeded),
+        Err(other) => unreachable!("nothing else holds this interrupt: {other}"),
+    }
+}
+
+/// [`generalized_grundy_within`], stopping with [`AnalysisError::Cancelled`] once `interrupt`
+/// is raised (read every [`super::interrupt::CHECK_INTERVAL`] edge visits, in the set-up and
+/// in the stages); over the budget, [`AnalysisError::CyclicWork`].
+pub fn generalized_grundy_interruptible(
+    graph: &Digraph,
+    work_budget: u64,
+    interrupt: &Interrupt,
+) -> Result<LoopyTable, AnalysisError> {
+    let mut poller = interrupt.poller();
+    let predecessors = Predecessors::of(graph, &mut poller)?;
     let Labelling {
         values,
         counters,
         order,
-    } = label_vertices(graph, &predecessors, work_budget)?;
+    } = label_vertices(graph, &predecessors, work_budget, &mut poller)?;
     let (follower_value_offsets, follower_values) =
-        infinite_follower_sets(&values, &order, &predecessors);
+        infinite_follower_sets(&values, &order, &predecessors, &mut poller)?;
     Ok(LoopyTable {
         values,
         counters,
@@ -141,9 +158,11 @@ pub struct CyclicWorkExceeded {
     pub stage: u64,
     /// Vertices with a finite value by then.
     pub labelled: u32,
+    /// Vertices of the graph.
     pub vertex_count: u32,
     /// Edge visits spent so far.
     pub work: u64,
+    /// The budget that was exceeded.
     pub budget: u64,
 }
 
@@ -155,11 +174,14 @@ struct Predecessors {
 
 impl Predecessors {
     /// Counting sort of the edges by target: O(V + E).
-    fn of(graph: &Digraph) -> Self {
+    fn of(graph: &Digraph, poller: &mut Poller<'_>) -> Result<Self, Cancelled> {
         let n = graph.vertex_count() as usize;
         let mut offsets = vec![0u32; n + 1];
-        for &target in graph.targets() {
-            offsets[target as usize + 1] += 1;
+        for chunk in graph.targets().chunks(CHECK_INTERVAL as usize) {
+            for &target in chunk {
+                offsets[target as usize + 1] += 1;
+            }
+            poller.tick(CHECK_INTERVAL)?;
         }
         for v in 0..n {
             offsets[v + 1] += offsets[v];
@@ -167,13 +189,15 @@ impl Predecessors {
         let mut cursor = offsets[..n].to_vec();
         let mut sources = vec![0u32; graph.targets().len()];
         for source in 0..graph.vertex_count() {
-            for &target in graph.successors(source) {
+            let successors = graph.successors(source);
+            for &target in successors {
                 let slot = &mut cursor[target as usize];
                 sources[*slot as usize] = source;
                 *slot += 1;
             }
+            poller.tick(successors.len() as u64 + 1)?;
         }
-        Self { offsets, sources }
+        Ok(Self { offsets, sources })
     }
 
     fn of_vertex(&self, v: u32) -> &[u32] {
@@ -203,7 +227,8 @@ fn label_vertices(
     graph: &Digraph,
     predecessors: &Predecessors,
     work_budget: u64,
-) -> Result<Labelling, CyclicWorkExceeded> {
+    poller: &mut Poller<'_>,
+) -> Result<Labelling, AnalysisError> {
     let n = graph.vertex_count() as usize;
     let mut values = vec![INFINITE; n];
     let mut counters = vec![NO_COUNTER; n];
@@ -235,15 +260,22 @@ fn label_vertices(
         for &u in &unlabelled {
             let successors = graph.successors(u);
             work += successors.len() as u64;
-            let active = successors
-                .iter()
-                .filter(|&&w| values[w as usize] == INFINITE)
-                .count();
+            // In stage 0 nothing is finite yet: every follower is active, and the count is
+            // the out-degree, without reading the followers.
+            let active = if stage == 0 {
+                successors.len()
+            } else {
+                successors
+                    .iter()
+                    .filter(|&&w| values[w as usize] == INFINITE)
+                    .count()
+            };
             // At most the out-degree, which fits in u32 like every CSR offset.
             unanswered[u as usize] = active as u32;
             if active == 0 {
                 ready.push(u);
             }
+            poller.tick(successors.len() as u64 + 1)?;
         }
         check_budget(work, stage, order.len())?;
         while let Some(u) = ready.pop() {
@@ -257,6 +289,7 @@ fn label_vertices(
             is_unlabelled[u as usize] = false;
             let answering = predecessors.of_vertex(u);
             work += answering.len() as u64;
+            poller.tick(answering.len() as u64 + 1)?;
             for &p in answering {
                 if values[p as usize] != INFINITE || answered_in[p as usize] == stamp {
                     continue;
@@ -264,6 +297,7 @@ fn label_vertices(
                 answered_in[p as usize] = stamp;
                 let waiting = predecessors.of_vertex(p);
                 work += waiting.len() as u64;
+                poller.tick(waiting.len() as u64)?;
                 for &q in waiting {
                     if !is_unlabelled[q as usize] {
                         continue;
@@ -302,12 +336,14 @@ fn infinite_follower_sets(
     values: &[u64],
     order: &[u32],
     predecessors: &Predecessors,
-) -> (Vec<u32>, Vec<u64>) {
+    poller: &mut Poller<'_>,
+) -> Result<(Vec<u32>, Vec<u64>), Cancelled> {
     let n = values.len();
     let mut offsets = vec![0u32; n + 1];
     let mut last_counted = vec![INFINITE; n];
     for &w in order {
         let value = values[w as usize];
+        poller.tick(predecessors.of_vertex(w).len() as u64 + 1)?;
         for &p in predecessors.of_vertex(w) {
             let p = p as usize;
             if values[p] == INFINITE && last_counted[p] != value {
@@ -323,6 +359,7 @@ fn infinite_follower_sets(
     let mut follower_values = vec![0u64; offsets[n] as usize];
     for &w in order {
         let value = values[w as usize];
+        poller.tick(predecessors.of_vertex(w).len() as u64 + 1)?;
         for &p in predecessors.of_vertex(w) {
             let p = p as usize;
             if values[p] != INFINITE {
@@ -335,15 +372,7 @@ fn infinite_follower_sets(
             }
         }
     }
-    (offsets, follower_values)
-}
-
-/// Evaluates a sum given as `(vertex, count)` items, `count` tokens on `vertex` (0 allowed;
-/// vertices already validated `< V`). Returns the outcome and the xor of the finite values of
-/// the tokens (items with an odd count). O(items), plus one binary search in a `K` set.
-pub fn evaluate_sum(table: &LoopyTable, items: &[(u32, u64)]) -> (Outcome, u64) {
-    let summary = SumSummary::of(table, items);
-    (summary.outcome(table), summary.nim_sum)
+    Ok((offsets, follower_values))
 }
 
 /// A move from a sum as `(item_index, from, to)`: one token of item `item_index`, on `from`,
@@ -518,6 +547,13 @@ mod tests {
 
     fn graph(n: u32, edges: &[(u32, u32)]) -> Digraph {
         Digraph::from_edges(n, edges).unwrap()
+    }
+
+    /// The outcome and nim-sum of a sum given as `(vertex, count)` items, by the summary the
+    /// engine's evaluation path uses.
+    fn evaluate_sum(table: &LoopyTable, items: &[(u32, u64)]) -> (Outcome, u64) {
+        let summary = SumSummary::of(table, items);
+        (summary.outcome(table), summary.nim_sum)
     }
 
     /// Every position of `tokens` tokens (sorted vertex lists) with its outcome, by retrograde

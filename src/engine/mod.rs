@@ -1,28 +1,38 @@
 //! The game engine: pure, synchronous, no I/O. It could be its own crate without edits.
 //!
 //! - [`graph`]: the CSR digraph, validated from untrusted input;
-//! - [`order`]: topological order by iterative DFS, and cycle reports;
+//! - [`interrupt`]: cooperative cancellation of a long analysis;
+//! - [`order`]: topological order by Kahn's algorithm, and cycle reports (a depth-first
+//!   search names a cycle);
 //! - [`sliding`]: Grundy values of token sliding on acyclic graphs;
 //! - [`loopy`]: the generalized Sprague-Grundy function of token sliding on cyclic graphs;
 //! - [`split`]: values of the Addition-Subtraction game (split counts), method chosen per vertex;
 //! - this module: [`Game`], [`analyse`] (the per-vertex table) and position evaluation.
 
+#![warn(missing_docs)]
+
 pub mod graph;
+pub mod interrupt;
 pub mod loopy;
 pub mod order;
+mod prefetch;
 pub mod sliding;
 pub mod split;
 
 use std::collections::HashMap;
 
 pub use graph::{Digraph, GraphError};
+pub use interrupt::{Cancelled, Interrupt};
 pub use order::Cycle;
 
 /// The outcome of a position for the player to move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Outcome {
+    /// The player to move wins.
     Win,
+    /// The player to move loses.
     Lose,
+    /// Neither player can force a win: play goes on forever (cyclic graphs only).
     Draw,
 }
 
@@ -63,10 +73,12 @@ impl Game {
         })
     }
 
+    /// The graph the game is played on.
     pub fn graph(&self) -> &Digraph {
         &self.graph
     }
 
+    /// `K_v` per vertex for the Addition-Subtraction game, `None` for token sliding.
     pub fn split_counts(&self) -> Option<&[u32]> {
         self.split_counts.as_deref()
     }
@@ -75,14 +87,24 @@ impl Game {
 /// Why a game could not be analysed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AnalysisError {
+    /// A game with split counts on a graph with a cycle (the Addition-Subtraction game is
+    /// defined on acyclic graphs only).
     #[error("the graph has a cycle: {cycle} (games with split counts must be acyclic)")]
-    Cycle { cycle: Cycle },
+    Cycle {
+        /// One cycle of the graph.
+        cycle: Cycle,
+    },
     /// A vertex's value is too expensive or too large (Addition-Subtraction game).
     #[error("{0}")]
     Split(#[from] split::SplitError),
     /// Token sliding on a cyclic graph needed more work than [`Limits::cyclic_work_budget`].
     #[error("{0}")]
     CyclicWork(#[from] loopy::CyclicWorkExceeded),
+    /// The [`Interrupt`] given to [`analyse_interruptible`] was raised before the analysis
+    /// finished: nobody wants the result any more, so no table was built. Not the game's
+    /// fault: the same game analyses normally with a fresh interrupt.
+    #[error("{0}")]
+    Cancelled(#[from] Cancelled),
 }
 
 /// Default [`Limits::cyclic_work_budget`]: 2^32 edge visits, a few seconds. Measured on one
@@ -134,24 +156,49 @@ enum Table {
 /// O((Δ+1)(V + E)) for cyclic graphs (Δ the largest finite value), bounded by `limits`.
 ///
 /// The acyclic path runs first (it is several times cheaper); Kahn's algorithm also detects
-/// a cycle, and only then does the generalized labelling run.
+/// a cycle, and only then does the generalized labelling run. Never returns
+/// [`AnalysisError::Cancelled`]: see [`analyse_interruptible`].
 pub fn analyse(game: Game, limits: &Limits) -> Result<Analysis, AnalysisError> {
+    analyse_interruptible(game, limits, &Interrupt::new())
+}
+
+/// [`analyse`], stopping with [`AnalysisError::Cancelled`] soon after `interrupt` is raised:
+/// every long loop (the topological order, the mex pass, the stages of the cyclic labelling,
+/// the split-count methods) reads the flag every [`interrupt::CHECK_INTERVAL`] units of work.
+pub fn analyse_interruptible(
+    game: Game,
+    limits: &Limits,
+    interrupt: &Interrupt,
+) -> Result<Analysis, AnalysisError> {
+    interrupt.check()?;
     let table = match &game.split_counts {
-        None => match order::acyclic_order(&game.graph) {
-            Some(order) => Table::Acyclic(sliding::grundy_table(&game.graph, &order)),
-            None => Table::Loopy(loopy::generalized_grundy_within(
+        None => match order::acyclic_order_interruptible(&game.graph, interrupt)? {
+            Some(order) => Table::Acyclic(sliding::grundy_table_interruptible(
+                &game.graph,
+                &order,
+                interrupt,
+            )?),
+            None => Table::Loopy(loopy::generalized_grundy_interruptible(
                 &game.graph,
                 limits.cyclic_work_budget,
+                interrupt,
             )?),
         },
         Some(split_counts) => {
-            let order = order::successors_first_order(&game.graph)
-                .map_err(|cycle| AnalysisError::Cycle { cycle })?;
-            Table::Split(split::split_grundy_table(
+            let order = match order::acyclic_order_interruptible(&game.graph, interrupt)? {
+                Some(order) => order,
+                None => {
+                    let cycle = order::find_cycle(&game.graph)
+                        .expect("Kahn's algorithm stalls only on a cycle");
+                    return Err(AnalysisError::Cycle { cycle });
+                }
+            };
+            Table::Split(split::split_grundy_table_interruptible(
                 &game.graph,
                 split_counts,
                 &order,
                 &limits.split,
+                interrupt,
             )?)
         }
     };
@@ -164,7 +211,9 @@ pub fn analyse(game: Game, limits: &Limits) -> Result<Analysis, AnalysisError> {
 pub struct VertexOutOfRange {
     /// Index of the item in the position.
     pub index: usize,
+    /// The vertex named by the item.
     pub vertex: u32,
+    /// The graph's vertex count: valid vertices are `0..vertex_count`.
     pub vertex_count: u32,
 }
 
@@ -173,8 +222,11 @@ pub struct VertexOutOfRange {
 pub enum Move {
     /// Token sliding: move one unit of item `item_index` from `from` to its successor `to`.
     Slide {
+        /// Index of the moved item in the position.
         item_index: usize,
+        /// The vertex the unit leaves.
         from: u32,
+        /// The successor of `from` the unit moves to.
         to: u32,
     },
     /// Addition-Subtraction: take one unit from `vertex` (the vertex of item `item_index`) and
@@ -182,10 +234,15 @@ pub enum Move {
     /// `odd_targets` are distinct successors in increasing order, and
     /// `odd_targets.len() + 2 * pair_count == K_vertex`.
     Split {
+        /// Index of the moved item in the position.
         item_index: usize,
+        /// The vertex the unit leaves.
         vertex: u32,
+        /// Successors that get one unit each.
         odd_targets: Vec<u32>,
+        /// The successor that gets the `2 * pair_count` padding units, if any.
         pair_target: Option<u32>,
+        /// Pairs of units added to `pair_target`.
         pair_count: u32,
     },
 }
@@ -194,8 +251,13 @@ pub enum Move {
 /// among its followers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VertexValue<'a> {
+    /// A nimber.
     Finite(u64),
-    Infinite { finite_followers: &'a [u64] },
+    /// `∞(K)`.
+    Infinite {
+        /// `K`, sorted and without repeats.
+        finite_followers: &'a [u64],
+    },
 }
 
 /// Split picks already found for one [`Analysis`], by `(vertex, target value)`: see
@@ -232,6 +294,7 @@ impl MoveMemo {
         self.split_picks.len()
     }
 
+    /// Whether no entry is held.
     pub fn is_empty(&self) -> bool {
         self.split_picks.is_empty()
     }
@@ -240,12 +303,14 @@ impl MoveMemo {
 /// The verdict on one position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Evaluation {
+    /// The outcome for the player to move.
     pub outcome: Outcome,
     /// Xor of the finite values of the position's units.
     pub nim_sum: u64,
 }
 
 impl Analysis {
+    /// The game that was analysed.
     pub fn game(&self) -> &Game {
         &self.game
     }

@@ -1,10 +1,14 @@
-//! Topological order by iterative depth-first search, and the cycle that prevents one.
+//! Topological order by Kahn's algorithm, and the cycle that prevents one (named by an
+//! iterative depth-first search).
 
 use super::graph::Digraph;
+use super::interrupt::{CHECK_INTERVAL, Cancelled, Interrupt, Poller};
+use super::prefetch::prefetch;
 
 /// A directed cycle: `vertices[0] -> vertices[1] -> ... -> vertices[last] -> vertices[0]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cycle {
+    /// The vertices along the cycle, each followed by an edge to the next.
     pub vertices: Vec<u32>,
 }
 
@@ -50,6 +54,122 @@ pub fn successors_first_order(graph: &Digraph) -> Result<Vec<u32>, Cycle> {
 
 /// [`successors_first_order`] without naming a cycle: `None` when the graph has one.
 pub fn acyclic_order(graph: &Digraph) -> Option<Vec<u32>> {
+    acyclic_order_interruptible(graph, &Interrupt::new())
+        .expect("nothing else holds this interrupt")
+}
+
+/// [`acyclic_order`], stopping with [`Cancelled`] once `interrupt` is raised (read every
+/// [`super::interrupt::CHECK_INTERVAL`] edge visits).
+///
+/// Kahn's algorithm as in [`acyclic_order_plain`], tuned for graphs larger than the caches:
+/// - in-degrees are counted in one byte per vertex when no vertex has 256 predecessors or
+///   more (4x less memory for the random increments and decrements; recounted in `u32`
+///   otherwise);
+/// - a vertex's adjacency list is prefetched the moment it joins the queue, through its CSR
+///   offset, and again two queue entries before it is read. The queue is short on deep graphs
+///   (the benchmark DAG of 10^6 vertices has 362,167 levels, 2.8 vertices wide on average), so
+///   a deeper look-ahead finds no entries to prefetch.
+pub fn acyclic_order_interruptible(
+    graph: &Digraph,
+    interrupt: &Interrupt,
+) -> Result<Option<Vec<u32>>, Cancelled> {
+    let mut poller = interrupt.poller();
+    match count_in_degrees::<u8>(graph, &mut poller)? {
+        Some(in_degree) => kahn(graph, in_degree, &mut poller),
+        None => {
+            let in_degree = count_in_degrees::<u32>(graph, &mut poller)?
+                .expect("u32 counts cannot overflow: at most u32::MAX edges");
+            kahn(graph, in_degree, &mut poller)
+        }
+    }
+}
+
+/// An in-degree counter: `u8` when every count fits, else `u32`.
+trait InDegree: Copy + Default + Eq {
+    /// Adds one, returning false on overflow.
+    fn increment(&mut self) -> bool;
+    /// Subtracts one, returning true when zero is reached.
+    fn decrement(&mut self) -> bool;
+}
+
+macro_rules! in_degree {
+    ($t:ty) => {
+        impl InDegree for $t {
+            #[inline(always)]
+            fn increment(&mut self) -> bool {
+                *self = self.wrapping_add(1);
+                *self != 0
+            }
+
+            #[inline(always)]
+            fn decrement(&mut self) -> bool {
+                *self -= 1;
+                *self == 0
+            }
+        }
+    };
+}
+
+in_degree!(u8);
+in_degree!(u32);
+
+/// In-degrees by one sequential pass over the targets; `None` if one overflows `D`.
+fn count_in_degrees<D: InDegree>(
+    graph: &Digraph,
+    poller: &mut Poller<'_>,
+) -> Result<Option<Vec<D>>, Cancelled> {
+    let mut in_degree = vec![D::default(); graph.vertex_count() as usize];
+    let mut fits = true;
+    for chunk in graph.targets().chunks(CHECK_INTERVAL as usize) {
+        for &w in chunk {
+            // Branch-free: an overflow is rare and only known at the end.
+            fits &= in_degree[w as usize].increment();
+        }
+        poller.tick(CHECK_INTERVAL)?;
+    }
+    Ok(fits.then_some(in_degree))
+}
+
+/// Kahn's algorithm over counted in-degrees, with the prefetches of
+/// [`acyclic_order_interruptible`].
+fn kahn<D: InDegree>(
+    graph: &Digraph,
+    mut in_degree: Vec<D>,
+    poller: &mut Poller<'_>,
+) -> Result<Option<Vec<u32>>, Cancelled> {
+    /// How many queue entries ahead the adjacency list is prefetched again.
+    const LOOKAHEAD: usize = 2;
+    let n = graph.vertex_count() as usize;
+    let offsets = graph.offsets();
+    let targets = graph.targets();
+    let mut order: Vec<u32> = Vec::with_capacity(n);
+    order.extend((0..n as u32).filter(|&v| in_degree[v as usize] == D::default()));
+    let mut head = 0;
+    while head < order.len() {
+        if let Some(&ahead) = order.get(head + LOOKAHEAD) {
+            prefetch(targets, offsets[ahead as usize] as usize);
+        }
+        let vertex = order[head];
+        head += 1;
+        let successors = graph.successors(vertex);
+        for &w in successors {
+            if in_degree[w as usize].decrement() {
+                prefetch(targets, offsets[w as usize] as usize);
+                order.push(w);
+            }
+        }
+        poller.tick(successors.len() as u64 + 1)?;
+    }
+    if order.len() < n {
+        return Ok(None);
+    }
+    order.reverse();
+    Ok(Some(order))
+}
+
+/// The plain Kahn's algorithm (`u32` in-degrees, no prefetch): the reference that
+/// [`acyclic_order`] is tested and benchmarked against.
+pub fn acyclic_order_plain(graph: &Digraph) -> Option<Vec<u32>> {
     let n = graph.vertex_count() as usize;
     let mut in_degree = vec![0u32; n];
     for &w in graph.targets() {

@@ -1,12 +1,23 @@
 //! Grundy values of token sliding on an acyclic graph: `g(v) = mex { g(w) : w in succ(v) }`.
 
 use super::graph::Digraph;
+use super::interrupt::{Cancelled, Interrupt};
+use super::prefetch::prefetch;
 
-/// How many vertices ahead the table pass touches adjacency lists.
+/// How many vertices ahead [`grundy_table`] touches adjacency lists.
 const LOOKAHEAD: usize = 16;
 
 /// Computes `g(v)` for every vertex, visiting vertices in `order` (successors first, as
-/// returned by [`super::order::successors_first_order`]).
+/// returned by [`super::order::successors_first_order`]): the fast pass of
+/// [`grundy_table_interruptible`], which cannot be interrupted.
+pub fn fast_grundy_table(graph: &Digraph, order: &[u32]) -> Vec<u64> {
+    grundy_table_interruptible(graph, order, &Interrupt::new())
+        .expect("nothing else holds this interrupt")
+}
+
+/// The plain mex pass: `u64` values, one touch of the adjacency list 16 vertices ahead, a
+/// stamp array for the mex. The reference that [`grundy_table_interruptible`] is tested and
+/// benchmarked against. `order` lists successors first.
 ///
 /// O(V + E) time. The mex uses one scratch array of `max_out_degree + 1` stamps: a slot holds
 /// the vertex that last marked it, so nothing is cleared between vertices. `g(v) <= outdeg(v)`,
@@ -40,6 +51,101 @@ pub fn grundy_table(graph: &Digraph, order: &[u32]) -> Vec<u64> {
     values
 }
 
+/// The table of [`grundy_table`], stopping with [`Cancelled`] once `interrupt` is raised
+/// (read every [`super::interrupt::CHECK_INTERVAL`] edge visits). Same results, faster on
+/// graphs larger than the caches:
+/// - values are kept in the narrowest of `u8`, `u16`, `u32` that holds the largest out-degree
+///   (`g(v) <= outdeg(v)`), widened to `u64` at the end: 10^6 vertices take 1 MB instead of
+///   8 MB, which stays in a core's L2 cache while successors are read at random;
+/// - vertices `16` ahead in `order` get their CSR offsets prefetched, vertices `8` ahead their
+///   adjacency list (whose offset is in cache by then);
+/// - a vertex with fewer than 64 successors takes the mex of a 64-bit mask (no branch per
+///   successor, no stamp array).
+pub fn grundy_table_interruptible(
+    graph: &Digraph,
+    order: &[u32],
+    interrupt: &Interrupt,
+) -> Result<Vec<u64>, Cancelled> {
+    let widest = graph.max_out_degree();
+    if widest <= u32::from(u8::MAX) {
+        narrow_table::<u8>(graph, order, interrupt)
+    } else if widest <= u32::from(u16::MAX) {
+        narrow_table::<u16>(graph, order, interrupt)
+    } else {
+        narrow_table::<u32>(graph, order, interrupt)
+    }
+}
+
+/// A value cell narrower than `u64`, wide enough for every out-degree of the graph.
+trait Narrow: Copy + Default + Into<u64> {
+    /// `value` as a cell; it fits, being at most an out-degree.
+    fn from_index(value: usize) -> Self;
+}
+
+macro_rules! narrow {
+    ($t:ty) => {
+        impl Narrow for $t {
+            #[inline(always)]
+            fn from_index(value: usize) -> Self {
+                value as $t
+            }
+        }
+    };
+}
+
+narrow!(u8);
+narrow!(u16);
+narrow!(u32);
+
+/// [`grundy_table_interruptible`] with values in `V`.
+fn narrow_table<V: Narrow>(
+    graph: &Digraph,
+    order: &[u32],
+    interrupt: &Interrupt,
+) -> Result<Vec<u64>, Cancelled> {
+    /// Look-ahead of the offset prefetch, and of the adjacency prefetch.
+    const OFFSETS_AHEAD: usize = 16;
+    const TARGETS_AHEAD: usize = 8;
+    let mut poller = interrupt.poller();
+    let mut values = vec![V::default(); graph.vertex_count() as usize];
+    let mut stamps = vec![u32::MAX; graph.max_out_degree() as usize + 1];
+    let offsets = graph.offsets();
+    let targets = graph.targets();
+    for (position, &vertex) in order.iter().enumerate() {
+        if let Some(&ahead) = order.get(position + OFFSETS_AHEAD) {
+            prefetch(offsets, ahead as usize);
+        }
+        if let Some(&ahead) = order.get(position + TARGETS_AHEAD) {
+            prefetch(targets, offsets[ahead as usize] as usize);
+        }
+        let successors = graph.successors(vertex);
+        let mex = if successors.len() < 64 {
+            // Every value that matters is below 64 (g <= outdeg); larger ones are masked out.
+            let mut seen = 0u64;
+            for &w in successors {
+                let value: u64 = values[w as usize].into();
+                seen |= (1u64 << (value & 63)) & u64::from(value < 64).wrapping_neg();
+            }
+            (!seen).trailing_zeros() as usize
+        } else {
+            for &w in successors {
+                let value: u64 = values[w as usize].into();
+                if value <= successors.len() as u64 {
+                    stamps[value as usize] = vertex;
+                }
+            }
+            let mut mex = 0;
+            while stamps[mex] == vertex {
+                mex += 1;
+            }
+            mex
+        };
+        values[vertex as usize] = V::from_index(mex);
+        poller.tick(successors.len() as u64 + 1)?;
+    }
+    Ok(values.into_iter().map(Into::into).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::order::successors_first_order;
@@ -52,7 +158,7 @@ mod tests {
 
     #[test]
     fn sample_graph_values() {
-        // GAMES.md sample, test case 1: 0 -> {1, 2}, 2 -> {3}.
+        // docs/games.md sample, test case 1: 0 -> {1, 2}, 2 -> {3}.
         assert_eq!(table(4, &[(0, 1), (0, 2), (2, 3)]), vec![2, 0, 1, 0]);
     }
 

@@ -1,5 +1,5 @@
-//! Grundy values of the Addition-Subtraction game (GAMES.md section 2): a move takes one unit
-//! from a vertex `v` and adds `K_v` units to successors of `v`, repeats allowed.
+//! Grundy values of the Addition-Subtraction game (`docs/games.md`, section 2): a move takes
+//! one unit from a vertex `v` and adds `K_v` units to successors of `v`, repeats allowed.
 //!
 //! # The options of one unit
 //!
@@ -44,7 +44,9 @@
 
 use std::ops::ControlFlow;
 
+use super::AnalysisError;
 use super::graph::Digraph;
+use super::interrupt::{Cancelled, Interrupt, Poller};
 
 /// Default [`SplitLimits::work_budget_per_vertex`]: 2^26 steps, measured at 0.1 to 0.2 s for
 /// one vertex at the limit on one core of a release build (a step is a few instructions: one
@@ -73,11 +75,17 @@ impl Default for SplitLimits {
 /// Why a split-count game could not be analysed. Both name the vertex that failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SplitError {
+    /// Every 64-bit value is an option of a vertex (by [`Method::Span`]).
     #[error(
         "vertex {vertex}: every 64-bit value is one of its options, so its Grundy value (2^64) \
          does not fit in 64 bits"
     )]
-    ValueOverflow { vertex: u32 },
+    ValueOverflow {
+        /// The vertex whose value is 2^64.
+        vertex: u32,
+    },
+    /// The cheapest exact method for a vertex needs more steps than
+    /// [`SplitLimits::work_budget_per_vertex`].
     #[error(
         "vertex {vertex}: computing its value needs about 2^{} steps, over the budget of {} \
          (out-degree {out_degree} with {distinct_values} distinct successor values, K {split_count})",
@@ -85,13 +93,17 @@ pub enum SplitError {
         budget_text(*.budget)
     )]
     WorkBudget {
+        /// The vertex that failed.
         vertex: u32,
         /// Steps of the cheapest exact method (saturated at `u64::MAX`).
         estimated_work: u64,
+        /// [`SplitLimits::work_budget_per_vertex`].
         budget: u64,
+        /// Out-degree of the vertex, repeated edges counted.
         out_degree: u32,
         /// `d`: the successor values that count (duplicates merged), see the module doc.
         distinct_values: u32,
+        /// `K` of the vertex.
         split_count: u32,
     },
 }
@@ -129,7 +141,9 @@ pub enum Method {
 /// Per-vertex values and the method that computed each (reused by [`find_split_picks`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SplitTable {
+    /// `g(v)` per vertex.
     pub values: Vec<u64>,
+    /// The method that computed `g(v)`, per vertex.
     pub methods: Vec<Method>,
 }
 
@@ -145,7 +159,26 @@ pub fn split_grundy_table(
     order: &[u32],
     limits: &SplitLimits,
 ) -> Result<SplitTable, SplitError> {
+    let interrupt = Interrupt::new();
+    match split_grundy_table_interruptible(graph, split_counts, order, limits, &interrupt) {
+        Ok(table) => Ok(table),
+        Err(AnalysisError::Split(error)) => Err(error),
+        Err(other) => unreachable!("nothing else holds this interrupt: {other}"),
+    }
+}
+
+/// [`split_grundy_table`], stopping with [`AnalysisError::Cancelled`] once `interrupt` is
+/// raised: read between vertices and every [`super::interrupt::CHECK_INTERVAL`] steps of
+/// enumeration or of the DP within one (a vertex at the budget takes 0.1 to 0.2 s).
+pub fn split_grundy_table_interruptible(
+    graph: &Digraph,
+    split_counts: &[u32],
+    order: &[u32],
+    limits: &SplitLimits,
+    interrupt: &Interrupt,
+) -> Result<SplitTable, AnalysisError> {
     let n = graph.vertex_count() as usize;
+    let mut poller = interrupt.poller();
     let mut table = SplitTable {
         values: vec![0; n],
         methods: vec![Method::Terminal; n],
@@ -154,6 +187,7 @@ pub fn split_grundy_table(
     for &vertex in order {
         let split_count = split_counts[vertex as usize];
         candidates.collect(graph.successors(vertex), &table.values);
+        poller.tick(candidates.values.len() as u64 + 1)?;
         let budget = limits.work_budget_per_vertex;
         let method =
             choose_method(&candidates.values, split_count, budget).map_err(|estimated_work| {
@@ -166,8 +200,9 @@ pub fn split_grundy_table(
                     split_count,
                 }
             })?;
-        table.values[vertex as usize] = vertex_value(&candidates.values, split_count, method)
-            .ok_or(SplitError::ValueOverflow { vertex })?;
+        table.values[vertex as usize] =
+            polled_vertex_value(&candidates.values, split_count, method, &mut poller)?
+                .ok_or(SplitError::ValueOverflow { vertex })?;
         table.methods[vertex as usize] = method;
     }
     Ok(table)
@@ -181,6 +216,7 @@ pub struct SplitPicks {
     pub odd_targets: Vec<u32>,
     /// The smallest successor when `pair_count > 0`, else `None`.
     pub pair_target: Option<u32>,
+    /// Pairs of units added to `pair_target` (they cancel, padding the move to `K` units).
     pub pair_count: u32,
 }
 
@@ -298,26 +334,43 @@ fn parity_dp_cost(values: &[u64]) -> u64 {
 
 /// `g` of a vertex with distinct successor `values`, by a `method` that applies to them (as
 /// [`choose_method`] returns). `None` when every u64 is an option (only [`Method::Span`]).
+#[cfg(test)]
 fn vertex_value(values: &[u64], k: u32, method: Method) -> Option<u64> {
-    match method {
+    polled_vertex_value(values, k, method, &mut Interrupt::new().poller())
+        .expect("nothing else holds this interrupt")
+}
+
+/// [`vertex_value`], ticking `poller` once per enumerated set or DP state update.
+fn polled_vertex_value(
+    values: &[u64],
+    k: u32,
+    method: Method,
+    poller: &mut Poller<'_>,
+) -> Result<Option<u64>, Cancelled> {
+    Ok(match method {
         Method::Terminal => Some(0),
         Method::Span => ParityBasis::of(values).span_value(k),
         Method::Enumerate => {
             let mut options = MexSet::new(enumeration_cost(values.len(), k));
-            let _: ControlFlow<()> = for_each_option(values, k, |xor, _| {
+            if let ControlFlow::Break(cancelled) = for_each_option(values, k, |xor, _| {
                 options.insert(xor);
-                ControlFlow::Continue(())
-            });
+                match poller.tick(1) {
+                    Ok(()) => ControlFlow::Continue(()),
+                    Err(cancelled) => ControlFlow::Break(cancelled),
+                }
+            }) {
+                return Err(cancelled);
+            }
             Some(options.mex())
         }
         Method::ParityDp => {
-            let dp = ParityDp::run(values);
+            let dp = ParityDp::run(values, poller)?;
             // A parity class of the 2^r states holds 2^(r-1) of them.
             let mut options = MexSet::new(1 << (dp.basis.rank() - 1));
             dp.for_each_option(values, k, |xor| options.insert(xor));
             Some(options.mex())
         }
-    }
+    })
 }
 
 /// Indices into `values` of a set of at most `k` values with `|set| ≡ k (mod 2)` whose xor is
@@ -341,7 +394,9 @@ fn option_subset(values: &[u64], k: u32, method: Method, target: u64) -> Option<
             ControlFlow::Break(set) => Some(set),
             ControlFlow::Continue(()) => None,
         },
-        Method::ParityDp => ParityDp::run(values).subset(k, target),
+        Method::ParityDp => ParityDp::run(values, &mut Interrupt::new().poller())
+            .expect("nothing else holds this interrupt")
+            .subset(k, target),
     }
 }
 
@@ -498,7 +553,8 @@ impl ParityDp {
     /// Adds the values one at a time: a state's smallest set either avoids the new value or is
     /// a smallest set of `state ^ generator` plus it. States pair up as `(s, s ^ generator)`,
     /// updated together so each value is used at most once: `d * 2^r` state updates.
-    fn run(values: &[u64]) -> Self {
+    /// Ticks `poller` once per state update, checking between generators.
+    fn run(values: &[u64], poller: &mut Poller<'_>) -> Result<Self, Cancelled> {
         let basis = ParityBasis::of(values);
         let generators: Vec<usize> = values
             .iter()
@@ -523,12 +579,13 @@ impl ParityDp {
                     fewest[partner] = there.min(here.saturating_add(1));
                 }
             }
+            poller.tick(states as u64 / 2)?;
         }
-        Self {
+        Ok(Self {
             basis,
             generators,
             fewest,
-        }
+        })
     }
 
     /// Calls `visit(xor)` for every option: the states of parity `k` (as many basis values
@@ -721,7 +778,7 @@ mod tests {
 
     #[test]
     fn worked_example() {
-        // GAMES.md section 2: edges 0->1, 0->2, 1->3, 2->1, 2->3, K = {2, 1, 3, 2}.
+        // docs/games.md section 2: edges 0->1, 0->2, 1->3, 2->1, 2->3, K = {2, 1, 3, 2}.
         let g = graph(4, &[(0, 1), (0, 2), (1, 3), (2, 1), (2, 3)]);
         let ks = [2, 1, 3, 2];
         let t = table(&g, &ks).unwrap();

@@ -60,6 +60,7 @@ impl ServiceError {
             Self::Analysis(AnalysisError::Split(_) | AnalysisError::CyclicWork(_)) => {
                 Code::ResourceExhausted
             }
+            Self::Analysis(AnalysisError::Cancelled(_)) => Code::Cancelled,
             Self::LimitExceeded { .. } => Code::ResourceExhausted,
             Self::ShuttingDown => Code::Unavailable,
             Self::DeadlineExceeded(_) => Code::DeadlineExceeded,
@@ -79,7 +80,9 @@ fn limit_hint(error: &AnalysisError) -> String {
                 exceeded.budget
             )
         }
-        AnalysisError::Cycle { .. } | AnalysisError::Split(_) => String::new(),
+        AnalysisError::Cycle { .. } | AnalysisError::Split(_) | AnalysisError::Cancelled(_) => {
+            String::new()
+        }
     }
 }
 
