@@ -15,7 +15,6 @@
 //! - [`cli`]: the `grundy` command: judge files in, RPCs out, the judge's output back
 //!   (formatted in `cli/output.rs`);
 //! - [`generate`]: seeded generators of graphs and judge files (benchmarks, tests).
-//! - [`web`]: the browser playground served with `--web`: its files and `POST /render`.
 
 #![cfg_attr(any(), warn(missing_docs))]
 
@@ -37,4 +36,3 @@ pub mod generate;
 pub mod judge;
 pub mod render;
 pub mod service;
-pub mod web;

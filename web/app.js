@@ -376,8 +376,19 @@ function editEdges(change) {
     splitCounts: state.graph.splitCounts });
 }
 
+// `grundy play FILE` hands its file to the page; a plain `--web` server has none (404).
+async function preload() {
+  const response = await fetch("/preload");
+  if (!response.ok) return;
+  const { game, text } = await response.json();
+  document.querySelector(`input[name=game][value=${game === "addsub" ? "addsub" : "chess"}]`).checked = true;
+  $("judge-input").value = text;
+  await load();
+}
+
 window.addEventListener("DOMContentLoaded", () => {
   if (!$("judge-input").value) $("judge-input").value = SAMPLE;
+  busy(preload);
   $("load").addEventListener("click", () => busy(load));
   $("case-select").addEventListener("change", (e) => busy(() => selectCase(Number(e.target.value))));
   $("set-position").addEventListener("click", () => busy(() => { state.position = parsePosition(); state.play = null; return refresh(); }));

@@ -19,6 +19,8 @@
 mod case;
 mod input;
 mod output;
+mod play;
+mod render;
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -34,6 +36,9 @@ use crate::service::{self as server, ServerConfig, ServiceConfig};
 use case::{Case, CaseOutput};
 use input::{InputEvent, parse_input};
 use output::{Output, ProgressCounters, ProgressReport};
+
+pub use play::{PlayArgs, run_play};
+pub use render::{ImageFormat, RenderArgs, ServerChoice, run_render};
 
 /// Exit code for malformed input.
 pub const EXIT_BAD_INPUT: u8 = 2;
@@ -114,6 +119,11 @@ impl RunError {
 
 /// Runs `grundy judge`; returns the process exit code. Errors are printed to stderr.
 pub fn run_judge(args: JudgeArgs) -> u8 {
+    run_async(judge(args))
+}
+
+/// Runs a command on a new async runtime; returns its exit code, printing its error.
+fn run_async(command: impl std::future::Future<Output = Result<(), RunError>>) -> u8 {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -124,7 +134,7 @@ pub fn run_judge(args: JudgeArgs) -> u8 {
             return EXIT_FAILURE;
         }
     };
-    match runtime.block_on(judge(args)) {
+    match runtime.block_on(command) {
         Ok(()) => 0,
         Err(RunError::OutputClosed) => 0,
         Err(error) => {
@@ -357,14 +367,21 @@ struct EmbeddedServer {
 
 impl EmbeddedServer {
     async fn start(max_message_bytes: usize) -> Result<Self, RunError> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        let address = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        Self::start_with(address, embedded_config(max_message_bytes)).await
+    }
+
+    async fn start_with(
+        address: std::net::SocketAddr,
+        config: ServerConfig,
+    ) -> Result<Self, RunError> {
+        let listener = tokio::net::TcpListener::bind(address)
             .await
             .map_err(|e| RunError::Failure(format!("cannot start the embedded server: {e}")))?;
         let address = listener
             .local_addr()
             .map_err(|e| RunError::Failure(format!("cannot start the embedded server: {e}")))?;
         let (shutdown, stopped) = oneshot::channel::<()>();
-        let config = embedded_config(max_message_bytes);
         tokio::spawn(async move {
             let stop = async {
                 let _ = stopped.await;
@@ -396,6 +413,15 @@ fn embedded_config(max_message_bytes: usize) -> ServerConfig {
         max_message_bytes,
         ..ServerConfig::default()
     }
+}
+
+/// The embedded server of `render` and `play`: as [`embedded_config`], plus a small table
+/// cache, since they register the graph (`PutGraph`) and read its values (`GetValues`).
+fn viewer_config(max_message_bytes: usize) -> ServerConfig {
+    const VIEWER_CACHE_BYTES: usize = 256 << 20;
+    let mut config = embedded_config(max_message_bytes);
+    config.service.cache_bytes = VIEWER_CACHE_BYTES;
+    config
 }
 
 #[cfg(test)]

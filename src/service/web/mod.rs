@@ -7,7 +7,8 @@
 //! (and lets native gRPC through). So the page, its API calls and its pictures share one
 //! origin, one port, one TLS setup and one bearer token.
 //!
-//! - this module: the layer, routing by method and path, the static files;
+//! - this module: the layer, routing by method and path, the static files, `GET /preload`
+//!   (the judge file `grundy play FILE` hands to the page);
 //! - `render_route`: `POST /render`, a graph with its values (as the page got them from
 //!   `GetValues`) in JSON, answered with the SVG of [`crate::render`], the same picture as
 //!   `grundy render`.
@@ -23,7 +24,7 @@ use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::Full;
 use tonic::body::Body;
 
-use crate::auth::BearerAuth;
+use super::auth::BearerAuth;
 
 pub use render_route::{RenderRequest, render_svg};
 
@@ -42,41 +43,63 @@ const ASSETS: &[Asset] = &[
     Asset {
         path: "/",
         content_type: "text/html; charset=utf-8",
-        body: include_str!("../../web/index.html"),
+        body: include_str!("../../../web/index.html"),
     },
     Asset {
         path: "/style.css",
         content_type: "text/css; charset=utf-8",
-        body: include_str!("../../web/style.css"),
+        body: include_str!("../../../web/style.css"),
     },
     Asset {
         path: "/grpc-web.js",
         content_type: "text/javascript; charset=utf-8",
-        body: include_str!("../../web/grpc-web.js"),
+        body: include_str!("../../../web/grpc-web.js"),
     },
     Asset {
         path: "/judge.js",
         content_type: "text/javascript; charset=utf-8",
-        body: include_str!("../../web/judge.js"),
+        body: include_str!("../../../web/judge.js"),
     },
     Asset {
         path: "/app.js",
         content_type: "text/javascript; charset=utf-8",
-        body: include_str!("../../web/app.js"),
+        body: include_str!("../../../web/app.js"),
     },
 ];
+
+/// What the playground serves besides its fixed files.
+#[derive(Debug, Clone, Default)]
+pub struct WebConfig {
+    /// A judge file the page loads on opening (`grundy play FILE`), served as `GET /preload`.
+    pub preload: Option<Preload>,
+}
+
+/// A judge file handed to the page.
+#[derive(Debug, Clone)]
+pub struct Preload {
+    /// `chess` or `addsub`.
+    pub game: &'static str,
+    /// The file's text.
+    pub text: String,
+}
 
 /// Serves the playground in front of the gRPC services (see the module documentation).
 #[derive(Debug, Clone)]
 pub struct WebLayer {
     auth: BearerAuth,
+    preload: Option<Bytes>,
 }
 
 impl WebLayer {
     /// `auth` guards `POST /render` like the gRPC calls; the static files are open (the page
-    /// must load for a person to enter the token).
-    pub fn new(auth: BearerAuth) -> Self {
-        Self { auth }
+    /// must load for a person to enter the token), and so is `GET /preload`, which only
+    /// echoes the file its operator chose.
+    pub(crate) fn new(config: &WebConfig, auth: BearerAuth) -> Self {
+        let preload = config.preload.as_ref().map(|preload| {
+            let json = serde_json::json!({ "game": preload.game, "text": preload.text });
+            Bytes::from(json.to_string())
+        });
+        Self { auth, preload }
     }
 }
 
@@ -87,6 +110,7 @@ impl<S> tower::Layer<S> for WebLayer {
         WebService {
             inner,
             auth: self.auth.clone(),
+            preload: self.preload.clone(),
         }
     }
 }
@@ -96,6 +120,7 @@ impl<S> tower::Layer<S> for WebLayer {
 pub struct WebService<S> {
     inner: S,
     auth: BearerAuth,
+    preload: Option<Bytes>,
 }
 
 type BoxFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send>>;
@@ -118,6 +143,13 @@ where
         if request.method() == Method::GET || request.method() == Method::HEAD {
             if let Some(asset) = ASSETS.iter().find(|asset| asset.path == path) {
                 let response = asset_response(asset);
+                return Box::pin(async move { Ok(response) });
+            }
+            if path == "/preload" {
+                let response = match &self.preload {
+                    Some(json) => response(StatusCode::OK, "application/json", json.clone()),
+                    None => text_response(StatusCode::NOT_FOUND, "no file to preload"),
+                };
                 return Box::pin(async move { Ok(response) });
             }
         }

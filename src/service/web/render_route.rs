@@ -13,9 +13,9 @@ use serde::Deserialize;
 use tonic::body::Body;
 
 use super::{MAX_RENDER_BODY_BYTES, response, text_response};
-use crate::auth::BearerAuth;
 use crate::engine::Digraph;
 use crate::render::{Drawing, Highlight, RenderError, Value};
+use crate::service::auth::BearerAuth;
 
 /// The JSON body of `POST /render`. Field names follow `grundy.v1.Graph`.
 #[derive(Debug, Deserialize)]
