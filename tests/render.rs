@@ -107,17 +107,27 @@ fn errors_name_the_case_and_suggest_dot_for_large_graphs() {
     let output = render(&[&data("chess_sample.in"), "--case", "3"], "");
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("--case 3: the input has only 2 test cases"), "{stderr}");
+    assert!(
+        stderr.contains("--case 3: the input has only 2 test cases"),
+        "{stderr}"
+    );
 
     let output = render(&[&data("chess_sample.in"), "--tokens", "0,9"], "");
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("--tokens[1]: vertex 9 is out of range"), "{stderr}");
+    assert!(
+        stderr.contains("--tokens[1]: vertex 9 is out of range"),
+        "{stderr}"
+    );
 
     // A chain of 400 vertices, then the end of the test case.
     let mut chain = String::from("400\n");
     for v in 0..400 {
-        chain.push_str(&if v < 399 { format!("1 {}\n", v + 1) } else { "0\n".into() });
+        chain.push_str(&if v < 399 {
+            format!("1 {}\n", v + 1)
+        } else {
+            "0\n".into()
+        });
     }
     chain.push_str("0\n");
     let output = render(&[], &chain);
@@ -128,7 +138,10 @@ fn errors_name_the_case_and_suggest_dot_for_large_graphs() {
     let output = render(&["--format", "dot"], &chain);
     assert!(output.status.success(), "{output:?}");
     assert_eq!(
-        String::from_utf8(output.stdout).unwrap().matches(" -> ").count(),
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .matches(" -> ")
+            .count(),
         399
     );
 }

@@ -55,10 +55,10 @@ pub(super) fn write(drawing: &Drawing) -> String {
     let height = (row_y(layout.rows - 1) + NODE_HEIGHT / 2.0 + MARGIN).ceil();
 
     let mut svg = String::with_capacity(1024 + 400 * n as usize);
-    let _ = write!(
+    let _ = writeln!(
         svg,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
-         viewBox=\"0 0 {width} {height}\" {FONT} role=\"img\">\n"
+         viewBox=\"0 0 {width} {height}\" {FONT} role=\"img\">"
     );
     let _ = writeln!(
         svg,
