@@ -5,8 +5,8 @@
 mod support;
 
 use grundy::proto::{self, PutGraphRequest, PutGraphResponse};
-use grundy::server::ServerConfig;
-use grundy::web::WebConfig;
+use grundy::service::ServerConfig;
+use grundy::service::web::WebConfig;
 use prost::Message;
 use support::server::{PATIENCE, TestServer, sample_graph, serve, service_config};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
