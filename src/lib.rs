@@ -11,6 +11,7 @@
 //! - [`client`]: connecting to a server (TLS, mutual TLS, bearer token), depending on nothing
 //!   server-side;
 //! - [`judge`]: streaming parsers of the judge input formats;
+//! - [`render`]: pictures of a game graph (SVG by grundy itself, DOT for Graphviz);
 //! - [`cli`]: the `grundy` command: judge files in, RPCs out, the judge's output back
 //!   (formatted in `cli/output.rs`);
 //! - [`token`]: bearer-token files, read alike by the client and the server;
@@ -34,5 +35,6 @@ pub mod cli;
 pub mod client;
 pub mod generate;
 pub mod judge;
+pub mod render;
 pub mod service;
 pub mod token;

@@ -14,7 +14,7 @@ use grundy::proto::{
     evaluate_request::Payload, evaluate_start::GraphSource,
     grundy_service_client::GrundyServiceClient,
 };
-use grundy::server::{ServerConfig, TlsConfig};
+use grundy::service::{ServerConfig, TlsConfig};
 use grundy::service::ServiceConfig;
 use prost::Message;
 use support::process::{self, ChildGuard, ServerProcess};

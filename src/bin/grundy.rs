@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use std::io::Write;
 
-use grundy::cli::{self, JudgeArgs};
+use grundy::cli::{self, JudgeArgs, PlayArgs, RenderArgs};
 use grundy::generate;
 use grundy::service::logging::{self as config, LogFormat};
 
@@ -25,6 +25,16 @@ enum Command {
     /// 2 malformed input (reported as "error: line L, column C: ..." after printing the
     /// verdicts of everything before it).
     Judge(JudgeArgs),
+    /// Draw one test case of a judge file as SVG (or DOT): each vertex with its value and
+    /// coloured by the outcome of a single token there; with --tokens, the position, its
+    /// verdict and the server's move.
+    ///
+    /// Exit codes: 0 success, 1 failure (server, I/O, a graph too large for SVG),
+    /// 2 malformed input.
+    Render(RenderArgs),
+    /// Serve the browser playground on an embedded server and print its URL (stdout) until
+    /// Ctrl-C; it opens no browser by itself.
+    Play(PlayArgs),
     /// Write a seeded random judge file to stdout (for benchmarks and tests).
     Gen {
         #[command(subcommand)]
@@ -66,6 +76,8 @@ fn main() -> ExitCode {
     let args = Args::parse();
     let code = match args.command {
         Command::Judge(judge) => cli::run_judge(judge),
+        Command::Render(render) => cli::run_render(render),
+        Command::Play(play) => cli::run_play(play),
         Command::Gen { format } => run_gen(format),
     };
     ExitCode::from(code)

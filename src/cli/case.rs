@@ -305,7 +305,7 @@ async fn send_text(output: &mpsc::Sender<CaseOutput>, text: Vec<u8>) -> Result<(
         .map_err(|_| RunError::OutputClosed)
 }
 
-fn describe(status: &Status) -> String {
+pub(super) fn describe(status: &Status) -> String {
     match status.code() {
         Code::InvalidArgument => format!("rejected by the server: {}", status.message()),
         Code::ResourceExhausted => format!("over a server limit: {}", status.message()),

@@ -17,12 +17,20 @@ pub(super) struct EmbeddedServer {
 impl EmbeddedServer {
     /// Binds a loopback port and serves on it from a task of the current runtime.
     pub(super) async fn start(max_message_bytes: usize) -> Result<Self, RunError> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        let address = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        Self::start_with(address, embedded_config(max_message_bytes)).await
+    }
+
+    /// Binds `address` and serves `config` on it from a task of the current runtime.
+    pub(super) async fn start_with(
+        address: std::net::SocketAddr,
+        config: ServerConfig,
+    ) -> Result<Self, RunError> {
+        let listener = tokio::net::TcpListener::bind(address)
             .await
             .map_err(RunError::EmbeddedServer)?;
         let address = listener.local_addr().map_err(RunError::EmbeddedServer)?;
         let (shutdown, stopped) = oneshot::channel::<()>();
-        let config = embedded_config(max_message_bytes);
         tokio::spawn(async move {
             let stop = async {
                 let _ = stopped.await;
@@ -54,6 +62,15 @@ fn embedded_config(max_message_bytes: usize) -> ServerConfig {
         max_message_bytes,
         ..ServerConfig::default()
     }
+}
+
+/// The embedded server of `render` and `play`: as [`embedded_config`], plus a small table
+/// cache, since they register the graph (`PutGraph`) and read its values (`GetValues`).
+pub(super) fn viewer_config(max_message_bytes: usize) -> ServerConfig {
+    const VIEWER_CACHE_BYTES: usize = 256 << 20;
+    let mut config = embedded_config(max_message_bytes);
+    config.service.cache_bytes = VIEWER_CACHE_BYTES;
+    config
 }
 
 #[cfg(test)]

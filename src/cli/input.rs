@@ -34,7 +34,7 @@ pub(super) enum InputEvent {
     Error(RunError),
 }
 
-fn judge_error(error: JudgeError) -> RunError {
+pub(super) fn judge_error(error: JudgeError) -> RunError {
     match error {
         JudgeError::Syntax { .. } => RunError::BadInput(error.to_string()),
         JudgeError::Io(_) => RunError::Failure(error.to_string()),
@@ -340,7 +340,7 @@ fn case_label(kind: &str, number: u64, location: Location) -> String {
 
 /// Wire graph from an edge list (validated by the parser: endpoints in range), in the CSR
 /// form the engine builds.
-fn graph_from_edges(
+pub(super) fn graph_from_edges(
     vertex_count: u32,
     edges: &[(u32, u32)],
     split_counts: Vec<u32>,

@@ -23,6 +23,8 @@ mod dispatch;
 mod embedded;
 mod input;
 mod output;
+mod play;
+mod render;
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -36,6 +38,9 @@ use dispatch::{Dispatcher, write_in_order};
 use embedded::EmbeddedServer;
 use input::parse_input;
 use output::{Output, ProgressReport};
+
+pub use play::{PlayArgs, run_play};
+pub use render::{ImageFormat, RenderArgs, ServerChoice, run_render};
 
 /// Exit code for malformed input.
 pub(crate) const EXIT_BAD_INPUT: u8 = 2;
@@ -126,6 +131,11 @@ impl RunError {
 
 /// Runs `grundy judge`; returns the process exit code. Errors are printed to stderr.
 pub fn run_judge(args: JudgeArgs) -> u8 {
+    run_async(judge(args))
+}
+
+/// Runs a command on a new async runtime; returns its exit code, printing its error.
+fn run_async(command: impl std::future::Future<Output = Result<(), RunError>>) -> u8 {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -136,7 +146,7 @@ pub fn run_judge(args: JudgeArgs) -> u8 {
             return EXIT_FAILURE;
         }
     };
-    match runtime.block_on(judge(args)) {
+    match runtime.block_on(command) {
         Ok(()) => 0,
         Err(RunError::OutputClosed) => 0,
         Err(error) => {

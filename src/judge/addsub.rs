@@ -10,7 +10,7 @@ use super::scanner::{JudgeError, Location, Scanner};
 
 /// One step of a judge file.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum AddsubEvent<'a> {
+pub enum AddsubEvent<'a> {
     /// A new game (endpoints checked to be in range; cycles are the engine's to report).
     Game {
         /// 1-based game number.
@@ -49,7 +49,7 @@ enum State {
 }
 
 /// Pull parser over an LA 4411 judge file.
-pub(crate) struct AddsubReader<R> {
+pub struct AddsubReader<R> {
     scanner: Scanner<R>,
     state: State,
     games: u64,
@@ -58,7 +58,7 @@ pub(crate) struct AddsubReader<R> {
 
 impl<R: Read> AddsubReader<R> {
     /// A reader at the start of a judge file.
-    pub(crate) fn new(reader: R) -> Self {
+    pub fn new(reader: R) -> Self {
         Self {
             scanner: Scanner::new(reader),
             state: State::Start,
@@ -69,12 +69,12 @@ impl<R: Read> AddsubReader<R> {
 
     /// Whether the next event can start without reading (see
     /// [`Scanner::has_buffered_input`]).
-    pub(crate) fn has_buffered_input(&mut self) -> bool {
+    pub fn has_buffered_input(&mut self) -> bool {
         self.scanner.has_buffered_input()
     }
 
     /// The next event, or `None` after the last game. Data after the last game is an error.
-    pub(crate) fn next_event(&mut self) -> Result<Option<AddsubEvent<'_>>, JudgeError> {
+    pub fn next_event(&mut self) -> Result<Option<AddsubEvent<'_>>, JudgeError> {
         loop {
             match self.state {
                 State::Start => {

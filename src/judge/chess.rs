@@ -14,7 +14,7 @@ const MAX_VERTICES: u64 = u32::MAX as u64;
 
 /// One step of a judge file.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum ChessEvent<'a> {
+pub enum ChessEvent<'a> {
     /// A new test case's graph, in the wire's CSR form (checked: every target in range, at
     /// most the engine's edge limit).
     Graph {
@@ -36,7 +36,7 @@ pub(crate) enum ChessEvent<'a> {
 }
 
 /// Pull parser over a POJ 2425 judge file.
-pub(crate) struct ChessReader<R> {
+pub struct ChessReader<R> {
     scanner: Scanner<R>,
     /// Vertex count of the current test case; `None` between test cases.
     vertex_count: Option<u32>,
@@ -46,7 +46,7 @@ pub(crate) struct ChessReader<R> {
 
 impl<R: Read> ChessReader<R> {
     /// A reader at the start of a judge file.
-    pub(crate) fn new(reader: R) -> Self {
+    pub fn new(reader: R) -> Self {
         Self {
             scanner: Scanner::new(reader),
             vertex_count: None,
@@ -57,12 +57,12 @@ impl<R: Read> ChessReader<R> {
 
     /// Whether the next event can start without reading (see
     /// [`Scanner::has_buffered_input`]).
-    pub(crate) fn has_buffered_input(&mut self) -> bool {
+    pub fn has_buffered_input(&mut self) -> bool {
         self.scanner.has_buffered_input()
     }
 
     /// The next event, or `None` at a clean end of input (between test cases).
-    pub(crate) fn next_event(&mut self) -> Result<Option<ChessEvent<'_>>, JudgeError> {
+    pub fn next_event(&mut self) -> Result<Option<ChessEvent<'_>>, JudgeError> {
         let Some(vertex_count) = self.vertex_count else {
             return self.read_graph();
         };

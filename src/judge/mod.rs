@@ -6,13 +6,14 @@
 //! - `chess`: the POJ 2425 format;
 //! - `addsub`: the LA 4411 format.
 //!
-//! Only the CLI reads judge files, so nothing here is public API.
+//! The readers are public API for programs (and the fuzz tier of the tests) that read judge
+//! files themselves; the scanner underneath is internal.
 
-pub(crate) mod addsub;
-pub(crate) mod chess;
+pub mod addsub;
+pub mod chess;
 pub(crate) mod scanner;
 
-pub(crate) use scanner::{JudgeError, Location};
+pub use scanner::{JudgeError, Location};
 
 /// Test helper: every event of a reader as its `Debug` text, or the first error's message.
 #[cfg(test)]

@@ -5,11 +5,11 @@ use std::io::{self, Read};
 
 /// A place in the input: 1-based line and byte column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Location {
+pub struct Location {
     /// 1-based line number.
-    pub(crate) line: u64,
+    pub line: u64,
     /// 1-based byte offset in the line.
-    pub(crate) column: u64,
+    pub column: u64,
 }
 
 impl std::fmt::Display for Location {
@@ -20,7 +20,7 @@ impl std::fmt::Display for Location {
 
 /// Why judge input could not be read.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum JudgeError {
+pub enum JudgeError {
     /// The input is malformed at `location`.
     #[error("{location}: {message}")]
     Syntax {

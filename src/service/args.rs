@@ -103,6 +103,11 @@ pub struct ServerArgs {
     /// certificate signed by one of them (needs --tls-cert).
     #[arg(long, env = "GRUNDY_TLS_CLIENT_CA", requires = "tls_cert")]
     pub tls_client_ca: Option<PathBuf>,
+
+    /// Also serve the browser playground on the --listen port: the page at `/`, gRPC-Web
+    /// (HTTP/1.1 accepted) and `POST /render`. Same token and TLS as the gRPC API.
+    #[arg(long, env = "GRUNDY_WEB")]
+    pub web: bool,
 }
 
 /// Why the flags could not be turned into a configuration.
@@ -159,6 +164,7 @@ impl ServerArgs {
             drain_timeout: self.drain_timeout,
             auth_token,
             tls,
+            web: self.web.then(crate::service::web::WebConfig::default),
         })
     }
 }

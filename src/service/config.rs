@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use crate::engine::Limits;
+use crate::service::web::WebConfig;
 
 /// Default of [`ServiceConfig::max_vertices`].
 pub const DEFAULT_MAX_VERTICES: u32 = 50_000_000;
@@ -88,6 +89,9 @@ pub struct ServerConfig {
     pub auth_token: Option<String>,
     /// When set, the server speaks TLS only.
     pub tls: Option<TlsConfig>,
+    /// When set, the browser playground is served on the same port: its page, gRPC-Web
+    /// (HTTP/1.1 accepted) and `POST /render` (see [`crate::service::web`]).
+    pub web: Option<WebConfig>,
 }
 
 impl Default for ServerConfig {
@@ -98,6 +102,7 @@ impl Default for ServerConfig {
             drain_timeout: DEFAULT_DRAIN_TIMEOUT,
             auth_token: None,
             tls: None,
+            web: None,
         }
     }
 }

@@ -15,7 +15,8 @@
 //!   single-flight computation; `blocking`: the one bounded pool for CPU work;
 //! - `convert`: the only place protobuf types meet engine types; `error`: the one mapping
 //!   from errors to gRPC statuses;
-//! - `auth`: bearer tokens; [`metrics`]: Prometheus metrics and their exporter.
+//! - `auth`: bearer tokens; [`metrics`]: Prometheus metrics and their exporter;
+//! - [`web`]: the browser playground served with `--web`: its files and `POST /render`.
 
 pub mod args;
 mod auth;
@@ -33,6 +34,7 @@ mod registry;
 mod rpc;
 pub mod server;
 mod state;
+pub mod web;
 
 pub use args::{ConfigError, ServerArgs};
 pub use config::{ServerConfig, ServiceConfig, TlsConfig};

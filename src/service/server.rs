@@ -19,7 +19,7 @@ use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, ServerTlsConfig};
 use tonic::{Code, Status};
 use tonic_health::ServingStatus;
-use tower::util::{MapRequestLayer, MapResponseLayer};
+use tower::util::{MapRequestLayer, MapResponseLayer, option_layer};
 
 use super::auth::BearerAuth;
 use super::config::ServerConfig;
@@ -27,6 +27,7 @@ use super::deadline::stamp_arrival;
 use super::error::is_message_size_error;
 use super::state::GameService;
 use crate::proto::{self, grundy_service_server::GrundyServiceServer};
+use crate::service::web::WebLayer;
 
 /// How long cancelled streams get to deliver their final status, and connections to close,
 /// once the drain is over.
@@ -94,7 +95,14 @@ pub async fn run_service(
         remap_message_size_status;
     let stamp: fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> =
         stamp_arrival;
+    let web = config.web.as_ref();
     let router = builder
+        .accept_http1(web.is_some())
+        // The playground's files and render route first, then gRPC-Web translation.
+        .layer(option_layer(
+            web.map(|web| WebLayer::new(web, auth.clone())),
+        ))
+        .layer(option_layer(web.map(|_| tonic_web::GrpcWebLayer::new())))
         .layer(MapResponseLayer::new(remap))
         // Before tonic's grpc-timeout timer starts, so that deadlines end as DEADLINE_EXCEEDED.
         .layer(MapRequestLayer::new(stamp))

@@ -7,7 +7,7 @@ use grundy::proto::{
     PackedTokenQueries, PutGraphRequest, Query, QueryBatch, evaluate_request::Payload,
     evaluate_start::GraphSource,
 };
-use grundy::server::ServerConfig;
+use grundy::service::ServerConfig;
 use grundy::service::ServiceConfig;
 use tonic::Code;
 

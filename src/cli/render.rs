@@ -1,0 +1,373 @@
+//! `grundy render`: one test case of a judge file drawn as SVG (by grundy itself) or DOT.
+//!
+//! The values come from the server over the real API: the graph is registered with
+//! `PutGraph` and its values read back with `GetValues`; with `--tokens`, one `EvaluateBatch`
+//! with `explain` gives the verdict and the move to highlight.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+use super::embedded::viewer_config;
+use super::input::{graph_from_edges, judge_error};
+use super::{EmbeddedServer, JudgeFormat, RunError, open_input};
+use crate::client::ConnectionArgs;
+use crate::client::GrundyClient;
+use crate::client::connect;
+use crate::engine::Digraph;
+use crate::judge::addsub::{AddsubEvent, AddsubReader};
+use crate::judge::chess::{ChessEvent, ChessReader};
+use crate::proto::{self, evaluate_start::GraphSource, query::Position, vertex_value};
+use crate::render::{self, Drawing, Highlight, MAX_SVG_EDGES, MAX_SVG_VERTICES, Value};
+use crate::service::config::DEFAULT_MAX_MESSAGE_BYTES;
+
+/// Picture format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ImageFormat {
+    /// SVG drawn by grundy (at most a few hundred vertices).
+    Svg,
+    /// Graphviz DOT, any size (`dot -Tsvg`, or `sfdp` for large graphs).
+    Dot,
+}
+
+/// Options of `grundy render`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RenderArgs {
+    /// Judge input file; standard input when absent or "-".
+    pub file: Option<PathBuf>,
+    /// Judge format of the input.
+    #[arg(long, value_enum, default_value = "chess")]
+    pub game: JudgeFormat,
+    /// Which test case (chess) or game (addsub) to draw, counting from 1.
+    #[arg(long = "case", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub case: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "svg")]
+    pub format: ImageFormat,
+    /// A position, as comma-separated token vertices (addsub: one unit of value on each
+    /// listed vertex). The tokens are drawn, with the verdict and the server's move.
+    #[arg(long, value_delimiter = ',')]
+    pub tokens: Option<Vec<u32>>,
+    /// Which server computes the values (the embedded one by default).
+    #[command(flatten)]
+    pub server: ServerChoice,
+}
+
+/// Which server computes the values: a running one, or one embedded in-process.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServerChoice {
+    /// URL of a running grundy-server (e.g. http://127.0.0.1:50051). Without it, a server is
+    /// started in-process on a loopback port and used over real gRPC.
+    #[arg(long, env = "GRUNDY_SERVER")]
+    pub server: Option<String>,
+    /// Largest gRPC message sent or received, in bytes.
+    #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
+    pub max_message_bytes: usize,
+    /// TLS and authentication for --server (ignored without it).
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+}
+
+impl ServerChoice {
+    /// A client of the chosen server, and the embedded server to keep alive meanwhile.
+    async fn client(&self) -> Result<(GrundyClient, Option<EmbeddedServer>), RunError> {
+        let max = self.max_message_bytes;
+        let (url, connection, embedded) = match &self.server {
+            Some(url) => (url.clone(), self.connection.clone(), None),
+            None => {
+                let address = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+                let server = EmbeddedServer::start_with(address, viewer_config(max)).await?;
+                (server.url.clone(), ConnectionArgs::default(), Some(server))
+            }
+        };
+        Ok((connect(&url, &connection, max).await?, embedded))
+    }
+}
+
+/// Runs `grundy render`: the picture on stdout; returns the exit code.
+pub fn run_render(args: RenderArgs) -> u8 {
+    super::run_async(async move {
+        let picture = render(args).await?;
+        let mut stdout = std::io::stdout().lock();
+        match stdout
+            .write_all(picture.as_bytes())
+            .and_then(|()| stdout.flush())
+        {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(RunError::OutputClosed),
+            Err(e) => Err(RunError::Failure(format!("cannot write output: {e}"))),
+        }
+    })
+}
+
+/// One test case of the input, as drawn.
+struct CaseGraph {
+    label: String,
+    graph: proto::Graph,
+}
+
+async fn render(args: RenderArgs) -> Result<String, RunError> {
+    let input = open_input(args.file.as_ref())?;
+    let case = read_case(input, args.game, args.case)?;
+    let graph = &case.graph;
+    let edges = graph.targets.len() as u64;
+    if args.format == ImageFormat::Svg
+        && (graph.vertex_count > MAX_SVG_VERTICES || edges > MAX_SVG_EDGES)
+    {
+        // Before any work: the same message the renderer gives.
+        let error = render::RenderError::TooLarge {
+            vertices: graph.vertex_count,
+            edges,
+        };
+        return Err(RunError::Failure(format!("{}: {error}", case.label)));
+    }
+    if let Some(tokens) = &args.tokens {
+        if let Some((i, v)) = tokens
+            .iter()
+            .enumerate()
+            .find(|&(_, &v)| v >= graph.vertex_count)
+        {
+            return Err(RunError::BadInput(format!(
+                "--tokens[{i}]: vertex {v} is out of range ({} has {} vertices)",
+                case.label, graph.vertex_count
+            )));
+        }
+    }
+
+    let (mut client, _embedded) = args.server.client().await?;
+    let graph_id = register(&mut client, &case).await?;
+    let values = get_values(&mut client, &graph_id, &case.label).await?;
+    let mut tokens_per_vertex = Vec::new();
+    let mut highlight = None;
+    let mut caption = format!(
+        "{}: {} vertices, {edges} edges",
+        case.label, graph.vertex_count
+    );
+    if let Some(tokens) = &args.tokens {
+        tokens_per_vertex = vec![0u64; graph.vertex_count as usize];
+        for &v in tokens {
+            tokens_per_vertex[v as usize] += 1;
+        }
+        let verdict = evaluate(&mut client, &graph_id, tokens, &case.label).await?;
+        let outcome = proto::Outcome::try_from(verdict.outcome).unwrap_or_default();
+        caption = format!(
+            "{}: tokens {}: {}, nim-sum {}",
+            case.label,
+            tokens
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(" "),
+            outcome.as_str_name().trim_start_matches("OUTCOME_"),
+            verdict.nim_sum
+        );
+        highlight = verdict.r#move.and_then(|m| m.kind).map(highlight_of);
+    }
+    let CaseGraph { label, graph } = case;
+    let digraph = Digraph::from_out_degrees(graph.vertex_count, &graph.out_degrees, graph.targets)
+        .map_err(|e| RunError::Failure(format!("{label}: {e}")))?;
+    let drawing = Drawing {
+        graph: digraph,
+        split_counts: (!graph.split_counts.is_empty()).then_some(graph.split_counts),
+        values,
+        tokens: tokens_per_vertex,
+        highlight,
+        caption: Some(caption),
+    };
+    let picture = match args.format {
+        ImageFormat::Svg => drawing.to_svg(),
+        ImageFormat::Dot => drawing.to_dot(),
+    };
+    picture.map_err(|e| RunError::Failure(format!("{label}: {e}")))
+}
+
+/// Reads the input up to test case (or game) `wanted` and returns its graph.
+fn read_case(input: impl Read, game: JudgeFormat, wanted: u64) -> Result<CaseGraph, RunError> {
+    let mut seen = 0u64;
+    let location_label =
+        |kind: &str, number: u64, line: u64| format!("{kind} {number} (line {line})");
+    match game {
+        JudgeFormat::Chess => {
+            let mut reader = ChessReader::new(input);
+            while let Some(event) = reader.next_event().map_err(judge_error)? {
+                if let ChessEvent::Graph {
+                    case,
+                    location,
+                    vertex_count,
+                    out_degrees,
+                    targets,
+                } = event
+                {
+                    seen = case;
+                    if case == wanted {
+                        return Ok(CaseGraph {
+                            label: location_label("test case", case, location.line),
+                            graph: proto::Graph {
+                                vertex_count,
+                                out_degrees,
+                                targets,
+                                split_counts: Vec::new(),
+                            },
+                        });
+                    }
+                }
+            }
+        }
+        JudgeFormat::Addsub => {
+            let mut reader = AddsubReader::new(input);
+            while let Some(event) = reader.next_event().map_err(judge_error)? {
+                if let AddsubEvent::Game {
+                    game,
+                    location,
+                    vertex_count,
+                    edges,
+                    split_counts,
+                    ..
+                } = event
+                {
+                    seen = game;
+                    if game == wanted {
+                        return Ok(CaseGraph {
+                            label: location_label("game", game, location.line),
+                            graph: graph_from_edges(vertex_count, &edges, split_counts),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    Err(RunError::BadInput(format!(
+        "--case {wanted}: the input has only {seen} test case{}",
+        if seen == 1 { "" } else { "s" }
+    )))
+}
+
+fn server_error(label: &str, what: &str, status: tonic::Status) -> RunError {
+    let message = format!("{label}: {what}: {}", super::case::describe(&status));
+    match status.code() {
+        tonic::Code::InvalidArgument => RunError::BadInput(message),
+        _ => RunError::Failure(message),
+    }
+}
+
+/// Registers the graph (one chunk) and returns its id.
+async fn register(client: &mut GrundyClient, case: &CaseGraph) -> Result<String, RunError> {
+    let chunk = proto::PutGraphRequest {
+        chunk: Some(case.graph.clone()),
+    };
+    let response = client
+        .put_graph(tokio_stream::once(chunk))
+        .await
+        .map_err(|status| server_error(&case.label, "PutGraph", status))?;
+    Ok(response.into_inner().graph_id)
+}
+
+/// Every vertex value of a registered graph.
+async fn get_values(
+    client: &mut GrundyClient,
+    graph_id: &str,
+    label: &str,
+) -> Result<Vec<Value>, RunError> {
+    let request = proto::GetValuesRequest {
+        graph_id: graph_id.to_string(),
+        ..Default::default()
+    };
+    let mut pages = client
+        .get_values(request)
+        .await
+        .map_err(|status| server_error(label, "GetValues", status))?
+        .into_inner();
+    let mut values = Vec::new();
+    while let Some(page) = pages
+        .message()
+        .await
+        .map_err(|status| server_error(label, "GetValues", status))?
+    {
+        if page.graph.is_some() {
+            continue; // the summary
+        }
+        if page.first_vertex as usize != values.len() {
+            return Err(RunError::Failure(format!(
+                "{label}: GetValues sent vertex {} where {} was expected",
+                page.first_vertex,
+                values.len()
+            )));
+        }
+        for (i, value) in page.values.into_iter().enumerate() {
+            values.push(match value.value {
+                Some(vertex_value::Value::Finite(v)) => Value::Finite(v),
+                Some(vertex_value::Value::Infinite(k)) => Value::Infinite(k.finite_followers),
+                None => {
+                    let vertex = page.first_vertex as usize + i;
+                    return Err(RunError::Failure(format!(
+                        "{label}: GetValues sent no value for vertex {vertex}"
+                    )));
+                }
+            });
+        }
+    }
+    Ok(values)
+}
+
+/// The verdict on `tokens`, with the server's move.
+async fn evaluate(
+    client: &mut GrundyClient,
+    graph_id: &str,
+    tokens: &[u32],
+    label: &str,
+) -> Result<proto::Verdict, RunError> {
+    let request = proto::EvaluateBatchRequest {
+        start: Some(proto::EvaluateStart {
+            graph_source: Some(GraphSource::GraphId(graph_id.to_string())),
+            explain: true,
+        }),
+        queries: vec![proto::Query {
+            id: 0,
+            position: Some(Position::Tokens(proto::TokenPosition {
+                vertices: tokens.to_vec(),
+            })),
+        }],
+    };
+    let mut responses = client
+        .evaluate_batch(request)
+        .await
+        .map_err(|status| server_error(label, "EvaluateBatch", status))?
+        .into_inner();
+    while let Some(response) = responses
+        .message()
+        .await
+        .map_err(|status| server_error(label, "EvaluateBatch", status))?
+    {
+        if let Some(verdict) = response.verdicts.into_iter().next() {
+            if let Some(error) = verdict.error {
+                return Err(RunError::BadInput(format!(
+                    "{label}: --tokens rejected: {}: {}",
+                    error.field, error.message
+                )));
+            }
+            return Ok(verdict);
+        }
+    }
+    Err(RunError::Failure(format!(
+        "{label}: the server sent no verdict"
+    )))
+}
+
+/// The edges of a move, to highlight.
+fn highlight_of(kind: proto::r#move::Kind) -> Highlight {
+    match kind {
+        proto::r#move::Kind::Token(token) => Highlight {
+            from: token.from,
+            to: vec![token.to],
+        },
+        proto::r#move::Kind::Split(split) => {
+            let mut to = split.odd_targets;
+            if split.pair_count > 0 && !to.contains(&split.pair_target) {
+                to.push(split.pair_target);
+            }
+            Highlight {
+                from: split.vertex,
+                to,
+            }
+        }
+    }
+}

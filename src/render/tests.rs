@@ -1,0 +1,258 @@
+use super::*;
+
+/// A graph from an edge list.
+fn graph(vertex_count: u32, edges: &[(u32, u32)]) -> Digraph {
+    Digraph::from_edges(vertex_count, edges).unwrap()
+}
+
+fn drawing(graph: Digraph, values: Vec<Value>) -> Drawing {
+    Drawing {
+        graph,
+        split_counts: None,
+        values,
+        tokens: Vec::new(),
+        highlight: None,
+        caption: None,
+    }
+}
+
+/// (vertex, value label, outcome) of every vertex of an SVG, read back with an XML parser
+/// (which also checks that the document is well-formed).
+fn vertices_of(svg: &str) -> Vec<(u32, String, String)> {
+    let document = roxmltree::Document::parse(svg).expect("well-formed XML");
+    assert_eq!(document.root_element().tag_name().name(), "svg");
+    document
+        .descendants()
+        .filter(|node| node.attribute("class") == Some("vertex"))
+        .map(|node| {
+            let label = node
+                .descendants()
+                .find(|n| n.attribute("class") == Some("value"))
+                .and_then(|n| n.text())
+                .unwrap_or_default()
+                .to_string();
+            assert_eq!(node.attribute("data-value"), Some(label.as_str()));
+            (
+                node.attribute("data-vertex").unwrap().parse().unwrap(),
+                label,
+                node.attribute("data-outcome").unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_dag_is_drawn_with_every_value_and_outcome() {
+    // 0 -> 1 -> 2, 0 -> 2: values 0 = mex{1,0} = 2, 1 = 1, 2 = 0.
+    let mut picture = drawing(
+        graph(3, &[(0, 1), (0, 2), (1, 2)]),
+        vec![Value::Finite(2), Value::Finite(1), Value::Finite(0)],
+    );
+    picture.caption = Some("case <1> & \"more\"".into());
+    let svg = picture.to_svg().unwrap();
+    assert_eq!(
+        vertices_of(&svg),
+        vec![
+            (0, "2".into(), "win".into()),
+            (1, "1".into(), "win".into()),
+            (2, "0".into(), "lose".into()),
+        ]
+    );
+    assert!(svg.contains("case &lt;1&gt; &amp; &quot;more&quot;"));
+    // The sink is on the bottom row, the source on the top one.
+    let layout = layout::Layout::of(&picture.graph, &[50.0; 3]);
+    assert_eq!(layout.row, vec![0, 1, 2]);
+    assert_eq!(layout.edges.len(), 3);
+    // The long edge 0 -> 2 crosses row 1 through one dummy point.
+    let long = layout
+        .edges
+        .iter()
+        .find(|r| (r.from, r.to) == (0, 2))
+        .unwrap();
+    assert_eq!(long.points.len(), 1);
+}
+
+#[test]
+fn a_cyclic_graph_shows_infinite_values_and_draws() {
+    // 0 <-> 1, 1 -> 2 (sink), 3 -> 3 (self-loop only).
+    let values = vec![
+        Value::Infinite(vec![1]),
+        Value::Finite(1),
+        Value::Finite(0),
+        Value::Infinite(vec![]),
+    ];
+    let picture = drawing(graph(4, &[(0, 1), (1, 0), (1, 2), (3, 3), (3, 3)]), values);
+    let svg = picture.to_svg().unwrap();
+    assert_eq!(
+        vertices_of(&svg),
+        vec![
+            (0, "∞(1)".into(), "draw".into()),
+            (1, "1".into(), "win".into()),
+            (2, "0".into(), "lose".into()),
+            (3, "∞()".into(), "draw".into()),
+        ]
+    );
+    let document = roxmltree::Document::parse(&svg).unwrap();
+    let edges: Vec<(&str, &str)> = document
+        .descendants()
+        .filter(|n| matches!(n.attribute("class"), Some("edge" | "edge move")))
+        .map(|n| {
+            (
+                n.attribute("data-from").unwrap(),
+                n.attribute("data-to").unwrap(),
+            )
+        })
+        .collect();
+    // Each distinct edge once, the multi-edge self-loop included.
+    assert_eq!(edges.len(), 4, "{edges:?}");
+    assert!(edges.contains(&("3", "3")));
+    assert!(edges.contains(&("1", "0")) && edges.contains(&("0", "1")));
+}
+
+#[test]
+fn tokens_and_the_highlighted_move_are_drawn() {
+    let mut picture = drawing(
+        graph(3, &[(0, 1), (0, 2), (1, 2)]),
+        vec![Value::Finite(2), Value::Finite(1), Value::Finite(0)],
+    );
+    picture.tokens = vec![1, 0, 2];
+    picture.highlight = Some(Highlight {
+        from: 0,
+        to: vec![2],
+    });
+    let svg = picture.to_svg().unwrap();
+    let document = roxmltree::Document::parse(&svg).unwrap();
+    let moves: Vec<_> = document
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("edge move"))
+        .map(|n| (n.attribute("data-from"), n.attribute("data-to")))
+        .collect();
+    assert_eq!(moves, vec![(Some("0"), Some("2"))]);
+    let tokens: Vec<_> = document
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("vertex"))
+        .map(|n| n.attribute("data-tokens").unwrap().to_string())
+        .collect();
+    assert_eq!(tokens, vec!["1", "0", "2"]);
+
+    let dot = picture.to_dot().unwrap();
+    assert!(dot.starts_with("digraph grundy {"), "{dot}");
+    assert!(
+        dot.contains("0 -> 2 [color=\"#0072B2\", penwidth=3];"),
+        "{dot}"
+    );
+    assert!(dot.contains("0 -> 1;") && dot.contains("1 -> 2;"), "{dot}");
+    assert!(
+        dot.contains("2 [label=\"2\\n0\", fillcolor=\"#D55E00\""),
+        "{dot}"
+    );
+}
+
+#[test]
+fn split_counts_appear_in_the_labels() {
+    let mut picture = drawing(
+        graph(2, &[(0, 1)]),
+        vec![Value::Finite(1), Value::Finite(0)],
+    );
+    picture.split_counts = Some(vec![3, 0]);
+    let svg = picture.to_svg().unwrap();
+    assert!(svg.contains(">0  K=3</text>"), "{svg}");
+    assert!(picture.to_dot().unwrap().contains("label=\"0  K=3\\n1\""));
+}
+
+#[test]
+fn inconsistent_input_names_the_field() {
+    let mut picture = drawing(graph(2, &[(0, 1)]), vec![Value::Finite(1)]);
+    let error = picture.to_svg().unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "values: has 1 entries, expected 2 (one per vertex)"
+    );
+    picture.values.push(Value::Finite(0));
+    picture.highlight = Some(Highlight {
+        from: 1,
+        to: vec![0],
+    });
+    assert_eq!(
+        picture.to_dot().unwrap_err().to_string(),
+        "highlight.to[0]: 0 is not an out-neighbour of 1"
+    );
+    picture.highlight = Some(Highlight {
+        from: 5,
+        to: vec![],
+    });
+    assert!(
+        picture
+            .to_svg()
+            .unwrap_err()
+            .to_string()
+            .starts_with("highlight.from")
+    );
+}
+
+#[test]
+fn a_large_graph_is_refused_as_svg_but_written_as_dot() {
+    let n = MAX_SVG_VERTICES + 1;
+    let edges: Vec<(u32, u32)> = (1..n).map(|v| (v - 1, v)).collect();
+    let values = (0..n)
+        .map(|v| Value::Finite(u64::from((n - 1 - v) % 2)))
+        .collect();
+    let picture = drawing(graph(n, &edges), values);
+    let error = picture.to_svg().unwrap_err();
+    assert!(matches!(error, RenderError::TooLarge { vertices, .. } if vertices == n));
+    assert!(error.to_string().contains("--format dot"), "{error}");
+    assert_eq!(
+        picture.to_dot().unwrap().matches(" -> ").count(),
+        edges.len()
+    );
+}
+
+#[test]
+fn a_long_chain_is_laid_out_without_recursion_and_in_order() {
+    let n = MAX_SVG_VERTICES;
+    let edges: Vec<(u32, u32)> = (1..n).map(|v| (v - 1, v)).collect();
+    let layout = layout::Layout::of(&graph(n, &edges), &vec![44.0; n as usize]);
+    assert_eq!(layout.rows, n);
+    assert!(
+        layout
+            .row
+            .iter()
+            .enumerate()
+            .all(|(v, &row)| row == v as u32)
+    );
+}
+
+#[test]
+fn barycentric_ordering_removes_avoidable_crossings() {
+    // Two parallel chains given crosswise: 0 -> 3, 1 -> 2, 2, 3 sinks; 0 -> 4, 1 -> 5 too.
+    let picture = graph(6, &[(0, 3), (1, 2), (0, 4), (1, 5)]);
+    let layout = layout::Layout::of(&picture, &[44.0; 6]);
+    let left_of = |a: u32, b: u32| layout.x[a as usize] < layout.x[b as usize];
+    // Whatever order the top row has, each parent's children sit on its own side.
+    assert_eq!(left_of(0, 1), left_of(3, 2));
+    assert_eq!(left_of(0, 1), left_of(4, 5));
+    // No two boxes of a row overlap.
+    for a in 0..6u32 {
+        for b in a + 1..6 {
+            if layout.row[a as usize] == layout.row[b as usize] {
+                assert!((layout.x[a as usize] - layout.x[b as usize]).abs() >= 44.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn single_token_outcomes_follow_the_generalised_values() {
+    use crate::engine::Outcome;
+    assert_eq!(Value::Finite(0).single_token_outcome(), Outcome::Lose);
+    assert_eq!(Value::Finite(7).single_token_outcome(), Outcome::Win);
+    assert_eq!(
+        Value::Infinite(vec![0, 2]).single_token_outcome(),
+        Outcome::Win
+    );
+    assert_eq!(
+        Value::Infinite(vec![1, 2]).single_token_outcome(),
+        Outcome::Draw
+    );
+    assert_eq!(Value::Infinite((0..9).collect()).label(), "∞(0,1,2,3,…)");
+}

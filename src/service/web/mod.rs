@@ -1,0 +1,203 @@
+//! The browser playground: its files, compiled into the binary, and the one HTTP route it
+//! needs besides gRPC-Web, all served on the gRPC port by [`WebLayer`].
+//!
+//! With `--web` the server stacks two layers in front of its gRPC services: this one answers
+//! `GET /` (and the page's other files) and `POST /render`, and passes every other request
+//! on to `tonic_web::GrpcWebLayer`, which translates gRPC-Web calls of the page into gRPC
+//! (and lets native gRPC through). So the page, its API calls and its pictures share one
+//! origin, one port, one TLS setup and one bearer token.
+//!
+//! - this module: the layer, routing by method and path, the static files, `GET /preload`
+//!   (the judge file `grundy play FILE` hands to the page);
+//! - `render_route`: `POST /render`, a graph with its values (as the page got them from
+//!   `GetValues`) in JSON, answered with the SVG of [`crate::render`], the same picture as
+//!   `grundy render`.
+
+mod render_route;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode, header};
+use http_body_util::Full;
+use tonic::body::Body;
+
+use super::auth::BearerAuth;
+
+pub use render_route::{RenderRequest, render_svg};
+
+/// Largest `POST /render` body: a drawable graph (a few hundred vertices) needs far less.
+pub const MAX_RENDER_BODY_BYTES: usize = 1 << 20;
+
+/// A file of the page: path, content type, content.
+struct Asset {
+    path: &'static str,
+    content_type: &'static str,
+    body: &'static str,
+}
+
+/// The page's files. Plain JavaScript, no build step, nothing fetched from elsewhere.
+const ASSETS: &[Asset] = &[
+    Asset {
+        path: "/",
+        content_type: "text/html; charset=utf-8",
+        body: include_str!("../../../web/index.html"),
+    },
+    Asset {
+        path: "/style.css",
+        content_type: "text/css; charset=utf-8",
+        body: include_str!("../../../web/style.css"),
+    },
+    Asset {
+        path: "/grpc-web.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_str!("../../../web/grpc-web.js"),
+    },
+    Asset {
+        path: "/judge.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_str!("../../../web/judge.js"),
+    },
+    Asset {
+        path: "/app.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_str!("../../../web/app.js"),
+    },
+];
+
+/// What the playground serves besides its fixed files.
+#[derive(Debug, Clone, Default)]
+pub struct WebConfig {
+    /// A judge file the page loads on opening (`grundy play FILE`), served as `GET /preload`.
+    pub preload: Option<Preload>,
+}
+
+/// A judge file handed to the page.
+#[derive(Debug, Clone)]
+pub struct Preload {
+    /// `chess` or `addsub`.
+    pub game: &'static str,
+    /// The file's text.
+    pub text: String,
+}
+
+/// Serves the playground in front of the gRPC services (see the module documentation).
+#[derive(Debug, Clone)]
+pub struct WebLayer {
+    auth: BearerAuth,
+    preload: Option<Bytes>,
+}
+
+impl WebLayer {
+    /// `auth` guards `POST /render` like the gRPC calls; the static files are open (the page
+    /// must load for a person to enter the token), and so is `GET /preload`, which only
+    /// echoes the file its operator chose.
+    pub(crate) fn new(config: &WebConfig, auth: BearerAuth) -> Self {
+        let preload = config.preload.as_ref().map(|preload| {
+            let json = serde_json::json!({ "game": preload.game, "text": preload.text });
+            Bytes::from(json.to_string())
+        });
+        Self { auth, preload }
+    }
+}
+
+impl<S> tower::Layer<S> for WebLayer {
+    type Service = WebService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        WebService {
+            inner,
+            auth: self.auth.clone(),
+            preload: self.preload.clone(),
+        }
+    }
+}
+
+/// The service of [`WebLayer`].
+#[derive(Debug, Clone)]
+pub struct WebService<S> {
+    inner: S,
+    auth: BearerAuth,
+    preload: Option<Bytes>,
+}
+
+type BoxFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send>>;
+
+impl<S> tower::Service<Request<Body>> for WebService<S>
+where
+    S: tower::Service<Request<Body>, Response = Response<Body>> + Send,
+    S::Future: Send + 'static,
+{
+    type Response = Response<Body>;
+    type Error = S::Error;
+    type Future = BoxFuture<Response<Body>, S::Error>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let path = request.uri().path();
+        if request.method() == Method::GET || request.method() == Method::HEAD {
+            if let Some(asset) = ASSETS.iter().find(|asset| asset.path == path) {
+                let response = asset_response(asset);
+                return Box::pin(async move { Ok(response) });
+            }
+            if path == "/preload" {
+                let response = match &self.preload {
+                    Some(json) => response(StatusCode::OK, "application/json", json.clone()),
+                    None => text_response(StatusCode::NOT_FOUND, "no file to preload"),
+                };
+                return Box::pin(async move { Ok(response) });
+            }
+        }
+        if path == "/render" {
+            if request.method() != Method::POST {
+                let response = text_response(StatusCode::METHOD_NOT_ALLOWED, "use POST /render");
+                return Box::pin(async move { Ok(response) });
+            }
+            let auth = self.auth.clone();
+            return Box::pin(async move { Ok(render_route::handle(request, &auth).await) });
+        }
+        Box::pin(self.inner.call(request))
+    }
+}
+
+fn asset_response(asset: &Asset) -> Response<Body> {
+    response(
+        StatusCode::OK,
+        asset.content_type,
+        Bytes::from_static(asset.body.as_bytes()),
+    )
+}
+
+/// A plain-text response (errors of the render route and of the routing).
+fn text_response(status: StatusCode, message: &str) -> Response<Body> {
+    response(
+        status,
+        "text/plain; charset=utf-8",
+        Bytes::from(format!("{message}\n")),
+    )
+}
+
+fn response(status: StatusCode, content_type: &'static str, body: Bytes) -> Response<Body> {
+    let mut response = Response::new(Body::new(Full::new(body)));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, content_type.parse().expect("static"));
+    headers.insert(header::CACHE_CONTROL, "no-store".parse().expect("static"));
+    // The page runs no code from elsewhere: no CDN, no network fetch but its own origin.
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        "default-src 'self'; img-src 'self' data:; style-src 'self'"
+            .parse()
+            .expect("static"),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        "nosniff".parse().expect("static"),
+    );
+    response
+}

@@ -1,0 +1,180 @@
+//! `POST /render`: the page's graph, values and position in JSON, answered with the SVG that
+//! `grundy render` would draw.
+//!
+//! The values are the page's own (from `GetValues`): the route only draws, it runs no game
+//! analysis, so its cost is bounded by the drawing's size limit. Errors are plain text,
+//! `400` naming the field (`values[3]: ...`), `401` without the bearer token when the server
+//! requires one, `413` for a body over [`super::MAX_RENDER_BODY_BYTES`], `422` for a graph
+//! too large to draw.
+
+use http::{Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Limited};
+use serde::Deserialize;
+use tonic::body::Body;
+
+use super::{MAX_RENDER_BODY_BYTES, response, text_response};
+use crate::engine::Digraph;
+use crate::render::{Drawing, Highlight, RenderError, Value};
+use crate::service::auth::BearerAuth;
+
+/// The JSON body of `POST /render`. Field names follow `grundy.v1.Graph`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RenderRequest {
+    /// `Graph.out_degrees`; the vertex count is its length.
+    pub out_degrees: Vec<u32>,
+    /// `Graph.targets`.
+    pub targets: Vec<u32>,
+    /// `Graph.split_counts` (Addition-Subtraction); absent or empty for token sliding.
+    #[serde(default)]
+    pub split_counts: Vec<u32>,
+    /// One value per vertex: `{"finite": 2}` or `{"infinite": [0, 3]}` (the K set).
+    pub values: Vec<ValueJson>,
+    /// Tokens per vertex (or the vertex values of an Addition-Subtraction position).
+    #[serde(default)]
+    pub tokens: Vec<u64>,
+    /// A move to highlight: `{"from": 0, "to": [2]}`.
+    #[serde(default)]
+    pub highlight: Option<HighlightJson>,
+    /// A caption line.
+    #[serde(default)]
+    pub caption: Option<String>,
+}
+
+/// A vertex value in JSON.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ValueJson {
+    /// A nimber.
+    Finite(u64),
+    /// `∞(K)`.
+    Infinite(Vec<u64>),
+}
+
+/// A highlighted move in JSON.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HighlightJson {
+    /// The vertex moved from.
+    pub from: u32,
+    /// The vertices moved to.
+    pub to: Vec<u32>,
+}
+
+/// Longest caption drawn: it is client text, so it is kept short.
+const MAX_CAPTION_CHARS: usize = 200;
+
+/// The SVG for a parsed request, or the error naming the offending field.
+pub fn render_svg(request: RenderRequest) -> Result<String, RenderError> {
+    let vertex_count = u32::try_from(request.out_degrees.len()).unwrap_or(u32::MAX);
+    let graph = Digraph::from_out_degrees(vertex_count, &request.out_degrees, request.targets)
+        .map_err(|error| RenderError::Invalid {
+            field: "graph".into(),
+            message: error.to_string(),
+        })?;
+    let values = request
+        .values
+        .into_iter()
+        .map(|value| match value {
+            ValueJson::Finite(v) => Value::Finite(v),
+            ValueJson::Infinite(k) => Value::Infinite(k),
+        })
+        .collect();
+    let drawing = Drawing {
+        graph,
+        split_counts: (!request.split_counts.is_empty()).then_some(request.split_counts),
+        values,
+        tokens: request.tokens,
+        highlight: request.highlight.map(|h| Highlight {
+            from: h.from,
+            to: h.to,
+        }),
+        caption: request
+            .caption
+            .map(|c| c.chars().take(MAX_CAPTION_CHARS).collect()),
+    };
+    drawing.to_svg()
+}
+
+/// Answers one `POST /render`.
+pub(super) async fn handle(request: Request<Body>, auth: &BearerAuth) -> Response<Body> {
+    let authorization = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(|value| value.as_bytes());
+    if let Err(error) = auth.check(authorization) {
+        return text_response(StatusCode::UNAUTHORIZED, &error.to_string());
+    }
+    let body = match Limited::new(request.into_body(), MAX_RENDER_BODY_BYTES)
+        .collect()
+        .await
+    {
+        Ok(collected) => collected.to_bytes(),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
+            let message = format!("the request body is over {MAX_RENDER_BODY_BYTES} bytes");
+            return text_response(StatusCode::PAYLOAD_TOO_LARGE, &message);
+        }
+        Err(error) => {
+            let message = format!("cannot read the request body: {error}");
+            return text_response(StatusCode::BAD_REQUEST, &message);
+        }
+    };
+    let parsed: RenderRequest = match serde_json::from_slice(&body) {
+        Ok(parsed) => parsed,
+        Err(error) => {
+            // serde_json names the line and column; its excerpts of the input are short.
+            let message = format!("invalid render request: {error}");
+            return text_response(StatusCode::BAD_REQUEST, &message);
+        }
+    };
+    // A few hundred vertices at most: quick enough to draw on the runtime thread.
+    match render_svg(parsed) {
+        Ok(svg) => response(StatusCode::OK, "image/svg+xml; charset=utf-8", svg.into()),
+        Err(error @ RenderError::TooLarge { .. }) => {
+            text_response(StatusCode::UNPROCESSABLE_ENTITY, &error.to_string())
+        }
+        Err(error) => text_response(StatusCode::BAD_REQUEST, &error.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: &str) -> RenderRequest {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn a_request_is_drawn_with_its_values() {
+        let request = parse(
+            r#"{"out_degrees":[1,0],"targets":[1],"values":[{"finite":1},{"finite":0}],
+                "tokens":[1,0],"highlight":{"from":0,"to":[1]},"caption":"case 1"}"#,
+        );
+        let svg = render_svg(request).unwrap();
+        assert!(svg.contains("data-vertex=\"1\" data-value=\"0\" data-outcome=\"lose\""));
+        assert!(svg.contains("class=\"edge move\" data-from=\"0\" data-to=\"1\""));
+    }
+
+    #[test]
+    fn bad_requests_name_the_field() {
+        let request = parse(r#"{"out_degrees":[1],"targets":[4],"values":[{"finite":0}]}"#);
+        assert_eq!(
+            render_svg(request).unwrap_err().to_string(),
+            "graph: targets[0] = 4 is out of range (vertex_count 1)"
+        );
+        let request = parse(r#"{"out_degrees":[0],"targets":[],"values":[]}"#);
+        assert!(
+            render_svg(request)
+                .unwrap_err()
+                .to_string()
+                .starts_with("values:")
+        );
+        let error =
+            serde_json::from_str::<RenderRequest>(r#"{"out_degrees":[0],"colour":1}"#).unwrap_err();
+        assert!(
+            error.to_string().contains("unknown field `colour`"),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,147 @@
+//! `grundy render` end to end: the binary, its embedded server over real gRPC, and the
+//! picture it prints, parsed back as XML.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+const GRUNDY: &str = env!("CARGO_BIN_EXE_grundy");
+
+fn render(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(GRUNDY)
+        .arg("render")
+        .args(args)
+        .env_remove("GRUNDY_SERVER")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start grundy");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn data(name: &str) -> String {
+    format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// (vertex, value, outcome, tokens) of every vertex, from an SVG that must be well-formed.
+fn vertices(svg: &str) -> Vec<(String, String, String, String)> {
+    let document = roxmltree::Document::parse(svg).expect("well-formed SVG");
+    assert_eq!(document.root_element().tag_name().name(), "svg");
+    document
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("vertex"))
+        .map(|n| {
+            // The value attribute and the drawn label agree.
+            let label = n
+                .descendants()
+                .find(|t| t.attribute("class") == Some("value"))
+                .and_then(|t| t.text())
+                .unwrap();
+            assert_eq!(n.attribute("data-value"), Some(label));
+            let attribute = |name| n.attribute(name).unwrap().to_string();
+            (
+                attribute("data-vertex"),
+                attribute("data-value"),
+                attribute("data-outcome"),
+                attribute("data-tokens"),
+            )
+        })
+        .collect()
+}
+
+fn row(v: &str, value: &str, outcome: &str, tokens: &str) -> (String, String, String, String) {
+    (v.into(), value.into(), outcome.into(), tokens.into())
+}
+
+#[test]
+fn the_sample_is_drawn_with_its_values_tokens_and_winning_move() {
+    let output = render(&[&data("chess_sample.in"), "--tokens", "0,2"], "");
+    assert!(output.status.success(), "{output:?}");
+    let svg = String::from_utf8(output.stdout).unwrap();
+    // Test case 1: 0 -> {1, 2}, 2 -> 3; values mex{0, 1} = 2, 0, mex{0} = 1, 0.
+    assert_eq!(
+        vertices(&svg),
+        vec![
+            row("0", "2", "win", "1"),
+            row("1", "0", "lose", "0"),
+            row("2", "1", "win", "1"),
+            row("3", "0", "lose", "0"),
+        ]
+    );
+    assert!(svg.contains("tokens 0 2: WIN, nim-sum 3"), "{svg}");
+    // The winning move: 0 -> 2 (2 xor 1 = 3; moving to value 1 leaves 1 xor 1 = 0).
+    assert!(
+        svg.contains("class=\"edge move\" data-from=\"0\" data-to=\"2\""),
+        "{svg}"
+    );
+}
+
+#[test]
+fn a_cyclic_case_shows_infinite_values_as_draws() {
+    let output = render(&[&data("chess_cyclic_small.in"), "--case", "1"], "");
+    assert!(output.status.success(), "{output:?}");
+    let svg = String::from_utf8(output.stdout).unwrap();
+    // One vertex with a self-loop: ∞ with no finite follower, a draw.
+    assert_eq!(vertices(&svg), vec![row("0", "∞()", "draw", "0")]);
+}
+
+#[test]
+fn addsub_renders_as_dot_with_split_counts_from_stdin() {
+    let sample = std::fs::read_to_string(data("addsub_sample.in")).unwrap();
+    let output = render(&["--game", "addsub", "--format", "dot", "-"], &sample);
+    assert!(output.status.success(), "{output:?}");
+    let dot = String::from_utf8(output.stdout).unwrap();
+    assert!(dot.starts_with("digraph grundy {"), "{dot}");
+    assert!(dot.contains("K=2"), "{dot}");
+    assert!(dot.trim_end().ends_with('}'), "{dot}");
+}
+
+#[test]
+fn errors_name_the_case_and_suggest_dot_for_large_graphs() {
+    let output = render(&[&data("chess_sample.in"), "--case", "3"], "");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--case 3: the input has only 2 test cases"),
+        "{stderr}"
+    );
+
+    let output = render(&[&data("chess_sample.in"), "--tokens", "0,9"], "");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--tokens[1]: vertex 9 is out of range"),
+        "{stderr}"
+    );
+
+    // A chain of 400 vertices, then the end of the test case.
+    let mut chain = String::from("400\n");
+    for v in 0..400 {
+        chain.push_str(&if v < 399 {
+            format!("1 {}\n", v + 1)
+        } else {
+            "0\n".into()
+        });
+    }
+    chain.push_str("0\n");
+    let output = render(&[], &chain);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("too large to draw readably"), "{stderr}");
+    assert!(stderr.contains("--format dot"), "{stderr}");
+    let output = render(&["--format", "dot"], &chain);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .matches(" -> ")
+            .count(),
+        399
+    );
+}

@@ -1,0 +1,149 @@
+//! The playground side of the server (`--web`), over real HTTP/1.1 on 127.0.0.1: the page,
+//! `POST /render` behind the bearer token, and a gRPC-Web call translated by tonic-web.
+//! (tests/browser drives the page itself in Chromium.)
+
+mod support;
+
+use grundy::proto::{self, PutGraphRequest, PutGraphResponse};
+use grundy::service::ServerConfig;
+use grundy::service::web::WebConfig;
+use prost::Message;
+use support::server::{PATIENCE, TestServer, sample_graph, serve, service_config};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const TOKEN: &str = "let-me-in";
+
+async fn web_server() -> TestServer {
+    serve(ServerConfig {
+        service: service_config(),
+        auth_token: Some(TOKEN.into()),
+        web: Some(WebConfig::default()),
+        ..ServerConfig::default()
+    })
+    .await
+}
+
+/// One HTTP/1.1 exchange on a fresh connection: (status code, headers, body).
+async fn exchange(server: &TestServer, head: &str, body: &[u8]) -> (u16, String, Vec<u8>) {
+    let mut stream = tokio::net::TcpStream::connect(server.address)
+        .await
+        .unwrap();
+    let request = format!(
+        "{head}\r\nHost: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        server.address,
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    stream.write_all(body).await.unwrap();
+    let mut response = Vec::new();
+    tokio::time::timeout(PATIENCE, stream.read_to_end(&mut response))
+        .await
+        .expect("the server answers in time")
+        .unwrap();
+    let split = response
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a header block");
+    let headers = String::from_utf8(response[..split].to_vec()).unwrap();
+    let status = headers[9..12].parse().unwrap();
+    let mut body = response[split + 4..].to_vec();
+    if headers
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        body = dechunk(&body);
+    }
+    (status, headers, body)
+}
+
+fn dechunk(mut body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = body.windows(2).position(|w| w == b"\r\n").unwrap();
+        let size = usize::from_str_radix(std::str::from_utf8(&body[..line_end]).unwrap(), 16);
+        let size = size.unwrap();
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&body[line_end + 2..line_end + 2 + size]);
+        body = &body[line_end + 4 + size..];
+    }
+}
+
+#[tokio::test]
+async fn the_page_is_served_without_a_token_and_render_needs_one() {
+    let server = web_server().await;
+    let (status, headers, body) = exchange(&server, "GET / HTTP/1.1", b"").await;
+    assert_eq!(status, 200, "{headers}");
+    assert!(headers.contains("text/html"), "{headers}");
+    assert!(
+        String::from_utf8(body)
+            .unwrap()
+            .contains("grundy playground")
+    );
+    let (status, headers, _) = exchange(&server, "GET /grpc-web.js HTTP/1.1", b"").await;
+    assert_eq!(status, 200);
+    assert!(headers.contains("text/javascript"), "{headers}");
+    let (status, _, _) = exchange(&server, "GET /nothing-here HTTP/1.1", b"").await;
+    assert_ne!(status, 200);
+
+    let request = br#"{"out_degrees":[1,0],"targets":[1],"values":[{"finite":1},{"finite":0}]}"#;
+    let (status, _, body) = exchange(&server, "POST /render HTTP/1.1", request).await;
+    assert_eq!(status, 401);
+    assert!(
+        String::from_utf8(body)
+            .unwrap()
+            .contains("missing bearer token")
+    );
+
+    let head = format!("POST /render HTTP/1.1\r\nAuthorization: Bearer {TOKEN}");
+    let (status, headers, body) = exchange(&server, &head, request).await;
+    assert_eq!(status, 200, "{headers}");
+    assert!(headers.contains("image/svg+xml"), "{headers}");
+    let svg = String::from_utf8(body).unwrap();
+    assert!(svg.contains("data-vertex=\"1\" data-value=\"0\" data-outcome=\"lose\""));
+
+    let bad = br#"{"out_degrees":[1],"targets":[3],"values":[{"finite":0}]}"#;
+    let (status, _, body) = exchange(&server, &head, bad).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        String::from_utf8(body).unwrap().trim(),
+        "graph: targets[0] = 3 is out of range (vertex_count 1)"
+    );
+}
+
+#[tokio::test]
+async fn grpc_web_over_http1_reaches_the_service_with_the_token() {
+    let server = web_server().await;
+    let message = PutGraphRequest {
+        chunk: Some(sample_graph()),
+    }
+    .encode_to_vec();
+    let mut frame = vec![0u8];
+    frame.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    frame.extend_from_slice(&message);
+    let head = "POST /grundy.v1.GrundyService/PutGraph HTTP/1.1\r\n\
+                Content-Type: application/grpc-web+proto\r\nX-Grpc-Web: 1";
+
+    let (status, headers, _) = exchange(&server, head, &frame).await;
+    assert_eq!(status, 200, "{headers}");
+    assert!(
+        headers.contains("grpc-status: 16"),
+        "UNAUTHENTICATED: {headers}"
+    );
+
+    let head = format!("{head}\r\nAuthorization: Bearer {TOKEN}");
+    let (status, headers, body) = exchange(&server, &head, &frame).await;
+    assert_eq!(status, 200, "{headers}");
+    // A data frame with the response, then a trailers frame with grpc-status 0.
+    assert_eq!(body[0], 0, "a data frame first");
+    let length = u32::from_be_bytes(body[1..5].try_into().unwrap()) as usize;
+    let response = PutGraphResponse::decode(&body[5..5 + length]).unwrap();
+    let summary: proto::GraphSummary = response.graph.unwrap();
+    assert_eq!(summary.vertex_count, sample_graph().vertex_count);
+    assert_eq!(response.graph_id.len(), 64);
+    let trailers = &body[5 + length..];
+    assert_eq!(trailers[0], 0x80, "then the trailers frame");
+    let trailers = String::from_utf8_lossy(&trailers[5..]).to_ascii_lowercase();
+    assert!(trailers.contains("grpc-status:0"), "{trailers}");
+}
