@@ -34,3 +34,4 @@ pub mod client;
 pub mod generate;
 pub mod judge;
 pub mod service;
+pub mod store;
