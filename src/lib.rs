@@ -34,4 +34,3 @@ pub mod client;
 pub mod generate;
 pub mod judge;
 pub mod service;
-pub mod store;

@@ -33,6 +33,7 @@ mod registry;
 mod rpc;
 pub mod server;
 mod state;
+pub mod store;
 
 pub use args::{ConfigError, ServerArgs};
 pub use config::{ServerConfig, ServiceConfig, TlsConfig};

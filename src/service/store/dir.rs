@@ -158,8 +158,8 @@ fn sweep_stale_temps(graphs: &Path) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::codec::tests::{same_game, sample_games};
-    use crate::store::{GraphStore, StoreConfig, decode_sync, encode_sync};
+    use crate::service::store::codec::tests::{same_game, sample_games};
+    use crate::service::store::{GraphStore, StoreConfig, decode_sync, encode_sync};
 
     fn temp_dir(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("grundy-store-{name}-{}", std::process::id()));

@@ -223,8 +223,8 @@ impl Layout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::codec::tests::{same_game, sample_games};
-    use crate::store::{GraphStore, decode_sync, encode_sync};
+    use crate::service::store::codec::tests::{same_game, sample_games};
+    use crate::service::store::{GraphStore, decode_sync, encode_sync};
     use std::sync::Arc;
 
     /// The URL of the test Redis (scripts/with-redis.sh sets it), or `None` with a notice.

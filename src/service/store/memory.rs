@@ -82,9 +82,9 @@ impl Backend for MemoryStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::GraphStore;
-    use crate::store::codec::tests::{same_game, sample_games};
-    use crate::store::{decode_sync, encode_sync};
+    use crate::service::store::GraphStore;
+    use crate::service::store::codec::tests::{same_game, sample_games};
+    use crate::service::store::{decode_sync, encode_sync};
 
     #[tokio::test]
     async fn round_trips_and_handles_share_entries() {
