@@ -52,11 +52,11 @@ impl Replica {
         });
         let address = tokio::time::timeout(PATIENCE, async {
             while let Some(line) = lines.recv().await {
-                if let Some(at) = line.find("\"address\":\"") {
-                    if line.contains("grundy-server listening") {
-                        let rest = &line[at + "\"address\":\"".len()..];
-                        return rest[..rest.find('"').expect("quoted")].to_string();
-                    }
+                if let Some(at) = line.find("\"address\":\"")
+                    && line.contains("grundy-server listening")
+                {
+                    let rest = &line[at + "\"address\":\"".len()..];
+                    return rest[..rest.find('"').expect("quoted")].to_string();
                 }
             }
             panic!("grundy-server exited before listening");
@@ -83,10 +83,10 @@ impl Replica {
                     let request = HealthCheckRequest {
                         service: "grundy.v1.GrundyService".into(),
                     };
-                    if let Ok(response) = HealthClient::new(channel).check(request).await {
-                        if response.into_inner().status() == ServingStatus::Serving {
-                            return;
-                        }
+                    if let Ok(response) = HealthClient::new(channel).check(request).await
+                        && response.into_inner().status() == ServingStatus::Serving
+                    {
+                        return;
                     }
                 }
                 tokio::time::sleep(Duration::from_millis(20)).await;
