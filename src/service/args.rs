@@ -5,12 +5,14 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::config::ConnectionConfig;
 use super::config::{
     DEFAULT_CACHE_BYTES, DEFAULT_CYCLIC_WORK_BUDGET, DEFAULT_MAX_CONCURRENT_STREAMS,
     DEFAULT_MAX_EDGES, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_QUERIES_PER_STREAM,
     DEFAULT_MAX_VERTICES, ServerConfig, ServiceConfig, TlsConfig,
 };
 use super::logging::LogFormat;
+use super::store::{GraphStore, StoreConfig, StoreError};
 use crate::engine::Limits;
 use crate::token::{TokenFileError, read_token_file};
 
@@ -108,6 +110,44 @@ pub struct ServerArgs {
     /// (HTTP/1.1 accepted) and `POST /render`. Same token and TLS as the gRPC API.
     #[arg(long, env = "GRUNDY_WEB")]
     pub web: bool,
+    /// Keep registered graphs in files under this directory (created if missing): ids
+    /// survive restarts. Without --store-dir or --store-url they are kept in memory (at most
+    /// --cache-bytes of encoded graphs).
+    #[arg(long, env = "GRUNDY_STORE_DIR", conflicts_with = "store_url")]
+    pub store_dir: Option<PathBuf>,
+
+    /// Keep registered graphs in Redis, shared by every replica using the same URL:
+    /// redis://[:PASSWORD@]HOST[:PORT][/DB]. While Redis is unreachable, PutGraph and
+    /// lookups of uncached ids fail with UNAVAILABLE; inline graphs still work.
+    #[arg(long, env = "GRUNDY_STORE_URL")]
+    pub store_url: Option<String>,
+
+    /// With --store-url: forget a graph this long after its last PutGraph (e.g. "168h");
+    /// unset keeps graphs until they are deleted.
+    #[arg(long, env = "GRUNDY_STORE_TTL", value_parser = parse_duration, requires = "store_url")]
+    pub store_ttl: Option<Duration>,
+
+    /// Send an HTTP/2 ping on a connection idle this long ("off": never), to find dead
+    /// clients and keep idle connections open through NATs and load balancers.
+    #[arg(long, env = "GRUNDY_HTTP2_KEEPALIVE_INTERVAL", value_parser = parse_duration_or_off,
+          default_value = "60s")]
+    pub http2_keepalive_interval: Duration,
+
+    /// Close a connection whose keepalive ping is not answered within this.
+    #[arg(long, env = "GRUNDY_HTTP2_KEEPALIVE_TIMEOUT", value_parser = parse_duration,
+          default_value = "20s")]
+    pub http2_keepalive_timeout: Duration,
+
+    /// Ask a connection this old to go away (GOAWAY; "off": never), so that long-lived
+    /// clients reconnect and spread over replicas added since. Streams in progress go on.
+    #[arg(long, env = "GRUNDY_MAX_CONNECTION_AGE", value_parser = parse_duration_or_off,
+          default_value = "30m")]
+    pub max_connection_age: Duration,
+
+    /// After a connection was asked to go away for its age, close it this much later even
+    /// with streams still open. Unset: wait for its streams however long they run.
+    #[arg(long, env = "GRUNDY_MAX_CONNECTION_AGE_GRACE", value_parser = parse_duration)]
+    pub max_connection_age_grace: Option<Duration>,
 }
 
 /// Why the flags could not be turned into a configuration.
@@ -124,6 +164,9 @@ pub enum ConfigError {
     /// The token file gives no usable token.
     #[error(transparent)]
     Token(#[from] TokenFileError),
+    /// The graph store could not be opened (directory not creatable, malformed URL).
+    #[error("{0}")]
+    Store(#[from] StoreError),
 }
 
 impl ServerArgs {
@@ -144,6 +187,11 @@ impl ServerArgs {
                 n => n,
             },
             cache_bytes: self.cache_bytes,
+            store: self
+                .store_config()
+                .as_ref()
+                .map(GraphStore::open)
+                .transpose()?,
             ..defaults
         };
         let auth_token = match &self.auth_token_file {
@@ -165,7 +213,25 @@ impl ServerArgs {
             auth_token,
             tls,
             web: self.web.then(crate::service::web::WebConfig::default),
+            connections: ConnectionConfig {
+                keepalive_interval: off_as_none(self.http2_keepalive_interval),
+                keepalive_timeout: self.http2_keepalive_timeout,
+                max_age: off_as_none(self.max_connection_age),
+                max_age_grace: self.max_connection_age_grace,
+            },
         })
+    }
+
+    /// The store the flags ask for; `None`: the default, in memory.
+    fn store_config(&self) -> Option<StoreConfig> {
+        match (&self.store_dir, &self.store_url) {
+            (Some(path), _) => Some(StoreConfig::Dir { path: path.clone() }),
+            (None, Some(url)) => Some(StoreConfig::Redis {
+                url: url.clone(),
+                ttl: self.store_ttl,
+            }),
+            (None, None) => None,
+        }
     }
 }
 
@@ -213,6 +279,19 @@ fn parse_positive(text: &str) -> Result<usize, String> {
     }
 }
 
+/// A duration, or "off" (the same as 0: the feature is off).
+fn parse_duration_or_off(text: &str) -> Result<Duration, String> {
+    match text.trim() {
+        "off" => Ok(Duration::ZERO),
+        other => parse_duration(other),
+    }
+}
+
+/// `None` for a zero duration (a feature turned off).
+fn off_as_none(duration: Duration) -> Option<Duration> {
+    (!duration.is_zero()).then_some(duration)
+}
+
 /// A duration: an integer or decimal with an optional unit ms, s, m, h (seconds without).
 pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
@@ -240,7 +319,51 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
+    use crate::service::config::{
+        DEFAULT_KEEPALIVE_INTERVAL, DEFAULT_KEEPALIVE_TIMEOUT, DEFAULT_MAX_CONNECTION_AGE,
+    };
+    use clap::{CommandFactory, Parser};
+
+    #[test]
+    fn connection_defaults_match_the_documented_constants() {
+        let args = ServerArgs::try_parse_from(["grundy-server"]).expect("defaults parse");
+        let connections = args.server_config().expect("a config").connections;
+        assert_eq!(
+            connections.keepalive_interval,
+            Some(DEFAULT_KEEPALIVE_INTERVAL)
+        );
+        assert_eq!(connections.keepalive_timeout, DEFAULT_KEEPALIVE_TIMEOUT);
+        assert_eq!(connections.max_age, Some(DEFAULT_MAX_CONNECTION_AGE));
+        assert_eq!(connections.max_age_grace, None);
+        let off = ServerArgs::try_parse_from(["grundy-server", "--max-connection-age", "off"]);
+        let off = off.expect("parses").server_config().expect("a config");
+        assert_eq!(off.connections.max_age, None);
+        let ttl_alone = ServerArgs::try_parse_from(["grundy-server", "--store-ttl", "1h"]);
+        assert!(ttl_alone.is_err(), "--store-ttl needs --store-url");
+    }
+
+    #[test]
+    fn the_kubernetes_config_map_sets_only_real_flags() {
+        let manifest = include_str!("../../deploy/kubernetes/configmap.yaml");
+        let known: Vec<String> = ServerArgs::command()
+            .get_arguments()
+            .filter_map(|arg| arg.get_env().map(|e| e.to_string_lossy().into_owned()))
+            .collect();
+        let mut checked = 0;
+        for line in manifest.lines() {
+            let Some((key, _)) = line.trim().split_once(':') else {
+                continue;
+            };
+            if key.starts_with("GRUNDY_") {
+                assert!(
+                    known.iter().any(|k| k == key),
+                    "{key} is no grundy-server flag"
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked >= 10, "only {checked} GRUNDY_* keys found");
+    }
 
     #[test]
     fn sizes_and_durations_parse() {

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use super::store::GraphStore;
 use crate::engine::Limits;
 use crate::service::web::WebConfig;
 
@@ -50,6 +51,9 @@ pub struct ServiceConfig {
     pub max_concurrent_streams: usize,
     /// Bound of the table cache, in bytes.
     pub cache_bytes: usize,
+    /// Where registered graphs are kept behind the cache; `None`: in memory, at most
+    /// `cache_bytes` of encoded graphs.
+    pub store: Option<GraphStore>,
 }
 
 impl Default for ServiceConfig {
@@ -67,6 +71,7 @@ impl Default for ServiceConfig {
             max_queries_per_stream: DEFAULT_MAX_QUERIES_PER_STREAM,
             max_concurrent_streams: DEFAULT_MAX_CONCURRENT_STREAMS,
             cache_bytes: DEFAULT_CACHE_BYTES,
+            store: None,
         }
     }
 }
@@ -92,6 +97,8 @@ pub struct ServerConfig {
     /// When set, the browser playground is served on the same port: its page, gRPC-Web
     /// (HTTP/1.1 accepted) and `POST /render` (see [`crate::service::web`]).
     pub web: Option<WebConfig>,
+    /// HTTP/2 keepalive and connection ageing.
+    pub connections: ConnectionConfig,
 }
 
 impl Default for ServerConfig {
@@ -103,6 +110,44 @@ impl Default for ServerConfig {
             auth_token: None,
             tls: None,
             web: None,
+            connections: ConnectionConfig::default(),
+        }
+    }
+}
+
+/// Default of [`ConnectionConfig::keepalive_interval`].
+pub const DEFAULT_KEEPALIVE_INTERVAL: Duration = Duration::from_secs(60);
+/// Default of [`ConnectionConfig::keepalive_timeout`].
+pub const DEFAULT_KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
+/// Default of `--max-connection-age` (the library default is no limit, see
+/// [`ConnectionConfig`]).
+pub const DEFAULT_MAX_CONNECTION_AGE: Duration = Duration::from_secs(30 * 60);
+
+/// Connection management for load balancers: HTTP/2 pings find dead peers and keep idle
+/// connections open through NATs; an age limit sends GOAWAY so that long-lived clients
+/// reconnect and spread over replicas added since. The default has no age limit (the
+/// embedded server of the CLI must never cut its own stream); `grundy-server`'s flags default
+/// to [`DEFAULT_MAX_CONNECTION_AGE`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionConfig {
+    /// Ping a connection idle this long; `None`: no pings.
+    pub keepalive_interval: Option<Duration>,
+    /// Close a connection whose ping is not answered within this.
+    pub keepalive_timeout: Duration,
+    /// Send GOAWAY to a connection this old; `None`: no limit.
+    pub max_age: Option<Duration>,
+    /// After GOAWAY, close the connection this much later even if streams are still open;
+    /// `None`: wait for them.
+    pub max_age_grace: Option<Duration>,
+}
+
+impl Default for ConnectionConfig {
+    fn default() -> Self {
+        Self {
+            keepalive_interval: Some(DEFAULT_KEEPALIVE_INTERVAL),
+            keepalive_timeout: DEFAULT_KEEPALIVE_TIMEOUT,
+            max_age: None,
+            max_age_grace: None,
         }
     }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use tonic::{Code, Status};
 
+use super::store::StoreError;
 use crate::engine::{AnalysisError, GraphError};
 
 /// Everything a stream can fail with before or while it evaluates queries. `Clone` so that
@@ -45,6 +46,10 @@ pub(crate) enum ServiceError {
     /// A registered graph id is unknown.
     #[error("graph {0:?} is not registered; upload it with PutGraph")]
     UnknownGraph(String),
+    /// The graph store failed: unreachable (retry later, or send the graph inline), or a
+    /// stored entry failed its checks (never served: upload the graph again).
+    #[error("{0}")]
+    Store(#[from] StoreError),
     /// A bug or a panicked worker: never the client's fault.
     #[error("internal error: {0}")]
     Internal(String),
@@ -66,6 +71,9 @@ impl ServiceError {
             Self::DeadlineExceeded(_) => Code::DeadlineExceeded,
             Self::Unauthenticated(_) => Code::Unauthenticated,
             Self::UnknownGraph(_) => Code::NotFound,
+            Self::Store(StoreError::Unavailable { .. }) => Code::Unavailable,
+            // The client's remedy is the same as for an unknown id: upload the graph again.
+            Self::Store(StoreError::Corrupt { .. }) => Code::NotFound,
             Self::Internal(_) => Code::Internal,
         }
     }
@@ -91,6 +99,9 @@ impl From<ServiceError> for Status {
         let code = error.code();
         if code == Code::Internal {
             tracing::error!(%error, "request failed");
+        } else if matches!(error, ServiceError::Store(_)) {
+            // The server's side, though no bug: the operator wants to see it.
+            tracing::warn!(%error, ?code, "graph store failed");
         } else {
             tracing::debug!(%error, ?code, "request rejected");
         }

@@ -30,15 +30,13 @@ impl GameService {
     ) -> Result<Resolved, Status> {
         match source {
             Some(GraphSource::GraphId(graph_id)) => {
-                let analysis = self
-                    .registry
-                    .get(&graph_id)
-                    .ok_or_else(|| ServiceError::UnknownGraph(graph_id.clone()))?;
+                let lookup = self.registry.get_or_load(&graph_id, self.config.limits);
+                let (analysis, lookup) = rpc.guard(lookup).await??;
                 rpc.record_graph(&graph_id, &analysis);
                 Ok(Resolved {
                     analysis,
                     graph_id,
-                    lookup: Lookup::Hit,
+                    lookup,
                 })
             }
             Some(GraphSource::Graph(graph)) => self.register(rpc, graph).await,

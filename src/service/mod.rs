@@ -13,6 +13,8 @@
 //! - `graphs`: resolving a stream's graph (by id, inline, in `PutGraph` chunks);
 //!   `registry`: content-addressed ids and the byte-bounded LRU of analysed graphs with
 //!   single-flight computation; `blocking`: the one bounded pool for CPU work;
+//! - [`store`]: the graph store behind the registry (memory, `--store-dir` files, Redis),
+//!   with the verified stored encoding;
 //! - `convert`: the only place protobuf types meet engine types; `error`: the one mapping
 //!   from errors to gRPC statuses;
 //! - `auth`: bearer tokens; [`metrics`]: Prometheus metrics and their exporter;
@@ -35,6 +37,7 @@ mod rpc;
 pub mod server;
 mod state;
 pub mod web;
+pub mod store;
 
 pub use args::{ConfigError, ServerArgs};
 pub use config::{ServerConfig, ServiceConfig, TlsConfig};

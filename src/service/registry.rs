@@ -1,6 +1,8 @@
 //! The graph registry: content-addressed graph ids, and a cache of analysed graphs bounded by
 //! bytes (least recently used evicted first), where concurrent requests for the same new
-//! graph share one computation (single flight).
+//! graph share one computation (single flight). Behind the cache is the graph store
+//! ([`super::store`]): `PutGraph` writes the graph there, and a lookup by id that misses the
+//! cache loads the graph from it (verified), analyses it and caches it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -13,6 +15,7 @@ use tokio::sync::watch;
 use super::blocking::WorkPool;
 use super::error::ServiceError;
 use super::metrics::Metrics;
+use super::store::{self, GraphId, GraphStore, StoreError};
 use crate::engine::{self, Analysis, Game, Limits};
 
 /// Domain separator and version of the canonical encoding: a new encoding gets a new tag.
@@ -104,6 +107,14 @@ pub(crate) enum Lookup {
 
 type Flight = Option<Result<Arc<Analysis>, ServiceError>>;
 
+/// Where a computation gets its graph.
+enum Source {
+    /// Given by the request (inline or `PutGraph`), already validated.
+    Game(Game),
+    /// Registered earlier: loaded from the store.
+    Stored(GraphId),
+}
+
 /// The cache of analysed graphs. Cheap to clone (a handle). Outside the crate it is a
 /// read-only view, for tests and operators (sizes and counts).
 #[derive(Debug, Clone)]
@@ -116,6 +127,7 @@ struct Inner {
     capacity_bytes: usize,
     pool: WorkPool,
     metrics: Arc<Metrics>,
+    store: GraphStore,
     state: Mutex<State>,
 }
 
@@ -128,13 +140,20 @@ struct State {
 }
 
 impl Registry {
-    /// A registry holding at most `capacity_bytes` of tables, analysing on `pool`.
-    pub(crate) fn new(capacity_bytes: usize, pool: WorkPool, metrics: Arc<Metrics>) -> Self {
+    /// A registry holding at most `capacity_bytes` of tables, analysing on `pool`, keeping
+    /// registered graphs in `store`.
+    pub(crate) fn new(
+        capacity_bytes: usize,
+        pool: WorkPool,
+        metrics: Arc<Metrics>,
+        store: GraphStore,
+    ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 capacity_bytes,
                 pool,
                 metrics,
+                store,
                 state: Mutex::new(State {
                     cache: LruCache::unbounded(),
                     bytes: 0,
@@ -164,14 +183,40 @@ impl Registry {
         self.len() == 0
     }
 
-    /// The cached analysis of `graph_id` (marking it recently used), counted as a hit or miss.
-    pub(crate) fn get(&self, graph_id: &str) -> Option<Arc<Analysis>> {
-        let found = self.state().cache.get(graph_id).cloned();
-        match found {
-            Some(_) => self.inner.metrics.cache_hits.inc(),
-            None => self.inner.metrics.cache_misses.inc(),
+    /// The analysis of the registered graph `graph_id`: from the cache, or loaded from the
+    /// store, verified, analysed and cached (once, however many requests ask). An id the
+    /// store does not hold is [`ServiceError::UnknownGraph`].
+    pub(crate) async fn get_or_load(
+        &self,
+        graph_id: &str,
+        limits: Limits,
+    ) -> Result<(Arc<Analysis>, Lookup), ServiceError> {
+        // A malformed id names no graph: it never reaches the store.
+        let Some(id) = GraphId::parse(graph_id) else {
+            self.inner.metrics.cache_misses.inc();
+            return Err(ServiceError::UnknownGraph(graph_id.to_string()));
         };
-        found
+        self.flight(graph_id.to_string(), Source::Stored(id), limits)
+            .await
+    }
+
+    /// Writes the graph of `analysis` (registered as `graph_id`) to the store, so that it
+    /// outlives the cache (and, with a shared store, is known to every replica).
+    pub(crate) async fn store(
+        &self,
+        graph_id: &str,
+        analysis: &Arc<Analysis>,
+    ) -> Result<(), ServiceError> {
+        let id = GraphId::parse(graph_id)
+            .ok_or_else(|| ServiceError::Internal(format!("malformed graph id {graph_id:?}")))?;
+        let analysis = analysis.clone();
+        let encoded = self
+            .inner
+            .pool
+            .analyse(move || Ok(store::encode_sync(analysis.game())))
+            .await?;
+        self.inner.store.put(&id, encoded).await?;
+        Ok(())
     }
 
     /// The analysis of `game` (whose id is `graph_id`): from the cache, from a computation
@@ -182,6 +227,17 @@ impl Registry {
         &self,
         graph_id: String,
         game: Game,
+        limits: Limits,
+    ) -> Result<(Arc<Analysis>, Lookup), ServiceError> {
+        self.flight(graph_id, Source::Game(game), limits).await
+    }
+
+    /// The single flight behind both lookups: a cache hit, a computation under way, or a
+    /// new computation from `source` on its own task.
+    async fn flight(
+        &self,
+        graph_id: String,
+        source: Source,
         limits: Limits,
     ) -> Result<(Arc<Analysis>, Lookup), ServiceError> {
         let (mut flight, lookup) = {
@@ -196,7 +252,7 @@ impl Registry {
                 None => {
                     let (done, flight) = watch::channel(None);
                     state.in_flight.insert(graph_id.clone(), flight.clone());
-                    tokio::spawn(self.clone().compute(graph_id, game, limits, done));
+                    tokio::spawn(self.clone().compute(graph_id, source, limits, done));
                     (flight, Lookup::Computed)
                 }
             }
@@ -213,23 +269,14 @@ impl Registry {
     async fn compute(
         self,
         graph_id: String,
-        game: Game,
+        source: Source,
         limits: Limits,
         done: watch::Sender<Flight>,
     ) {
-        let metrics = self.inner.metrics.clone();
-        let result = self
-            .inner
-            .pool
-            .analyse(move || {
-                let started = Instant::now();
-                let analysis = engine::analyse(game, &limits)?;
-                metrics
-                    .table_compute_seconds
-                    .observe(started.elapsed().as_secs_f64());
-                Ok(Arc::new(analysis))
-            })
-            .await;
+        let result = self.analyse_source(source, limits).await;
+        if let Err(ServiceError::Store(error @ StoreError::Corrupt { .. })) = &result {
+            tracing::error!(%error, "stored graph failed its checks; not served");
+        }
         {
             let mut state = self.state();
             state.in_flight.remove(&graph_id);
@@ -239,6 +286,38 @@ impl Registry {
         }
         // Nobody waiting any more is fine: the table is cached all the same.
         let _ = done.send(Some(result));
+    }
+
+    /// Loads the graph if it is stored (the I/O outside the pool), then verifies and
+    /// analyses it on the pool.
+    async fn analyse_source(
+        &self,
+        source: Source,
+        limits: Limits,
+    ) -> Result<Arc<Analysis>, ServiceError> {
+        let encoded = match source {
+            Source::Game(game) => Ok(game),
+            Source::Stored(id) => match self.inner.store.get(&id).await? {
+                Some(bytes) => Err((id, bytes)),
+                None => return Err(ServiceError::UnknownGraph(id.to_string())),
+            },
+        };
+        let metrics = self.inner.metrics.clone();
+        self.inner
+            .pool
+            .analyse(move || {
+                let game = match encoded {
+                    Ok(game) => game,
+                    Err((id, bytes)) => store::decode_sync(&id, &bytes)?,
+                };
+                let started = Instant::now();
+                let analysis = engine::analyse(game, &limits)?;
+                metrics
+                    .table_compute_seconds
+                    .observe(started.elapsed().as_secs_f64());
+                Ok(Arc::new(analysis))
+            })
+            .await
     }
 
     /// Caches `analysis`, evicting least recently used tables to stay within the bound. A

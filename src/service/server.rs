@@ -82,7 +82,16 @@ pub async fn run_service(
         .send_compressed(CompressionEncoding::Gzip)
         .send_compressed(CompressionEncoding::Zstd);
 
-    let mut builder = tonic::transport::Server::builder();
+    let connections = config.connections;
+    let mut builder = tonic::transport::Server::builder()
+        .http2_keepalive_interval(connections.keepalive_interval)
+        .http2_keepalive_timeout(Some(connections.keepalive_timeout));
+    if let Some(age) = connections.max_age {
+        builder = builder.max_connection_age(age);
+    }
+    if let Some(grace) = connections.max_age_grace {
+        builder = builder.max_connection_age_grace(grace);
+    }
     if let Some(tls) = &config.tls {
         let mut tls_config =
             ServerTlsConfig::new().identity(Identity::from_pem(&tls.cert_pem, &tls.key_pem));

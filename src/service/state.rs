@@ -13,6 +13,8 @@ use super::lifecycle::Lifecycle;
 use super::metrics::{Metrics, code_name};
 use super::registry::Registry;
 use super::rpc::{Rpc, RpcParts};
+use super::store::GraphStore;
+use super::store::memory::MemoryStore;
 
 /// The state of the `grundy.v1.GrundyService` implementation, shared by all streams. Cheap to
 /// clone (a handle). [`super::run`] builds one; [`super::run_service`] takes one the caller
@@ -31,7 +33,10 @@ impl GameService {
     pub fn new(config: ServiceConfig) -> Self {
         let metrics = Arc::new(Metrics::new());
         let pool = WorkPool::new(config.compute_concurrency, config.evaluation_concurrency);
-        let registry = Registry::new(config.cache_bytes, pool.clone(), metrics.clone());
+        let store = config.store.clone().unwrap_or_else(|| {
+            GraphStore::from_backend(Arc::new(MemoryStore::new(config.cache_bytes)))
+        });
+        let registry = Registry::new(config.cache_bytes, pool.clone(), metrics.clone(), store);
         Self {
             lifecycle: Arc::new(Lifecycle::new(config.max_concurrent_streams)),
             config: Arc::new(config),

@@ -4,7 +4,6 @@ use tonic::{Request, Response, Status};
 
 use crate::proto::{GetValuesRequest, GetValuesResponse};
 use crate::service::convert::{ValuePages, graph_summary};
-use crate::service::error::ServiceError;
 use crate::service::rpc::ResponseStream;
 use crate::service::state::GameService;
 
@@ -18,9 +17,13 @@ pub(super) async fn get_values(
 ) -> Result<Response<ResponseStream<GetValuesResponse>>, Status> {
     let mut rpc = service.begin("GetValues", &request)?;
     let request = request.into_inner();
-    let Some(analysis) = service.registry.get(&request.graph_id) else {
-        let error = ServiceError::UnknownGraph(request.graph_id);
-        return Err(rpc.fail(error.into()));
+    let lookup = service
+        .registry
+        .get_or_load(&request.graph_id, service.config.limits);
+    let analysis = match rpc.guard(lookup).await {
+        Ok(Ok((analysis, _))) => analysis,
+        Ok(Err(error)) => return Err(rpc.fail(error.into())),
+        Err(status) => return Err(rpc.fail(status)),
     };
     rpc.record_graph(&request.graph_id, &analysis);
     let buffer = service.config.response_buffer;

@@ -31,6 +31,12 @@ pub(super) async fn put_graph(
             }
             .into());
         }
+        // Only a stored graph is registered: the id must work after an eviction, a restart
+        // or on another replica. A store that cannot take it fails the call (UNAVAILABLE).
+        let stored = service
+            .registry
+            .store(&resolved.graph_id, &resolved.analysis);
+        rpc.guard(stored).await??;
         Ok::<_, Status>(PutGraphResponse {
             graph: Some(graph_summary(&resolved.analysis, &resolved.graph_id)),
             already_registered: resolved.lookup == Lookup::Hit,

@@ -1,0 +1,170 @@
+//! The graph store behind the registry: validated graphs kept by their content id, so that an
+//! id registered with `PutGraph` can be evaluated later, on this replica or (with a shared
+//! backend) on any other. The registry's cache of analysed graphs stays in front of it: on a
+//! cache miss by id, the graph is loaded from here, verified, analysed and cached.
+//!
+//! Backends: [`memory`] (the default: in process, bounded, lost on restart), [`dir`] (durable
+//! files on one machine) and [`redis`] (shared by every replica). A backend stores opaque
+//! bytes ([`codec`] encodes and verifies them); all I/O is async and CPU work is left to the
+//! caller's blocking pool.
+
+pub mod codec;
+pub mod dir;
+pub mod memory;
+pub mod redis;
+
+use std::fmt;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use codec::{decode_sync, encode_sync};
+
+/// A boxed future of a store operation (the backends are used as trait objects).
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// Why a store operation failed. `Clone` so that one failure can reach every request that
+/// waited for the same graph.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The backend could not be reached or failed (I/O, Redis down or full): retry later.
+    #[error("graph store ({backend}) unavailable: {detail}")]
+    Unavailable {
+        /// The backend's kind, as `--store-*` names it.
+        backend: &'static str,
+        /// What failed, with the backend's own message.
+        detail: String,
+    },
+    /// A stored entry failed its checks; it is never served. Uploading the graph again
+    /// replaces it.
+    #[error("graph {id} in the store is corrupt ({reason}); upload it again with PutGraph")]
+    Corrupt {
+        /// The content id asked for.
+        id: String,
+        /// Which check failed.
+        reason: String,
+    },
+}
+
+impl StoreError {
+    pub(crate) fn unavailable(backend: &'static str, detail: impl fmt::Display) -> Self {
+        Self::Unavailable {
+            backend,
+            detail: detail.to_string(),
+        }
+    }
+
+    pub(crate) fn corrupt(id: &GraphId, reason: impl fmt::Display) -> Self {
+        Self::Corrupt {
+            id: id.as_str().to_string(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
+/// A well-formed content id: 64 lowercase hex digits (the SHA-256 the registry computes).
+/// Backends only ever see these, so a client's id can never name a path or a foreign key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GraphId(String);
+
+impl GraphId {
+    /// The id if `text` is 64 lowercase hex digits, else `None` (no such graph can exist).
+    pub fn parse(text: &str) -> Option<Self> {
+        let well_formed = text.len() == 64
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        well_formed.then(|| Self(text.to_string()))
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for GraphId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A storage backend: encoded graphs (opaque bytes) by id. Writing an id that exists
+/// replaces its entry (the content is the same, unless the old entry was corrupt).
+pub trait Backend: Send + Sync + fmt::Debug {
+    /// The backend's kind, for logs and errors: `memory`, `dir` or `redis`.
+    fn kind(&self) -> &'static str;
+
+    /// Stores `encoded` under `id`; once this returns `Ok`, every reader sees the whole entry.
+    fn put<'a>(&'a self, id: &'a GraphId, encoded: Vec<u8>) -> StoreFuture<'a, ()>;
+
+    /// The bytes stored under `id`, or `None` when there are none (never stored, expired).
+    fn get<'a>(&'a self, id: &'a GraphId) -> StoreFuture<'a, Option<Vec<u8>>>;
+}
+
+/// Which backend to use, from `grundy-server`'s flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreConfig {
+    /// In this process, at most `capacity_bytes` of encoded graphs (least recently used
+    /// dropped first).
+    Memory {
+        /// Bound of the encoded graphs held.
+        capacity_bytes: usize,
+    },
+    /// Files under `path`, durable across restarts.
+    Dir {
+        /// The store's directory (created if missing).
+        path: PathBuf,
+    },
+    /// A Redis server shared by every replica.
+    Redis {
+        /// `redis://[:PASSWORD@]HOST[:PORT][/DB]`.
+        url: String,
+        /// Expiry of an entry after its last `PutGraph`; `None` keeps entries.
+        ttl: Option<Duration>,
+    },
+}
+
+/// The graph store: a cheap handle to one backend.
+#[derive(Debug, Clone)]
+pub struct GraphStore {
+    backend: Arc<dyn Backend>,
+}
+
+impl GraphStore {
+    /// Opens the configured backend: creates the directory, or parses the Redis URL (Redis
+    /// itself is connected to lazily, so the server starts and serves inline graphs while
+    /// Redis is down).
+    pub fn open(config: &StoreConfig) -> Result<Self, StoreError> {
+        let backend: Arc<dyn Backend> = match config {
+            StoreConfig::Memory { capacity_bytes } => {
+                Arc::new(memory::MemoryStore::new(*capacity_bytes))
+            }
+            StoreConfig::Dir { path } => Arc::new(dir::DirStore::open(path)?),
+            StoreConfig::Redis { url, ttl } => Arc::new(redis::RedisStore::open(url, *ttl)?),
+        };
+        Ok(Self { backend })
+    }
+
+    /// A store over any backend (tests wrap backends to inject failures).
+    pub fn from_backend(backend: Arc<dyn Backend>) -> Self {
+        Self { backend }
+    }
+
+    /// The backend's kind: `memory`, `dir` or `redis`.
+    pub fn kind(&self) -> &'static str {
+        self.backend.kind()
+    }
+
+    /// Stores an encoded graph (see [`encode_sync`]) under its id.
+    pub async fn put(&self, id: &GraphId, encoded: Vec<u8>) -> Result<(), StoreError> {
+        self.backend.put(id, encoded).await
+    }
+
+    /// The encoded graph stored under `id`, unverified: pass it to [`decode_sync`].
+    pub async fn get(&self, id: &GraphId) -> Result<Option<Vec<u8>>, StoreError> {
+        self.backend.get(id).await
+    }
+}

@@ -1,0 +1,343 @@
+//! The shared backend: a Redis server that every replica uses, so a graph registered through
+//! one replica is evaluable by id on all of them.
+//!
+//! A graph of `N` encoded bytes is kept in `ceil(N / chunk)` string keys
+//! `grundy:graph:<id>:<i>` of at most [`CHUNK_BYTES`] each (far below Redis's 512 MB value
+//! limit, and small enough not to stall the server), then a manifest key
+//! `grundy:graph:<id>` holding `grundy-graph/1 bytes=N chunks=K chunk_bytes=C`. The manifest
+//! is written last, after every chunk was acknowledged, so a reader that finds it finds a
+//! whole graph; concurrent writers of one id write identical bytes (the id is the content's
+//! hash), so they cannot mix two graphs. With a TTL the chunks live a margin longer than the
+//! manifest, so a graph never expires under a reader's feet; without one, entries stay until
+//! deleted (run Redis with `maxmemory-policy noeviction`, see docs/deploying.md).
+//!
+//! Redis is connected to lazily and reconnected after failures (the `redis` crate's
+//! connection manager): when it is down, store operations fail fast with
+//! [`StoreError::Unavailable`] naming the address, and everything else keeps working.
+
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+use super::{Backend, GraphId, StoreError, StoreFuture};
+
+const KIND: &str = "redis";
+/// Largest value written: 16 MiB.
+pub const CHUNK_BYTES: usize = 16 << 20;
+const KEY_PREFIX: &str = "grundy:graph:";
+const MANIFEST_TAG: &str = "grundy-graph/1";
+/// How much longer than the manifest the chunks live (with a TTL).
+const CHUNK_TTL_MARGIN: Duration = Duration::from_secs(10 * 60);
+
+/// Graphs in Redis. Cheap to clone (the connection manager is a handle).
+#[derive(Clone)]
+pub struct RedisStore {
+    connection: ConnectionManager,
+    /// `host:port` (never the URL: it may carry a password).
+    address: String,
+    ttl: Option<Duration>,
+    chunk_bytes: usize,
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("address", &self.address)
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisStore {
+    /// A store on the Redis at `url` (`redis://[:PASSWORD@]HOST[:PORT][/DB]`), entries
+    /// expiring `ttl` after their last write. Only the URL is checked here: the connection
+    /// is made on first use.
+    pub fn open(url: &str, ttl: Option<Duration>) -> Result<Self, StoreError> {
+        Self::with_chunk_bytes(url, ttl, CHUNK_BYTES)
+    }
+
+    /// Like [`RedisStore::open`] with another chunk size (tests use small ones to split
+    /// small graphs).
+    pub fn with_chunk_bytes(
+        url: &str,
+        ttl: Option<Duration>,
+        chunk_bytes: usize,
+    ) -> Result<Self, StoreError> {
+        let client = redis::Client::open(url)
+            .map_err(|e| StoreError::unavailable(KIND, format!("invalid --store-url: {e}")))?;
+        let address = client.get_connection_info().addr().to_string();
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(Duration::from_secs(2)))
+            .set_response_timeout(Some(Duration::from_secs(10)))
+            .set_number_of_retries(1)
+            .set_min_delay(Duration::from_millis(50));
+        let connection = ConnectionManager::new_lazy_with_config(client, config)
+            .map_err(|e| StoreError::unavailable(KIND, e))?;
+        Ok(Self {
+            connection,
+            address,
+            ttl,
+            chunk_bytes: chunk_bytes.max(1),
+        })
+    }
+
+    fn failed(&self, error: redis::RedisError) -> StoreError {
+        StoreError::unavailable(KIND, format!("Redis at {}: {error}", self.address))
+    }
+
+    /// `SET key value [PX ttl]`.
+    fn set_command(key: &str, value: &[u8], ttl: Option<Duration>) -> redis::Cmd {
+        let mut command = redis::cmd("SET");
+        command.arg(key).arg(value);
+        if let Some(ttl) = ttl {
+            command.arg("PX").arg(ttl.as_millis().max(1) as u64);
+        }
+        command
+    }
+
+    async fn write(&self, id: &GraphId, encoded: Vec<u8>) -> Result<(), StoreError> {
+        let mut connection = self.connection.clone();
+        let chunk_ttl = self.ttl.map(|ttl| ttl + CHUNK_TTL_MARGIN);
+        let chunks = encoded.chunks(self.chunk_bytes);
+        let count = chunks.len();
+        // One chunk at a time: the client's buffer holds one chunk, not a copy of the graph.
+        for (index, chunk) in chunks.enumerate() {
+            Self::set_command(&chunk_key(id, index), chunk, chunk_ttl)
+                .exec_async(&mut connection)
+                .await
+                .map_err(|e| self.failed(e))?;
+        }
+        let manifest = format!(
+            "{MANIFEST_TAG} bytes={} chunks={count} chunk_bytes={}",
+            encoded.len(),
+            self.chunk_bytes
+        );
+        Self::set_command(&manifest_key(id), manifest.as_bytes(), self.ttl)
+            .exec_async(&mut connection)
+            .await
+            .map_err(|e| self.failed(e))
+    }
+
+    async fn read(&self, id: &GraphId) -> Result<Option<Vec<u8>>, StoreError> {
+        let mut connection = self.connection.clone();
+        let manifest: Option<String> = redis::cmd("GET")
+            .arg(manifest_key(id))
+            .query_async(&mut connection)
+            .await
+            .map_err(|e| self.failed(e))?;
+        let Some(manifest) = manifest else {
+            return Ok(None);
+        };
+        let layout = Layout::parse(&manifest).ok_or_else(|| {
+            let excerpt: String = manifest.chars().take(80).collect();
+            StoreError::corrupt(id, format!("unreadable manifest {excerpt:?}"))
+        })?;
+        let mut encoded = Vec::with_capacity(layout.bytes);
+        for index in 0..layout.chunks {
+            let chunk: Option<Vec<u8>> = redis::cmd("GET")
+                .arg(chunk_key(id, index))
+                .query_async(&mut connection)
+                .await
+                .map_err(|e| self.failed(e))?;
+            let Some(chunk) = chunk else {
+                // Deleted or evicted behind grundy's back: as good as never stored.
+                tracing::warn!(graph_id = %id, index, "graph chunk missing in Redis; treating the graph as unknown");
+                return Ok(None);
+            };
+            let expected = layout.chunk_len(index);
+            if chunk.len() != expected {
+                return Err(StoreError::corrupt(
+                    id,
+                    format!(
+                        "chunk {index} has {} bytes, expected {expected}",
+                        chunk.len()
+                    ),
+                ));
+            }
+            encoded.extend_from_slice(&chunk);
+        }
+        Ok(Some(encoded))
+    }
+}
+
+impl Backend for RedisStore {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn put<'a>(&'a self, id: &'a GraphId, encoded: Vec<u8>) -> StoreFuture<'a, ()> {
+        Box::pin(self.write(id, encoded))
+    }
+
+    fn get<'a>(&'a self, id: &'a GraphId) -> StoreFuture<'a, Option<Vec<u8>>> {
+        Box::pin(self.read(id))
+    }
+}
+
+fn manifest_key(id: &GraphId) -> String {
+    format!("{KEY_PREFIX}{id}")
+}
+
+fn chunk_key(id: &GraphId, index: usize) -> String {
+    format!("{KEY_PREFIX}{id}:{index}")
+}
+
+/// A parsed manifest.
+#[derive(Debug, PartialEq, Eq)]
+struct Layout {
+    bytes: usize,
+    chunks: usize,
+    chunk_bytes: usize,
+}
+
+impl Layout {
+    fn parse(manifest: &str) -> Option<Self> {
+        let mut fields = manifest.split(' ');
+        if fields.next()? != MANIFEST_TAG {
+            return None;
+        }
+        let mut number = |name: &str| -> Option<usize> {
+            fields
+                .next()?
+                .strip_prefix(name)?
+                .strip_prefix('=')?
+                .parse()
+                .ok()
+        };
+        let layout = Self {
+            bytes: number("bytes")?,
+            chunks: number("chunks")?,
+            chunk_bytes: number("chunk_bytes")?,
+        };
+        let consistent = fields.next().is_none()
+            && layout.chunk_bytes > 0
+            && layout.chunks == layout.bytes.div_ceil(layout.chunk_bytes);
+        consistent.then_some(layout)
+    }
+
+    fn chunk_len(&self, index: usize) -> usize {
+        (self.bytes - index * self.chunk_bytes).min(self.chunk_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::store::codec::tests::{same_game, sample_games};
+    use crate::service::store::{GraphStore, decode_sync, encode_sync};
+    use std::sync::Arc;
+
+    /// The URL of the test Redis (scripts/with-redis.sh sets it), or `None` with a notice.
+    fn test_url(test: &str) -> Option<String> {
+        let url = std::env::var("GRUNDY_TEST_REDIS_URL").ok();
+        if url.is_none() {
+            eprintln!(
+                "skipping {test}: GRUNDY_TEST_REDIS_URL is unset (run under scripts/with-redis.sh)"
+            );
+        }
+        url
+    }
+
+    fn open(url: &str, chunk_bytes: usize) -> GraphStore {
+        GraphStore::from_backend(Arc::new(
+            RedisStore::with_chunk_bytes(url, Some(Duration::from_secs(600)), chunk_bytes)
+                .expect("a valid URL"),
+        ))
+    }
+
+    #[test]
+    fn manifests_parse_strictly() {
+        let good = Layout::parse("grundy-graph/1 bytes=10 chunks=3 chunk_bytes=4").unwrap();
+        assert_eq!((good.chunk_len(0), good.chunk_len(2)), (4, 2));
+        for bad in [
+            "grundy-graph/2 bytes=10 chunks=3 chunk_bytes=4",
+            "grundy-graph/1 bytes=10 chunks=2 chunk_bytes=4",
+            "grundy-graph/1 bytes=10 chunks=3 chunk_bytes=0",
+            "grundy-graph/1 bytes=10 chunks=3",
+            "grundy-graph/1 bytes=10 chunks=3 chunk_bytes=4 extra",
+        ] {
+            assert_eq!(Layout::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[tokio::test]
+    async fn round_trips_in_chunks_and_survives_reopening() {
+        let Some(url) = test_url("redis round trip") else {
+            return;
+        };
+        for (id, game) in sample_games() {
+            // 7-byte chunks: even these small graphs span several keys.
+            open(&url, 7)
+                .put(&id, encode_sync(&game))
+                .await
+                .expect("stored");
+        }
+        let reopened = open(&url, 7);
+        for (id, game) in sample_games() {
+            let bytes = reopened.get(&id).await.expect("readable").expect("present");
+            assert!(same_game(&decode_sync(&id, &bytes).expect("valid"), &game));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_damaged_chunk_is_refused() {
+        let Some(url) = test_url("redis corruption") else {
+            return;
+        };
+        let store = open(&url, 7);
+        let (id, game) = sample_games().remove(1);
+        store.put(&id, encode_sync(&game)).await.expect("stored");
+        let mut connection = redis::Client::open(url.as_str())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .expect("Redis reachable");
+        // Same length, other bytes: only the content check can tell.
+        let _: () = redis::cmd("SET")
+            .arg(chunk_key(&id, 2))
+            .arg(b"XXXXXXX".as_slice())
+            .query_async(&mut connection)
+            .await
+            .unwrap();
+        let bytes = store.get(&id).await.expect("readable").expect("present");
+        assert!(matches!(
+            decode_sync(&id, &bytes),
+            Err(StoreError::Corrupt { .. })
+        ));
+        // A chunk of the wrong length is caught before decoding.
+        let _: () = redis::cmd("SET")
+            .arg(chunk_key(&id, 1))
+            .arg(b"short".as_slice())
+            .query_async(&mut connection)
+            .await
+            .unwrap();
+        let error = store.get(&id).await.expect_err("refused");
+        assert!(error.to_string().contains("chunk 1 has 5 bytes"), "{error}");
+        // A missing chunk makes the graph unknown, not an error.
+        let _: () = redis::cmd("DEL")
+            .arg(chunk_key(&id, 0))
+            .query_async(&mut connection)
+            .await
+            .unwrap();
+        assert_eq!(store.get(&id).await, Ok(None));
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_redis_is_unavailable() {
+        // A port nobody listens on: bind one, then free it.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let store = open(&format!("redis://127.0.0.1:{port}"), CHUNK_BYTES);
+        let (id, game) = sample_games().remove(0);
+        let error = store
+            .put(&id, encode_sync(&game))
+            .await
+            .expect_err("no Redis");
+        let text = error.to_string();
+        assert!(matches!(error, StoreError::Unavailable { .. }), "{text}");
+        assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
+        assert!(store.get(&id).await.is_err());
+    }
+}

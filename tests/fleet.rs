@@ -1,0 +1,277 @@
+//! `grundy-server` processes sharing a graph store: three replicas on one Redis (when
+//! `GRUNDY_TEST_REDIS_URL` is set: `scripts/with-redis.sh cargo test --test fleet`), a
+//! `--store-dir` server killed with SIGKILL and restarted, and a Redis nobody listens on.
+
+mod support;
+
+use std::io::BufRead;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use grundy::proto::{
+    self, EvaluateBatchRequest, EvaluateStart, GetValuesRequest, PutGraphRequest,
+    evaluate_start::GraphSource, grundy_service_client::GrundyServiceClient, vertex_value,
+};
+use support::server::{PATIENCE, sample_graph, tokens};
+use tokio::sync::mpsc;
+use tonic::Code;
+use tonic::transport::Channel;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+
+/// A `grundy-server` process on a loopback port; killed (SIGKILL) when dropped.
+struct Replica {
+    child: Child,
+    url: String,
+}
+
+impl Replica {
+    /// Starts the binary with `env` and waits until its health service says SERVING.
+    async fn start(env: &[(&str, &str)]) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_grundy-server"));
+        command
+            .env("GRUNDY_LISTEN", "127.0.0.1:0")
+            .env("GRUNDY_LOG_FORMAT", "json")
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().expect("grundy-server starts");
+        let stderr = child.stderr.take().expect("piped");
+        let (lines_tx, mut lines) = mpsc::unbounded_channel::<String>();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = lines_tx.send(line);
+            }
+        });
+        let address = tokio::time::timeout(PATIENCE, async {
+            while let Some(line) = lines.recv().await {
+                if let Some(at) = line.find("\"address\":\"")
+                    && line.contains("grundy-server listening")
+                {
+                    let rest = &line[at + "\"address\":\"".len()..];
+                    return rest[..rest.find('"').expect("quoted")].to_string();
+                }
+            }
+            panic!("grundy-server exited before listening");
+        })
+        .await
+        .expect("grundy-server logs its address in time");
+        let replica = Self {
+            child,
+            url: format!("http://{address}"),
+        };
+        replica.wait_serving().await;
+        replica
+    }
+
+    /// Readiness as a probe sees it: grpc.health.v1 SERVING for the API service.
+    async fn wait_serving(&self) {
+        let check = async {
+            loop {
+                if let Ok(channel) = Channel::from_shared(self.url.clone())
+                    .unwrap()
+                    .connect()
+                    .await
+                {
+                    let request = HealthCheckRequest {
+                        service: "grundy.v1.GrundyService".into(),
+                    };
+                    if let Ok(response) = HealthClient::new(channel).check(request).await
+                        && response.into_inner().status() == ServingStatus::Serving
+                    {
+                        return;
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        tokio::time::timeout(PATIENCE, check)
+            .await
+            .expect("SERVING in time");
+    }
+
+    async fn client(&self) -> GrundyServiceClient<Channel> {
+        GrundyServiceClient::connect(self.url.clone())
+            .await
+            .expect("connects")
+    }
+
+    /// kill -9, and reap it.
+    fn kill(mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("reaped");
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Registers `graph` in two chunks (degrees, then targets); returns its id.
+async fn put_graph(replica: &Replica, graph: proto::Graph) -> Result<String, tonic::Status> {
+    let first = proto::Graph {
+        targets: vec![],
+        ..graph.clone()
+    };
+    let second = proto::Graph {
+        vertex_count: 0,
+        out_degrees: vec![],
+        targets: graph.targets,
+        split_counts: vec![],
+    };
+    let chunks = [first, second].map(|chunk| PutGraphRequest { chunk: Some(chunk) });
+    let response = replica
+        .client()
+        .await
+        .put_graph(tokio_stream::iter(chunks))
+        .await?;
+    Ok(response.into_inner().graph_id)
+}
+
+/// Outcomes of the sample graph's queries {0}, {1}, {2}, {0, 2}, evaluated by id.
+async fn outcomes_by_id(replica: &Replica, graph_id: &str) -> Result<Vec<i32>, tonic::Status> {
+    evaluate(replica, GraphSource::GraphId(graph_id.to_string())).await
+}
+
+async fn evaluate(replica: &Replica, source: GraphSource) -> Result<Vec<i32>, tonic::Status> {
+    let request = EvaluateBatchRequest {
+        start: Some(EvaluateStart {
+            graph_source: Some(source),
+            explain: false,
+        }),
+        queries: vec![
+            tokens(1, &[0]),
+            tokens(2, &[1]),
+            tokens(3, &[2]),
+            tokens(4, &[0, 2]),
+        ],
+    };
+    let mut stream = replica
+        .client()
+        .await
+        .evaluate_batch(request)
+        .await?
+        .into_inner();
+    let mut outcomes = Vec::new();
+    while let Some(response) = stream.message().await? {
+        outcomes.extend(response.verdicts.iter().map(|v| v.outcome));
+    }
+    Ok(outcomes)
+}
+
+/// The sample graph's values 2, 0, 1, 0 read back with GetValues.
+async fn values_by_id(replica: &Replica, graph_id: &str) -> Vec<u64> {
+    let request = GetValuesRequest {
+        graph_id: graph_id.to_string(),
+        ..Default::default()
+    };
+    let mut stream = replica
+        .client()
+        .await
+        .get_values(request)
+        .await
+        .expect("GetValues")
+        .into_inner();
+    let mut values = Vec::new();
+    while let Some(page) = stream.message().await.expect("a page") {
+        for value in page.values {
+            match value.value {
+                Some(vertex_value::Value::Finite(v)) => values.push(v),
+                other => panic!("a finite value, got {other:?}"),
+            }
+        }
+    }
+    values
+}
+
+fn expected_outcomes() -> Vec<i32> {
+    use proto::Outcome::{Lose, Win};
+    // Values 2, 0, 1, 0: {0} WIN, {1} LOSE, {2} WIN, {0, 2} nim-sum 3 WIN.
+    [Win, Lose, Win, Win].map(|o| o as i32).to_vec()
+}
+
+#[tokio::test]
+async fn a_graph_registered_on_one_replica_is_known_to_the_others() {
+    let Ok(url) = std::env::var("GRUNDY_TEST_REDIS_URL") else {
+        eprintln!(
+            "skipping the fleet test: GRUNDY_TEST_REDIS_URL is unset (run under scripts/with-redis.sh)"
+        );
+        return;
+    };
+    let env = [
+        ("GRUNDY_STORE_URL", url.as_str()),
+        ("GRUNDY_STORE_TTL", "10m"),
+    ];
+    let replicas = [
+        Replica::start(&env).await,
+        Replica::start(&env).await,
+        Replica::start(&env).await,
+    ];
+    let graph_id = put_graph(&replicas[0], sample_graph())
+        .await
+        .expect("PutGraph");
+    for replica in &replicas[1..] {
+        let outcomes = outcomes_by_id(replica, &graph_id)
+            .await
+            .expect("known by id");
+        assert_eq!(outcomes, expected_outcomes());
+        assert_eq!(values_by_id(replica, &graph_id).await, [2, 0, 1, 0]);
+    }
+    // An id no replica registered is still NOT_FOUND everywhere.
+    let unknown = outcomes_by_id(&replicas[2], &"0".repeat(64))
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code(), Code::NotFound, "{unknown:?}");
+}
+
+#[tokio::test]
+async fn ids_in_a_store_dir_survive_kill_9() {
+    let dir = std::env::temp_dir().join(format!("grundy-fleet-durable-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let dir_text = dir.to_str().expect("a UTF-8 temp path").to_string();
+    let env = [("GRUNDY_STORE_DIR", dir_text.as_str())];
+    let first = Replica::start(&env).await;
+    let graph_id = put_graph(&first, sample_graph()).await.expect("PutGraph");
+    first.kill();
+    let restarted = Replica::start(&env).await;
+    let outcomes = outcomes_by_id(&restarted, &graph_id)
+        .await
+        .expect("still known");
+    assert_eq!(outcomes, expected_outcomes());
+    assert_eq!(values_by_id(&restarted, &graph_id).await, [2, 0, 1, 0]);
+    drop(restarted);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn an_unreachable_redis_fails_put_graph_but_not_inline_graphs() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let url = format!("redis://127.0.0.1:{port}/0");
+    let replica = Replica::start(&[("GRUNDY_STORE_URL", url.as_str())]).await;
+    let refused = put_graph(&replica, sample_graph()).await.unwrap_err();
+    assert_eq!(refused.code(), Code::Unavailable, "{refused:?}");
+    assert!(
+        refused.message().contains(&format!("127.0.0.1:{port}")),
+        "{refused:?}"
+    );
+    let by_id = outcomes_by_id(&replica, &"a".repeat(64)).await.unwrap_err();
+    assert_eq!(by_id.code(), Code::Unavailable, "{by_id:?}");
+    let inline = evaluate(&replica, GraphSource::Graph(sample_graph())).await;
+    assert_eq!(
+        inline.expect("inline graphs need no store"),
+        expected_outcomes()
+    );
+}
