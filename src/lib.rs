@@ -17,7 +17,7 @@
 //! - [`token`]: bearer-token files, read alike by the client and the server;
 //! - [`generate`]: seeded generators of graphs and judge files (benchmarks, tests).
 
-#![cfg_attr(any(), warn(missing_docs))]
+#![warn(missing_docs)]
 
 pub mod engine;
 

@@ -120,17 +120,17 @@ async fn render(args: RenderArgs) -> Result<String, RunError> {
         };
         return Err(RunError::Failure(format!("{}: {error}", case.label)));
     }
-    if let Some(tokens) = &args.tokens {
-        if let Some((i, v)) = tokens
-            .iter()
-            .enumerate()
-            .find(|&(_, &v)| v >= graph.vertex_count)
-        {
-            return Err(RunError::BadInput(format!(
-                "--tokens[{i}]: vertex {v} is out of range ({} has {} vertices)",
-                case.label, graph.vertex_count
-            )));
-        }
+    let out_of_range = args
+        .tokens
+        .iter()
+        .flatten()
+        .enumerate()
+        .find(|&(_, &v)| v >= graph.vertex_count);
+    if let Some((i, v)) = out_of_range {
+        return Err(RunError::BadInput(format!(
+            "--tokens[{i}]: vertex {v} is out of range ({} has {} vertices)",
+            case.label, graph.vertex_count
+        )));
     }
 
     let (mut client, _embedded) = args.server.client().await?;

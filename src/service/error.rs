@@ -43,8 +43,8 @@ pub(crate) enum ServiceError {
     /// Missing or wrong credentials.
     #[error("{0}")]
     Unauthenticated(&'static str),
-    /// A registered graph id is unknown.
-    #[error("graph {0:?} is not registered; upload it with PutGraph")]
+    /// A registered graph id is unknown (quoted in a bounded excerpt: ids come from clients).
+    #[error("graph {} is not registered; upload it with PutGraph", excerpt(.0))]
     UnknownGraph(String),
     /// The graph store failed: unreachable (retry later, or send the graph inline), or a
     /// stored entry failed its checks (never served: upload the graph again).
@@ -125,4 +125,33 @@ pub(crate) fn request_stream_status(status: Status) -> Status {
 /// True for tonic's "decoded message length too large" status.
 pub(crate) fn is_message_size_error(code: Code, message: &str) -> bool {
     code == Code::OutOfRange && message.contains("message length too large")
+}
+
+/// Most characters of client-supplied text quoted in an error message.
+const EXCERPT_CHARS: usize = 80;
+
+/// Client-supplied text for an error message: quoted, and cut to a short prefix (with its
+/// full length) when long, so that a status never echoes unbounded input into its header.
+pub(crate) fn excerpt(text: &str) -> String {
+    if text.chars().count() <= EXCERPT_CHARS {
+        return format!("{text:?}");
+    }
+    let prefix: String = text.chars().take(EXCERPT_CHARS).collect();
+    format!("{prefix:?}... ({} bytes)", text.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_client_text_is_quoted_in_a_bounded_excerpt() {
+        assert_eq!(excerpt("abc"), "\"abc\"");
+        let long = "x".repeat(20_000);
+        let quoted = excerpt(&long);
+        assert!(quoted.len() < 120, "{quoted}");
+        assert!(quoted.ends_with("... (20000 bytes)"), "{quoted}");
+        let message = ServiceError::UnknownGraph(long).to_string();
+        assert!(message.len() < 200, "{message}");
+    }
 }

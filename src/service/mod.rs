@@ -36,8 +36,8 @@ mod registry;
 mod rpc;
 pub mod server;
 mod state;
-pub mod web;
 pub mod store;
+pub mod web;
 
 pub use args::{ConfigError, ServerArgs};
 pub use config::{ServerConfig, ServiceConfig, TlsConfig};
