@@ -60,7 +60,7 @@ impl Default for ServiceConfig {
     fn default() -> Self {
         Self {
             limits: Limits::default(),
-            response_buffer: 16,
+            response_buffer: 64,
             compute_concurrency: cores(),
             // Batches are short: a few more than the cores keep every core busy while
             // finished batches travel back to their streams.

@@ -33,6 +33,18 @@ use crate::service::web::WebLayer;
 /// once the drain is over.
 const CLOSE_GRACE: Duration = Duration::from_secs(3);
 
+/// HTTP/2 flow-control window of one stream: what a client may send ahead of the server's
+/// reading (hyper's default).
+const STREAM_WINDOW_BYTES: u32 = 1 << 20;
+/// HTTP/2 flow-control window of a connection. h2 gives a connection a budget for small DATA
+/// frames buffered unread of half this window, charging each frame under 256 bytes the
+/// difference, and answers a client over it with GOAWAY ENHANCE_YOUR_CALM. A stream window of
+/// one-query messages (about 12 bytes each) charges about 21 MiB; at hyper's default 1 MiB
+/// connection window (a 512 KiB budget) a client sending one query per message was cut off
+/// after a few thousand, while the server was still resolving the graph. 64 MiB gives a
+/// 32 MiB budget: more than any one stream's window can charge.
+const CONNECTION_WINDOW_BYTES: u32 = 64 << 20;
+
 /// The gRPC service name of `grundy.v1.GrundyService`, as health checks name it.
 pub const SERVICE_NAME: &str = "grundy.v1.GrundyService";
 
@@ -84,6 +96,8 @@ pub async fn run_service(
 
     let connections = config.connections;
     let mut builder = tonic::transport::Server::builder()
+        .initial_stream_window_size(STREAM_WINDOW_BYTES)
+        .initial_connection_window_size(CONNECTION_WINDOW_BYTES)
         .http2_keepalive_interval(connections.keepalive_interval)
         .http2_keepalive_timeout(Some(connections.keepalive_timeout));
     if let Some(age) = connections.max_age {

@@ -2,6 +2,10 @@
 //! one request): both open the stream's graph, then answer batch after batch on the work
 //! pool, in order.
 
+use std::sync::Arc;
+
+use prost::Message;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tonic::{Request, Response, Status, Streaming};
 use tracing::Instrument;
 
@@ -79,7 +83,7 @@ pub(super) async fn evaluate_batch(
                     queries: batch,
                     packed_tokens: None,
                 };
-                evaluator = answer_batch(out, &service, evaluator, batch).await?;
+                evaluator = answer_batches(out, &service, evaluator, vec![batch]).await?;
             }
         })
     }))
@@ -99,42 +103,142 @@ async fn open_stream(
     Ok(QueryEvaluator::new(resolved.analysis, explain))
 }
 
-/// Answers the query batches of an `Evaluate` stream until the client half-closes.
+/// Bytes of request messages read ahead of the evaluation, per stream. The request stream is
+/// drained as fast as messages arrive: HTTP/2 allows a connection only a bounded count of
+/// small DATA frames buffered unread (h2 answers more with GOAWAY ENHANCE_YOUR_CALM), and a
+/// client that sends one query per message produces exactly those. The bound is in bytes so
+/// that many small messages fit while a few large ones wait.
+const READ_AHEAD_BYTES: usize = 16 << 20;
+/// What a message read ahead counts beyond its encoded size (its buffers and bookkeeping).
+const READ_AHEAD_OVERHEAD: usize = 64;
+
+/// A query batch read ahead, with its share of the read-ahead bound (released when dropped).
+type ReadAhead = (proto::QueryBatch, OwnedSemaphorePermit);
+/// Queries of the batches already read that one job of the work pool answers at most.
+const GROUP_QUERIES: u64 = 4096;
+
+/// Answers the query batches of an `Evaluate` stream until the client half-closes. A task
+/// reads the requests ahead; batches already waiting are answered by one job of the work
+/// pool (one response per batch, in order, as the contract says), so that a client sending
+/// one query per message costs one job per group, not per message.
 async fn answer_stream(
     out: &mut Responder<EvaluateResponse>,
-    mut inbound: Streaming<EvaluateRequest>,
+    inbound: Streaming<EvaluateRequest>,
     mut evaluator: QueryEvaluator,
     service: &GameService,
 ) -> Result<(), Stop> {
+    let (read_tx, mut batches) = mpsc::unbounded_channel();
+    let room = Arc::new(Semaphore::new(READ_AHEAD_BYTES));
+    let _reader = AbortOnDrop(tokio::spawn(read_batches(inbound, read_tx, room)));
     let mut queries_seen = 0u64;
+    let mut pending = None;
     loop {
-        let message = match out.guard(inbound.message()).await? {
-            Ok(Some(message)) => message,
-            Ok(None) => return Ok(()), // the client half-closed: every batch is answered
-            Err(status) => return Err(Stop::Failed(request_stream_status(status))),
+        let next = match pending.take() {
+            Some(next) => next,
+            None => match out.guard(batches.recv()).await? {
+                Some(next) => next,
+                None => return Ok(()), // the client half-closed: every batch is answered
+            },
         };
-        let batch = expect_queries(message)?;
-        queries_seen += batch_query_count(&batch);
+        let (first, _room) = next.map_err(Stop::Failed)?;
+        queries_seen += batch_query_count(&first);
         service.check_query_count(queries_seen)?;
-        evaluator = answer_batch(out, service, evaluator, batch).await?;
+        let mut group_queries = batch_query_count(&first);
+        let mut group = vec![first];
+        let mut rooms = Vec::new();
+        while group_queries < GROUP_QUERIES {
+            let Ok(next) = batches.try_recv() else { break };
+            // A failure, or a batch over the stream's query limit, waits for the group's
+            // answers and is reported after them.
+            let Ok((batch, room)) = next else {
+                pending = Some(next);
+                break;
+            };
+            let count = batch_query_count(&batch);
+            if service.check_query_count(queries_seen + count).is_err() {
+                pending = Some(Ok((batch, room)));
+                break;
+            }
+            queries_seen += count;
+            group_queries += count;
+            group.push(batch);
+            rooms.push(room);
+        }
+        evaluator = answer_batches(out, service, evaluator, group).await?;
+        drop(rooms);
     }
 }
 
-/// Evaluates one batch on the work pool and sends its verdicts. The evaluator goes to the
-/// pool and comes back, keeping its buffers and the moves it found for the next batch.
-async fn answer_batch(
+/// Reads the query batches of a stream into `batches`, in order, each holding its share of
+/// `room`, until the client half-closes, a message breaks the protocol (sent on as the
+/// stream's failure), or the stream stops listening.
+async fn read_batches(
+    mut inbound: Streaming<EvaluateRequest>,
+    batches: mpsc::UnboundedSender<Result<ReadAhead, Status>>,
+    room: Arc<Semaphore>,
+) {
+    loop {
+        let item = match inbound.message().await {
+            Ok(Some(message)) => {
+                let bytes = (message.encoded_len() + READ_AHEAD_OVERHEAD).min(READ_AHEAD_BYTES);
+                let Ok(share) = room.clone().acquire_many_owned(bytes as u32).await else {
+                    return;
+                };
+                expect_queries(message)
+                    .map(|batch| (batch, share))
+                    .map_err(Status::from)
+            }
+            Ok(None) => return,
+            Err(status) => Err(request_stream_status(status)),
+        };
+        let failed = item.is_err();
+        if batches.send(item).is_err() || failed {
+            return;
+        }
+    }
+}
+
+/// Aborts a task when dropped: the reader of a stream that stopped answering.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Evaluates a group of batches in one job of the work pool and sends one response per
+/// batch, in order. The evaluator goes to the pool and comes back, keeping its buffers and the
+/// moves it found for the next group. A batch that fails ends the stream after the responses
+/// of the batches before it.
+async fn answer_batches(
     out: &mut Responder<EvaluateResponse>,
     service: &GameService,
     mut evaluator: QueryEvaluator,
-    batch: proto::QueryBatch,
+    batches: Vec<proto::QueryBatch>,
 ) -> Result<QueryEvaluator, Stop> {
     let work = service.pool.evaluate(move || {
-        let response = evaluator.answer(&batch)?;
-        Ok((evaluator, response))
+        let mut responses = Vec::with_capacity(batches.len());
+        let mut failure = None;
+        for batch in &batches {
+            match evaluator.answer(batch) {
+                Ok(response) => responses.push(response),
+                Err(error) => {
+                    failure = Some(error);
+                    break;
+                }
+            }
+        }
+        Ok((evaluator, responses, failure))
     });
-    let (evaluator, response) = out.guard(work).await??;
-    out.send_verdicts(response).await?;
-    Ok(evaluator)
+    let (evaluator, responses, failure) = out.guard(work).await??;
+    for response in responses {
+        out.send_verdicts(response).await?;
+    }
+    match failure {
+        Some(error) => Err(error.into()),
+        None => Ok(evaluator),
+    }
 }
 
 /// The `start` of a stream's first message.
