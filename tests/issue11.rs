@@ -29,7 +29,7 @@ use tonic::Code;
 const GRUNDY: &str = env!("CARGO_BIN_EXE_grundy");
 const GRUNDY_SERVER: &str = env!("CARGO_BIN_EXE_grundy-server");
 
-/// The GAMES.md sample's vertex values are 2, 0, 1, 0: a token on vertex v wins iff v is even.
+/// The docs/games.md sample's vertex values are 2, 0, 1, 0: a token on vertex v wins iff v is even.
 fn expected_outcome(vertex: u32) -> i32 {
     if vertex.is_multiple_of(2) {
         proto::Outcome::Win as i32

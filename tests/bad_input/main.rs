@@ -51,7 +51,7 @@ async fn drain<T>(stream: &mut tonic::Streaming<T>) -> Result<(), Status> {
     }
 }
 
-/// The server still answers a valid stream: the GAMES.md sample's first two verdicts.
+/// The server still answers a valid stream: the docs/games.md sample's first two verdicts.
 async fn assert_serves(client: &mut GrundyServiceClient<Channel>, after: &str) {
     let requests = vec![
         start(sample_graph()),
