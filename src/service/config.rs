@@ -60,6 +60,8 @@ impl Default for ServiceConfig {
     fn default() -> Self {
         Self {
             limits: Limits::default(),
+            // Room for the responses of a whole group of batches (one query per message):
+            // tonic writes the responses that are ready together, in fewer DATA frames.
             response_buffer: 64,
             compute_concurrency: cores(),
             // Batches are short: a few more than the cores keep every core busy while

@@ -20,6 +20,18 @@ pub(crate) struct Resolved {
     pub(crate) lookup: Lookup,
 }
 
+impl Resolved {
+    /// The resolved graph, recorded in the RPC's span.
+    fn recorded(rpc: &Rpc, analysis: Arc<Analysis>, graph_id: String, lookup: Lookup) -> Self {
+        rpc.record_graph(&graph_id, &analysis);
+        Self {
+            analysis,
+            graph_id,
+            lookup,
+        }
+    }
+}
+
 impl GameService {
     /// The analysis of a stream's graph: registered by id, or given inline (validated,
     /// hashed and looked up in the cache by the same id).
@@ -32,12 +44,7 @@ impl GameService {
             Some(GraphSource::GraphId(graph_id)) => {
                 let lookup = self.registry.get_or_load(&graph_id, self.config.limits);
                 let (analysis, lookup) = rpc.guard(lookup).await??;
-                rpc.record_graph(&graph_id, &analysis);
-                Ok(Resolved {
-                    analysis,
-                    graph_id,
-                    lookup,
-                })
+                Ok(Resolved::recorded(rpc, analysis, graph_id, lookup))
             }
             Some(GraphSource::Graph(graph)) => self.register(rpc, graph).await,
             None => Err(ServiceError::Protocol(
@@ -66,12 +73,7 @@ impl GameService {
             .registry
             .get_or_analyse(graph_id.clone(), game, self.config.limits);
         let (analysis, lookup) = rpc.guard(lookup).await??;
-        rpc.record_graph(&graph_id, &analysis);
-        Ok(Resolved {
-            analysis,
-            graph_id,
-            lookup,
-        })
+        Ok(Resolved::recorded(rpc, analysis, graph_id, lookup))
     }
 
     /// Reads the chunks of `PutGraph` into one wire graph, checking the limits as it grows.
