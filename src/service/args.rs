@@ -74,6 +74,17 @@ pub struct ServerArgs {
     #[arg(long, env = "GRUNDY_COMPUTE_CONCURRENCY", default_value_t = 0)]
     pub compute_concurrency: usize,
 
+    /// Longest wait for a free analysis slot (see --compute-concurrency): a request still
+    /// waiting then gets UNAVAILABLE, to retry later or elsewhere.
+    #[arg(long, env = "GRUNDY_ANALYSIS_QUEUE_TIMEOUT", value_parser = parse_duration,
+          default_value = "30s")]
+    pub analysis_queue_timeout: Duration,
+
+    /// How long a new Evaluate or PutGraph stream may take to send its first message
+    /// (`start`, or the first chunk) before it is ended with DEADLINE_EXCEEDED.
+    #[arg(long, env = "GRUNDY_START_TIMEOUT", value_parser = parse_duration, default_value = "10s")]
+    pub start_timeout: Duration,
+
     /// Bound of the cache of analysed graphs, in bytes (suffixes KiB, MiB, GiB accepted).
     /// Least recently used graphs are evicted first. A graph whose table is larger than the
     /// bound is not cached: PutGraph refuses it with RESOURCE_EXHAUSTED, while Evaluate and
@@ -186,6 +197,8 @@ impl ServerArgs {
                 0 => defaults.compute_concurrency,
                 n => n,
             },
+            analysis_queue_timeout: self.analysis_queue_timeout,
+            start_timeout: self.start_timeout,
             cache_bytes: self.cache_bytes,
             store: self
                 .store_config()

@@ -5,10 +5,13 @@
 //! Two kinds of work hold separate permits: analyses (validating, hashing and analysing a
 //! graph: up to seconds each) and evaluations (one query batch: microseconds to
 //! milliseconds), so that a few long analyses never hold up the verdicts of other streams.
+//! The wait for an analysis permit is bounded: a request that would wait longer is refused
+//! with a retryable status, instead of queueing without end behind a burst of big graphs.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::error::ServiceError;
 
@@ -16,26 +19,43 @@ use super::error::ServiceError;
 #[derive(Debug, Clone)]
 pub(crate) struct WorkPool {
     analyses: Arc<Semaphore>,
+    analysis_slots: usize,
+    analysis_queue_timeout: Duration,
     evaluations: Arc<Semaphore>,
 }
 
 impl WorkPool {
-    /// At most `analyses` graph analyses and `evaluations` query batches at once.
-    pub(crate) fn new(analyses: usize, evaluations: usize) -> Self {
-        let permits = |n: usize| Arc::new(Semaphore::new(n.clamp(1, Semaphore::MAX_PERMITS)));
+    /// At most `analyses` graph analyses and `evaluations` query batches at once; a request
+    /// waits at most `analysis_queue_timeout` for an analysis permit.
+    pub(crate) fn new(
+        analyses: usize,
+        evaluations: usize,
+        analysis_queue_timeout: Duration,
+    ) -> Self {
+        let slots = |n: usize| n.clamp(1, Semaphore::MAX_PERMITS);
         Self {
-            analyses: permits(analyses),
-            evaluations: permits(evaluations),
+            analyses: Arc::new(Semaphore::new(slots(analyses))),
+            analysis_slots: slots(analyses),
+            analysis_queue_timeout,
+            evaluations: Arc::new(Semaphore::new(slots(evaluations))),
         }
     }
 
-    /// Runs a graph conversion or analysis, waiting for an analysis permit first.
+    /// Runs a graph conversion or analysis, waiting for an analysis permit first (at most
+    /// the queue timeout: then [`ServiceError::AnalysisQueueFull`], UNAVAILABLE).
     pub(crate) async fn analyse<T, F>(&self, work: F) -> Result<T, ServiceError>
     where
         F: FnOnce() -> Result<T, ServiceError> + Send + 'static,
         T: Send + 'static,
     {
-        run(&self.analyses, work).await
+        let waited = self.analysis_queue_timeout;
+        let permit = tokio::time::timeout(waited, self.analyses.clone().acquire_owned())
+            .await
+            .map_err(|_| ServiceError::AnalysisQueueFull {
+                slots: self.analysis_slots,
+                waited,
+            })?;
+        run(permit, work).await
     }
 
     /// Runs a query batch, waiting for an evaluation permit first.
@@ -44,22 +64,22 @@ impl WorkPool {
         F: FnOnce() -> Result<T, ServiceError> + Send + 'static,
         T: Send + 'static,
     {
-        run(&self.evaluations, work).await
+        run(self.evaluations.clone().acquire_owned().await, work).await
     }
 }
 
-/// Runs `work` on the blocking pool under a permit of `permits`; a panic there becomes
-/// INTERNAL, a runtime shutting down (the CLI's embedded server at exit) UNAVAILABLE.
-async fn run<T, F>(permits: &Arc<Semaphore>, work: F) -> Result<T, ServiceError>
+/// Runs `work` on the blocking pool under `permit` (held until the work returns, even when
+/// the caller stopped waiting); a panic there becomes INTERNAL, a runtime shutting down (the
+/// CLI's embedded server at exit) UNAVAILABLE.
+async fn run<T, F>(
+    permit: Result<OwnedSemaphorePermit, tokio::sync::AcquireError>,
+    work: F,
+) -> Result<T, ServiceError>
 where
     F: FnOnce() -> Result<T, ServiceError> + Send + 'static,
     T: Send + 'static,
 {
-    let permit = permits
-        .clone()
-        .acquire_owned()
-        .await
-        .map_err(|_| ServiceError::Internal("the work pool is closed".into()))?;
+    let permit = permit.map_err(|_| ServiceError::Internal("the work pool is closed".into()))?;
     tokio::task::spawn_blocking(move || {
         let _permit = permit;
         work()

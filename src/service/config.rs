@@ -27,6 +27,12 @@ pub const DEFAULT_CACHE_BYTES: usize = 1 << 30;
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 256 << 20;
 /// Default of [`ServerConfig::drain_timeout`].
 pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default of [`ServiceConfig::start_timeout`].
+pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default of [`ServiceConfig::analysis_queue_timeout`].
+pub const DEFAULT_ANALYSIS_QUEUE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default of [`ServiceConfig::failed_graphs`].
+pub const DEFAULT_FAILED_GRAPHS: usize = 4096;
 
 /// Tunables of the service.
 #[derive(Debug, Clone)]
@@ -37,6 +43,15 @@ pub struct ServiceConfig {
     pub response_buffer: usize,
     /// Graph analyses running at once; more wait for a permit.
     pub compute_concurrency: usize,
+    /// Longest wait for an analysis permit: a request still waiting then is refused with
+    /// UNAVAILABLE (retryable), so that a burst of expensive graphs cannot queue without end.
+    pub analysis_queue_timeout: Duration,
+    /// Graph ids whose analysis failed a limit (the cyclic work budget, a value overflow)
+    /// remembered, most recent first: sent again, such a graph is refused at once.
+    pub failed_graphs: usize,
+    /// How long a `PutGraph` or `Evaluate` stream may take to send its first message (the
+    /// `start` or first chunk) before it is ended with DEADLINE_EXCEEDED, freeing its slot.
+    pub start_timeout: Duration,
     /// Query batches evaluated at once, across all streams; more wait for a permit.
     pub evaluation_concurrency: usize,
     /// Verdicts per response message of `EvaluateBatch`.
@@ -64,6 +79,9 @@ impl Default for ServiceConfig {
             // tonic writes the responses that are ready together, in fewer DATA frames.
             response_buffer: 64,
             compute_concurrency: cores(),
+            analysis_queue_timeout: DEFAULT_ANALYSIS_QUEUE_TIMEOUT,
+            failed_graphs: DEFAULT_FAILED_GRAPHS,
+            start_timeout: DEFAULT_START_TIMEOUT,
             // Batches are short: a few more than the cores keep every core busy while
             // finished batches travel back to their streams.
             evaluation_concurrency: 2 * cores(),

@@ -40,6 +40,25 @@ pub(crate) enum ServiceError {
     /// The client's deadline (grpc-timeout) passed before the stream was done.
     #[error("deadline of {0:?} exceeded")]
     DeadlineExceeded(Duration),
+    /// The stream sent no first message (`start`, or a `PutGraph` chunk) within the server's
+    /// start timeout: it held a concurrency slot for nothing.
+    #[error(
+        "no first message (`start` or a graph chunk) within the server's start_timeout of \
+         {0:?}; send `start` right after opening the stream"
+    )]
+    StartTimeout(Duration),
+    /// Every analysis slot stayed busy for the server's `analysis_queue_timeout`: retry
+    /// later or on another replica.
+    #[error(
+        "all {slots} analysis slots stayed busy for the server's analysis_queue_timeout of \
+         {waited:?}; retry later"
+    )]
+    AnalysisQueueFull {
+        /// The analyses that may run at once.
+        slots: usize,
+        /// How long this request waited.
+        waited: Duration,
+    },
     /// Missing or wrong credentials.
     #[error("{0}")]
     Unauthenticated(&'static str),
@@ -68,7 +87,8 @@ impl ServiceError {
             Self::Analysis(AnalysisError::Cancelled(_)) => Code::Cancelled,
             Self::LimitExceeded { .. } => Code::ResourceExhausted,
             Self::ShuttingDown => Code::Unavailable,
-            Self::DeadlineExceeded(_) => Code::DeadlineExceeded,
+            Self::DeadlineExceeded(_) | Self::StartTimeout(_) => Code::DeadlineExceeded,
+            Self::AnalysisQueueFull { .. } => Code::Unavailable,
             Self::Unauthenticated(_) => Code::Unauthenticated,
             Self::UnknownGraph(_) => Code::NotFound,
             Self::Store(StoreError::Unavailable { .. }) => Code::Unavailable,
@@ -111,14 +131,40 @@ impl From<ServiceError> for Status {
 
 /// The status for an error read from a request stream. tonic reports a message over
 /// `max_message_bytes` as OUT_OF_RANGE; gRPC's convention (and this API's contract) is
-/// RESOURCE_EXHAUSTED naming the limit, so that one is rewritten.
+/// RESOURCE_EXHAUSTED naming the limit, so that one is rewritten. Bytes that do not decode
+/// (a malformed protobuf message, a frame cut short) tonic reports as INTERNAL, the code this
+/// API keeps for server bugs: they are the client's fault, INVALID_ARGUMENT.
 pub(crate) fn request_stream_status(status: Status) -> Status {
-    if is_message_size_error(status.code(), status.message()) {
-        let status = Status::resource_exhausted(format!("max_message_bytes: {}", status.message()));
-        tracing::debug!(%status, "request rejected");
-        status
+    let rewritten = if is_message_size_error(status.code(), status.message()) {
+        Status::resource_exhausted(format!("max_message_bytes: {}", status.message()))
+    } else if is_decode_error(status.code(), status.message()) {
+        Status::invalid_argument(format!(
+            "malformed request message: {}",
+            excerpt_plain(status.message())
+        ))
     } else {
-        status
+        return status;
+    };
+    tracing::debug!(status = %rewritten, "request rejected");
+    rewritten
+}
+
+/// True for tonic's statuses about request bytes that are no valid message: protobuf that
+/// does not decode (prost's "failed to decode Protobuf message"), a stream that ends inside a
+/// length-prefixed frame, a frame that does not decompress. (A compressed flag without
+/// `grpc-encoding` stays INTERNAL: the gRPC compression spec requires that code.)
+fn is_decode_error(code: Code, message: &str) -> bool {
+    code == Code::Internal
+        && ["failed to decode", "Unexpected EOF", "Error decompressing"]
+            .iter()
+            .any(|needle| message.contains(needle))
+}
+
+/// A library's error text about client bytes, cut like [`excerpt`] but unquoted.
+fn excerpt_plain(text: &str) -> String {
+    match text.char_indices().nth(EXCERPT_CHARS * 2) {
+        Some((end, _)) => format!("{}...", &text[..end]),
+        None => text.to_string(),
     }
 }
 

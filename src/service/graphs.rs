@@ -7,7 +7,8 @@ use tonic::{Status, Streaming};
 
 use super::convert::{self, GraphAssembler};
 use super::error::{ServiceError, request_stream_status};
-use super::registry::{self, Lookup};
+use super::graph_id;
+use super::registry::Lookup;
 use super::rpc::Rpc;
 use super::state::GameService;
 use crate::engine::Analysis;
@@ -65,7 +66,7 @@ impl GameService {
         let (game, graph_id) = rpc
             .guard(self.pool.analyse(move || {
                 let game = convert::game_from_proto(graph)?;
-                let graph_id = registry::graph_id_blocking(&game);
+                let graph_id = graph_id::graph_id_blocking(&game);
                 Ok((game, graph_id))
             }))
             .await??;
@@ -83,15 +84,17 @@ impl GameService {
         mut inbound: Streaming<PutGraphRequest>,
     ) -> Result<proto::Graph, Status> {
         let mut assembler = GraphAssembler::default();
-        while let Some(request) = rpc
-            .guard(inbound.message())
-            .await?
-            .map_err(request_stream_status)?
-        {
+        let start_timeout = self.config.start_timeout;
+        let mut next = rpc.first_message(inbound.message(), start_timeout).await?;
+        while let Some(request) = next {
             let chunk = request.chunk.unwrap_or_default();
             let (vertex_count, edge_count) = assembler.counts_with(&chunk)?;
             self.check_graph_size(vertex_count, edge_count)?;
             assembler.append(chunk)?;
+            next = rpc
+                .guard(inbound.message())
+                .await?
+                .map_err(request_stream_status)?;
         }
         Ok(assembler.finish()?)
     }

@@ -11,8 +11,10 @@
 //! - `state`: [`GameService`], the state streams share, and admission; `lifecycle`: serving,
 //!   draining, cancelling; `deadline`: client deadlines;
 //! - `graphs`: resolving a stream's graph (by id, inline, in `PutGraph` chunks);
-//!   `registry`: content-addressed ids and the byte-bounded LRU of analysed graphs with
-//!   single-flight computation; `blocking`: the one bounded pool for CPU work;
+//!   `graph_id`: content-addressed ids; `registry`: the byte-bounded LRU of analysed graphs
+//!   with single-flight computation, cancelled when no request waits for it any more, and
+//!   the bounded memory of graphs that failed a limit; `blocking`: the one bounded pool for
+//!   CPU work, with a bounded wait for an analysis slot;
 //! - [`store`]: the graph store behind the registry (memory, `--store-dir` files, Redis),
 //!   with the verified stored encoding;
 //! - `convert`: the only place protobuf types meet engine types; `error`: the one mapping
@@ -27,6 +29,7 @@ pub mod config;
 mod convert;
 mod deadline;
 mod error;
+mod graph_id;
 mod graphs;
 mod handlers;
 mod lifecycle;
@@ -42,8 +45,9 @@ pub mod web;
 pub use args::{ConfigError, ServerArgs};
 pub use config::{ServerConfig, ServiceConfig, TlsConfig};
 pub use convert::game_from_proto;
+pub use graph_id::graph_id_blocking;
 pub use logging::{LogFormat, init_tracing};
 pub use metrics::Metrics;
-pub use registry::{Registry, graph_id_blocking};
+pub use registry::Registry;
 pub use server::{SERVICE_NAME, ServerError, run, run_service};
 pub use state::GameService;

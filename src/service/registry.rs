@@ -1,98 +1,30 @@
-//! The graph registry: content-addressed graph ids, and a cache of analysed graphs bounded by
-//! bytes (least recently used evicted first), where concurrent requests for the same new
-//! graph share one computation (single flight). Behind the cache is the graph store
-//! ([`super::store`]): `PutGraph` writes the graph there, and a lookup by id that misses the
-//! cache loads the graph from it (verified), analyses it and caches it.
+//! The graph registry: a cache of analysed graphs bounded by bytes (least recently used
+//! evicted first), where concurrent requests for the same new graph share one computation
+//! (single flight). Behind the cache is the graph store ([`super::store`]): `PutGraph` writes
+//! the graph there, and a lookup by id that misses the cache loads the graph from it
+//! (verified), analyses it and caches it.
+//!
+//! A computation lives as long as some request waits for it: when the last one leaves (its
+//! client cancelled, its deadline passed), the computation stops waiting for a slot, and an
+//! analysis already running is interrupted (the engine polls an [`Interrupt`] flag), so that
+//! abandoned graphs do not hold the slots other clients wait for. A graph whose analysis
+//! failed a limit (the cyclic work budget, values beyond 64 bits) is remembered by id, a
+//! bounded number of them: sent again, it is refused at once instead of analysed again to
+//! the same failure.
 
 use std::collections::HashMap;
+use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use lru::LruCache;
-use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 
 use super::blocking::WorkPool;
 use super::error::ServiceError;
 use super::metrics::Metrics;
 use super::store::{self, GraphId, GraphStore, StoreError};
-use crate::engine::{self, Analysis, Game, Limits};
-
-/// Domain separator and version of the canonical encoding: a new encoding gets a new tag.
-const CANONICAL_TAG: &[u8] = b"grundy.v1.Graph/1\0";
-
-/// The content-addressed id of a game: lowercase hex SHA-256 of its canonical encoding.
-///
-/// The encoding (all integers little-endian): the tag, `vertex_count` (u32), each vertex's
-/// out-degree (u32), then each vertex's out-neighbours sorted increasingly (u32 each,
-/// multi-edges repeated), then `0u8` for token sliding or `1u8` and each split count (u32).
-/// Out-neighbour lists are sorted because their order changes no value or verdict, so the
-/// same graph gets the same id however its lists were ordered. O(V + E log Δ), blocking the
-/// thread: call it off the async runtime for big graphs.
-pub fn graph_id_blocking(game: &Game) -> String {
-    let graph = game.graph();
-    let mut writer = HashWriter::default();
-    writer.bytes(CANONICAL_TAG);
-    writer.u32(graph.vertex_count());
-    for vertex in 0..graph.vertex_count() {
-        writer.u32(graph.out_degree(vertex));
-    }
-    let mut neighbours: Vec<u32> = Vec::new();
-    for vertex in 0..graph.vertex_count() {
-        neighbours.clear();
-        neighbours.extend_from_slice(graph.successors(vertex));
-        neighbours.sort_unstable();
-        for &target in &neighbours {
-            writer.u32(target);
-        }
-    }
-    match game.split_counts() {
-        None => writer.bytes(&[0]),
-        Some(split_counts) => {
-            writer.bytes(&[1]);
-            for &k in split_counts {
-                writer.u32(k);
-            }
-        }
-    }
-    let digest = writer.finish();
-    let mut id = String::with_capacity(64);
-    for byte in digest {
-        id.push(char::from(HEX[usize::from(byte >> 4)]));
-        id.push(char::from(HEX[usize::from(byte & 15)]));
-    }
-    id
-}
-
-/// Feeds SHA-256 through a buffer: one `update` per 64 KiB instead of one per integer.
-#[derive(Default)]
-struct HashWriter {
-    hasher: Sha256,
-    buffer: Vec<u8>,
-}
-
-impl HashWriter {
-    const CHUNK: usize = 1 << 16;
-
-    fn bytes(&mut self, bytes: &[u8]) {
-        self.buffer.extend_from_slice(bytes);
-        if self.buffer.len() >= Self::CHUNK {
-            self.hasher.update(&self.buffer);
-            self.buffer.clear();
-        }
-    }
-
-    fn u32(&mut self, value: u32) {
-        self.bytes(&value.to_le_bytes());
-    }
-
-    fn finish(mut self) -> [u8; 32] {
-        self.hasher.update(&self.buffer);
-        self.hasher.finalize().into()
-    }
-}
-
-const HEX: &[u8; 16] = b"0123456789abcdef";
+use crate::engine::{self, Analysis, AnalysisError, Game, Interrupt, Limits};
 
 /// How [`Registry::get_or_analyse`] obtained an analysis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,7 +37,67 @@ pub(crate) enum Lookup {
     Joined,
 }
 
-type Flight = Option<Result<Arc<Analysis>, ServiceError>>;
+/// What a computation publishes: `None` until it is done.
+type Outcome = Option<Result<Arc<Analysis>, ServiceError>>;
+
+/// A computation under way, shared by the requests waiting for it.
+#[derive(Debug)]
+struct Flight {
+    done: watch::Receiver<Outcome>,
+    /// Requests waiting for it; at 0 it is abandoned.
+    waiters: usize,
+    /// Raised when the flight is abandoned: stops the engine.
+    interrupt: Interrupt,
+    /// Tells this flight from a later one for the same graph id.
+    generation: u64,
+}
+
+/// One computation: the graph, where it comes from, and how to stop it.
+struct Job {
+    graph_id: String,
+    generation: u64,
+    source: Source,
+    limits: Limits,
+    interrupt: Interrupt,
+}
+
+/// One request waiting for a flight. Dropped (the request answered, failed or abandoned),
+/// it counts itself out; the last one out abandons the flight: the flight leaves the map
+/// (the next request starts afresh) and its interrupt is raised.
+struct Waiter<'a> {
+    registry: &'a Registry,
+    graph_id: &'a str,
+    generation: u64,
+}
+
+impl Drop for Waiter<'_> {
+    fn drop(&mut self) {
+        let mut state = self.registry.state();
+        let Some(flight) = state.in_flight.get_mut(self.graph_id) else {
+            return; // done: the computation removed it
+        };
+        if flight.generation != self.generation {
+            return; // a later flight for the same graph
+        }
+        flight.waiters -= 1;
+        if flight.waiters == 0 {
+            flight.interrupt.interrupt();
+            state.in_flight.remove(self.graph_id);
+        }
+    }
+}
+
+/// Whether a failed analysis would fail the same way again (the limits are the server's,
+/// the same for every request): worth remembering. A cancellation, a store outage or a
+/// worker failure is not.
+fn is_lasting_failure(error: &ServiceError) -> bool {
+    matches!(
+        error,
+        ServiceError::Analysis(
+            AnalysisError::CyclicWork(_) | AnalysisError::Split(_) | AnalysisError::Cycle { .. }
+        )
+    )
+}
 
 /// Where a computation gets its graph.
 enum Source {
@@ -135,15 +127,21 @@ struct Inner {
 struct State {
     cache: LruCache<String, Arc<Analysis>>,
     bytes: usize,
-    /// Computations under way, by graph id: each request for the id waits on the receiver.
-    in_flight: HashMap<String, watch::Receiver<Flight>>,
+    /// Computations under way, by graph id: each request for the id waits on its receiver.
+    in_flight: HashMap<String, Flight>,
+    /// The generation of the next flight.
+    next_generation: u64,
+    /// Graphs whose analysis failed a limit, with the failure, most recent first.
+    failed: LruCache<String, ServiceError>,
 }
 
 impl Registry {
-    /// A registry holding at most `capacity_bytes` of tables, analysing on `pool`, keeping
-    /// registered graphs in `store`.
+    /// A registry holding at most `capacity_bytes` of tables and remembering the failures of
+    /// at most `failed_graphs` graphs, analysing on `pool`, keeping registered graphs in
+    /// `store`.
     pub(crate) fn new(
         capacity_bytes: usize,
+        failed_graphs: usize,
         pool: WorkPool,
         metrics: Arc<Metrics>,
         store: GraphStore,
@@ -158,6 +156,10 @@ impl Registry {
                     cache: LruCache::unbounded(),
                     bytes: 0,
                     in_flight: HashMap::new(),
+                    next_generation: 0,
+                    failed: LruCache::new(
+                        NonZeroUsize::new(failed_graphs).unwrap_or(NonZeroUsize::MIN),
+                    ),
                 }),
             }),
         }
@@ -221,8 +223,8 @@ impl Registry {
 
     /// The analysis of `game` (whose id is `graph_id`): from the cache, from a computation
     /// already under way, or computed now on the work pool (behind one of its analysis
-    /// permits) and cached. The computation runs on its own task: a requester that leaves
-    /// does not waste it, the table is cached for the next one.
+    /// permits) and cached. The computation runs on its own task while any request waits for
+    /// it; it stops when the last one leaves.
     pub(crate) async fn get_or_analyse(
         &self,
         graph_id: String,
@@ -232,32 +234,64 @@ impl Registry {
         self.flight(graph_id, Source::Game(game), limits).await
     }
 
-    /// The single flight behind both lookups: a cache hit, a computation under way, or a
-    /// new computation from `source` on its own task.
+    /// The single flight behind both lookups: a cache hit, a failure remembered, a
+    /// computation under way, or a new computation from `source` on its own task.
     async fn flight(
         &self,
         graph_id: String,
         source: Source,
         limits: Limits,
     ) -> Result<(Arc<Analysis>, Lookup), ServiceError> {
-        let (mut flight, lookup) = {
+        let (mut done, lookup, generation) = {
             let mut state = self.state();
             if let Some(analysis) = state.cache.get(&graph_id) {
                 self.inner.metrics.cache_hits.inc();
                 return Ok((analysis.clone(), Lookup::Hit));
             }
             self.inner.metrics.cache_misses.inc();
-            match state.in_flight.get(&graph_id) {
-                Some(flight) => (flight.clone(), Lookup::Joined),
+            if let Some(failure) = state.failed.get(&graph_id) {
+                tracing::debug!(
+                    graph_id,
+                    "graph failed its analysis before; refused at once"
+                );
+                return Err(failure.clone());
+            }
+            match state.in_flight.get_mut(&graph_id) {
+                Some(flight) => {
+                    flight.waiters += 1;
+                    (flight.done.clone(), Lookup::Joined, flight.generation)
+                }
                 None => {
-                    let (done, flight) = watch::channel(None);
-                    state.in_flight.insert(graph_id.clone(), flight.clone());
-                    tokio::spawn(self.clone().compute(graph_id, source, limits, done));
-                    (flight, Lookup::Computed)
+                    let generation = state.next_generation;
+                    state.next_generation += 1;
+                    let (publish, done) = watch::channel(None);
+                    let interrupt = Interrupt::new();
+                    let flight = Flight {
+                        done: done.clone(),
+                        waiters: 1,
+                        interrupt: interrupt.clone(),
+                        generation,
+                    };
+                    state.in_flight.insert(graph_id.clone(), flight);
+                    let job = Job {
+                        graph_id: graph_id.clone(),
+                        generation,
+                        source,
+                        limits,
+                        interrupt,
+                    };
+                    tokio::spawn(self.clone().compute(job, publish));
+                    (done, Lookup::Computed, generation)
                 }
             }
         };
-        let result = flight
+        // Counts this request out of the flight however it ends (the future dropped too).
+        let _waiter = Waiter {
+            registry: self,
+            graph_id: &graph_id,
+            generation,
+        };
+        let result = done
             .wait_for(Option::is_some)
             .await
             .map_err(|_| ServiceError::Internal("the table computation was abandoned".into()))?
@@ -266,26 +300,49 @@ impl Registry {
         result.map(|analysis| (analysis, lookup))
     }
 
-    async fn compute(
-        self,
-        graph_id: String,
-        source: Source,
-        limits: Limits,
-        done: watch::Sender<Flight>,
-    ) {
-        let result = self.analyse_source(source, limits).await;
+    /// Runs one flight until it is done or nobody waits for it any more (every receiver of
+    /// `publish` dropped), then publishes the result, caches a table and remembers a
+    /// failure of a limit.
+    async fn compute(self, job: Job, publish: watch::Sender<Outcome>) {
+        let Job {
+            graph_id,
+            generation,
+            source,
+            limits,
+            interrupt,
+        } = job;
+        let work = self.analyse_source(source, limits, interrupt.clone());
+        let result = tokio::select! {
+            result = work => result,
+            () = publish.closed() => {
+                // Stops an analysis already running; one still waiting for a slot is dropped.
+                interrupt.interrupt();
+                tracing::info!(graph_id, "analysis abandoned: no request waits for it any more");
+                return;
+            }
+        };
         if let Err(ServiceError::Store(error @ StoreError::Corrupt { .. })) = &result {
             tracing::error!(%error, "stored graph failed its checks; not served");
         }
         {
             let mut state = self.state();
-            state.in_flight.remove(&graph_id);
-            if let Ok(analysis) = &result {
-                self.insert_locked(&mut state, graph_id, analysis.clone());
+            if state
+                .in_flight
+                .get(&graph_id)
+                .is_some_and(|flight| flight.generation == generation)
+            {
+                state.in_flight.remove(&graph_id);
+            }
+            match &result {
+                Ok(analysis) => self.insert_locked(&mut state, graph_id, analysis.clone()),
+                Err(error) if is_lasting_failure(error) => {
+                    state.failed.put(graph_id, error.clone());
+                }
+                Err(_) => {}
             }
         }
         // Nobody waiting any more is fine: the table is cached all the same.
-        let _ = done.send(Some(result));
+        let _ = publish.send(Some(result));
     }
 
     /// Loads the graph if it is stored (the I/O outside the pool), then verifies and
@@ -294,6 +351,7 @@ impl Registry {
         &self,
         source: Source,
         limits: Limits,
+        interrupt: Interrupt,
     ) -> Result<Arc<Analysis>, ServiceError> {
         let encoded = match source {
             Source::Game(game) => Ok(game),
@@ -311,7 +369,7 @@ impl Registry {
                     Err((id, bytes)) => store::decode_sync(&id, &bytes)?,
                 };
                 let started = Instant::now();
-                let analysis = engine::analyse(game, &limits)?;
+                let analysis = engine::analyse_interruptible(game, &limits, &interrupt)?;
                 metrics
                     .table_compute_seconds
                     .observe(started.elapsed().as_secs_f64());

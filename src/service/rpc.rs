@@ -18,7 +18,7 @@ use tonic::{Code, Response, Status};
 use tracing::{Instrument, Span};
 
 use super::deadline::{Deadline, deadline_passed};
-use super::error::ServiceError;
+use super::error::{ServiceError, request_stream_status};
 use super::lifecycle::{ActiveGuard, Phase, cancelled};
 use super::metrics::{Metrics, QueryCounts, code_name};
 use crate::engine::Analysis;
@@ -121,6 +121,23 @@ impl Rpc {
     /// Marks a unary RPC as answered.
     pub(crate) fn succeed(&mut self) {
         self.code = Some(Code::Ok);
+    }
+
+    /// Reads the first message of a request stream under the same guards, ending the RPC
+    /// with DEADLINE_EXCEEDED when none arrives within `start_timeout`: a stream that never
+    /// starts must not hold its concurrency slot forever.
+    pub(crate) async fn first_message<T>(
+        &mut self,
+        next: impl Future<Output = Result<Option<T>, Status>>,
+        start_timeout: Duration,
+    ) -> Result<Option<T>, Status> {
+        match self
+            .guard(tokio::time::timeout(start_timeout, next))
+            .await?
+        {
+            Ok(message) => message.map_err(request_stream_status),
+            Err(_) => Err(ServiceError::StartTimeout(start_timeout).into()),
+        }
     }
 
     /// Awaits `work`, unless the server cancels streams or the client's deadline passes

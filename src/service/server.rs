@@ -86,13 +86,17 @@ pub async fn run_service(
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
     let auth = BearerAuth::new(config.auth_token.as_deref(), service.metrics().clone());
-    let grundy = GrundyServiceServer::new(service.clone())
-        .max_decoding_message_size(config.max_message_bytes)
-        .max_encoding_message_size(config.max_message_bytes)
-        .accept_compressed(CompressionEncoding::Gzip)
-        .accept_compressed(CompressionEncoding::Zstd)
-        .send_compressed(CompressionEncoding::Gzip)
-        .send_compressed(CompressionEncoding::Zstd);
+    let grundy = GrundyServiceServer::new(
+        service
+            .clone()
+            .with_max_message_bytes(config.max_message_bytes),
+    )
+    .max_decoding_message_size(config.max_message_bytes)
+    .max_encoding_message_size(config.max_message_bytes)
+    .accept_compressed(CompressionEncoding::Gzip)
+    .accept_compressed(CompressionEncoding::Zstd)
+    .send_compressed(CompressionEncoding::Gzip)
+    .send_compressed(CompressionEncoding::Zstd);
 
     let connections = config.connections;
     let mut builder = tonic::transport::Server::builder()

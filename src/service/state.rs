@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tonic::{Request, Status};
 
 use super::blocking::WorkPool;
-use super::config::ServiceConfig;
+use super::config::{DEFAULT_MAX_MESSAGE_BYTES, ServiceConfig};
 use super::deadline::start_and_deadline;
 use super::error::ServiceError;
 use super::lifecycle::Lifecycle;
@@ -24,6 +24,8 @@ pub struct GameService {
     pub(crate) config: Arc<ServiceConfig>,
     pub(crate) registry: Registry,
     pub(crate) pool: WorkPool,
+    /// Largest response message: verdicts beyond it are split over several messages.
+    pub(crate) max_response_bytes: usize,
     metrics: Arc<Metrics>,
     lifecycle: Arc<Lifecycle>,
 }
@@ -32,18 +34,35 @@ impl GameService {
     /// A service with `config`, serving, with an empty cache.
     pub fn new(config: ServiceConfig) -> Self {
         let metrics = Arc::new(Metrics::new());
-        let pool = WorkPool::new(config.compute_concurrency, config.evaluation_concurrency);
+        let pool = WorkPool::new(
+            config.compute_concurrency,
+            config.evaluation_concurrency,
+            config.analysis_queue_timeout,
+        );
         let store = config.store.clone().unwrap_or_else(|| {
             GraphStore::from_backend(Arc::new(MemoryStore::new(config.cache_bytes)))
         });
-        let registry = Registry::new(config.cache_bytes, pool.clone(), metrics.clone(), store);
+        let registry = Registry::new(
+            config.cache_bytes,
+            config.failed_graphs,
+            pool.clone(),
+            metrics.clone(),
+            store,
+        );
         Self {
             lifecycle: Arc::new(Lifecycle::new(config.max_concurrent_streams)),
             config: Arc::new(config),
             registry,
             pool,
+            max_response_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             metrics,
         }
+    }
+
+    /// The same service, answering in messages of at most `bytes` (the transport's limit).
+    pub(crate) fn with_max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_response_bytes = bytes;
+        self
     }
 
     /// RPCs in progress: from their first line to the end of their response stream (a

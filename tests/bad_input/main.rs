@@ -254,11 +254,10 @@ async fn raw_malformed_frames_end_the_stream_and_the_server_serves_on() {
     }
 }
 
-/// Undecodable request bytes are the client's fault, but tonic reports them as INTERNAL
-/// ("failed to decode Protobuf message", "Unexpected EOF decoding stream"), the code this API
-/// keeps for server bugs (`src/error.rs`). They should be INVALID_ARGUMENT.
+/// Undecodable request bytes are the client's fault: tonic reports them as INTERNAL ("failed
+/// to decode Protobuf message", "Unexpected EOF decoding stream"), the code this API keeps for
+/// server bugs, and the server rewrites them to INVALID_ARGUMENT.
 #[tokio::test]
-#[ignore = "issue 11: undecodable request bytes get INTERNAL instead of INVALID_ARGUMENT"]
 async fn raw_malformed_frames_are_invalid_argument() {
     let server = serve(config()).await;
     for body in [frame(0, &[0xff; 16]), frame(0, &[0x08, 0x01]), vec![0, 0]] {

@@ -4,13 +4,16 @@
 //!
 //! - [`graph`]: wire graphs in, whole or in `PutGraph` chunks;
 //! - [`query`]: query batches in, verdicts out;
+//! - [`split`]: verdicts cut into messages under the size limit;
 //! - [`values`]: graph summaries and `GetValues` pages out.
 
 pub(crate) mod graph;
 pub(crate) mod query;
+pub(crate) mod split;
 pub(crate) mod values;
 
 pub(crate) use graph::GraphAssembler;
 pub use graph::game_from_proto;
 pub(crate) use query::{QueryEvaluator, batch_query_count};
+pub(crate) use split::fit_response;
 pub(crate) use values::{ValuePages, graph_summary};

@@ -13,7 +13,7 @@ use crate::proto::{
     self, EvaluateBatchRequest, EvaluateRequest, EvaluateResponse, EvaluateStart,
     evaluate_request::Payload,
 };
-use crate::service::convert::{QueryEvaluator, batch_query_count, graph_summary};
+use crate::service::convert::{QueryEvaluator, batch_query_count, fit_response, graph_summary};
 use crate::service::error::{ServiceError, request_stream_status};
 use crate::service::graphs::Resolved;
 use crate::service::rpc::{Responder, ResponseStream, Stop};
@@ -28,10 +28,8 @@ pub(super) async fn evaluate(
     let mut inbound = request.into_inner();
     let span = rpc.span.clone();
     let opened = async {
-        let first = rpc
-            .guard(inbound.message())
-            .await?
-            .map_err(request_stream_status)?;
+        let start_timeout = service.config.start_timeout;
+        let first = rpc.first_message(inbound.message(), start_timeout).await?;
         let start = expect_start(first)?;
         let resolved = service.resolve(&mut rpc, start.graph_source).await?;
         Ok::<_, Status>((resolved, start.explain))
@@ -208,7 +206,7 @@ impl Drop for AbortOnDrop {
 }
 
 /// Evaluates a group of batches in one job of the work pool and sends one response per
-/// batch, in order. The evaluator goes to the pool and comes back, keeping its buffers and the
+/// batch, in order (more than one for a batch whose verdicts exceed the message limit). The evaluator goes to the pool and comes back, keeping its buffers and the
 /// moves it found for the next group. A batch that fails ends the stream after the responses
 /// of the batches before it.
 async fn answer_batches(
@@ -217,12 +215,13 @@ async fn answer_batches(
     mut evaluator: QueryEvaluator,
     batches: Vec<proto::QueryBatch>,
 ) -> Result<QueryEvaluator, Stop> {
+    let max_bytes = service.max_response_bytes;
     let work = service.pool.evaluate(move || {
         let mut responses = Vec::with_capacity(batches.len());
         let mut failure = None;
         for batch in &batches {
             match evaluator.answer(batch) {
-                Ok(response) => responses.push(response),
+                Ok(response) => fit_response(response, max_bytes, &mut responses),
                 Err(error) => {
                     failure = Some(error);
                     break;

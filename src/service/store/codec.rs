@@ -12,7 +12,7 @@
 //! that fails is reported, never served.
 
 use crate::engine::{Digraph, Game};
-use crate::service::registry::graph_id_blocking;
+use crate::service::graph_id::graph_id_blocking;
 
 use super::{GraphId, StoreError};
 
