@@ -441,7 +441,8 @@ async fn evaluate_batch_streams_verdicts_in_chunks() {
         queries,
     };
     let mut stream = client.evaluate_batch(request).await.unwrap().into_inner();
-    assert!(next(&mut stream).await.graph.is_some());
+    let first = support::server::next(&mut stream).await.unwrap();
+    assert!(first.graph.is_some() && first.verdicts.is_empty());
     let mut seen = 0u64;
     let values = [2u64, 0, 1, 0];
     while let Some(response) = stream.message().await.unwrap() {
