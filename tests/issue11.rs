@@ -285,7 +285,7 @@ async fn responses_stay_under_max_message_bytes() {
         payload: Some(Payload::Queries(QueryBatch {
             queries: vec![],
             packed_tokens: Some(PackedTokenQueries {
-                first_id: 0,
+                first_query_id: 0,
                 token_counts: vec![1; QUERIES as usize],
                 vertices: (0..QUERIES).map(|i| i % 4).collect(),
             }),

@@ -261,12 +261,12 @@ async fn client_that_disconnects_mid_stream_frees_its_stream() {
     }
 }
 
-fn packed(first_id: u64, queries: &[&[u32]]) -> EvaluateRequest {
+fn packed(first_query_id: u64, queries: &[&[u32]]) -> EvaluateRequest {
     EvaluateRequest {
         payload: Some(Payload::Queries(QueryBatch {
             queries: vec![],
             packed_tokens: Some(proto::PackedTokenQueries {
-                first_id,
+                first_query_id,
                 token_counts: queries.iter().map(|q| q.len() as u32).collect(),
                 vertices: queries.concat(),
             }),
@@ -339,12 +339,16 @@ async fn explain_returns_moves_for_token_and_split_games() {
     next(&mut stream).await;
     let verdicts = next(&mut stream).await.verdicts;
     assert_eq!(verdicts.len(), 2);
-    let Some(proto::r#move::Kind::Token(token)) = verdicts[0].r#move.as_ref().unwrap().kind.clone()
+    let Some(proto::r#move::Kind::Token(token)) =
+        verdicts[0].best_move.as_ref().unwrap().kind.clone()
     else {
         panic!("a token move");
     };
-    assert_eq!((token.token_index, token.from, token.to), (0, 0, 1));
-    assert!(verdicts[1].r#move.is_none(), "no move for LOSE");
+    assert_eq!(
+        (token.token_index, token.source_vertex, token.target_vertex),
+        (0, 0, 1)
+    );
+    assert!(verdicts[1].best_move.is_none(), "no move for LOSE");
 
     // docs/games.md worked example with split counts K = {2, 1, 3, 2}.
     let graph = proto::Graph {
@@ -362,10 +366,10 @@ async fn explain_returns_moves_for_token_and_split_games() {
     let (tx, stream) = open(&mut client, vec![explain(graph), batch(vec![dense])]).await;
     drop(tx);
     let mut stream = stream.unwrap();
-    assert!(next(&mut stream).await.graph.unwrap().split_counts);
+    assert!(next(&mut stream).await.graph.unwrap().has_split_counts);
     let verdict = next(&mut stream).await.verdicts.remove(0);
     assert_eq!(verdict.outcome(), Outcome::Win);
-    let Some(proto::r#move::Kind::Split(split)) = verdict.r#move.unwrap().kind else {
+    let Some(proto::r#move::Kind::Split(split)) = verdict.best_move.unwrap().kind else {
         panic!("a split move");
     };
     // Vertex 2 (K = 3) sends three units to vertex 1: {3,4,5,6} -> {3,7,4,6}, a LOSE.
@@ -437,7 +441,8 @@ async fn evaluate_batch_streams_verdicts_in_chunks() {
         queries,
     };
     let mut stream = client.evaluate_batch(request).await.unwrap().into_inner();
-    assert!(next(&mut stream).await.graph.is_some());
+    let first = support::server::next(&mut stream).await.unwrap();
+    assert!(first.graph.is_some() && first.verdicts.is_empty());
     let mut seen = 0u64;
     let values = [2u64, 0, 1, 0];
     while let Some(response) = stream.message().await.unwrap() {
@@ -542,10 +547,10 @@ async fn explained_split_moves_are_the_same_across_batches_of_a_stream() {
     assert_eq!(first.len(), 40);
     for (a, b) in first.iter().zip(&second) {
         assert_eq!(a.outcome(), Outcome::Win);
-        assert!(a.r#move.is_some(), "{a:?}");
+        assert!(a.best_move.is_some(), "{a:?}");
         assert_eq!(
-            (a.outcome, a.nim_sum, &a.r#move),
-            (b.outcome, b.nim_sum, &b.r#move)
+            (a.outcome, a.nim_sum, &a.best_move),
+            (b.outcome, b.nim_sum, &b.best_move)
         );
     }
 }

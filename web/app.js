@@ -154,8 +154,9 @@ function positionMessage(position) {
 function applyServerMove(move) {
   const position = [...state.position];
   if (move.token) {
-    position[move.token.tokenIndex] = move.token.to;
-    return { position, from: move.token.from, to: [move.token.to], label: `token ${move.token.from} → ${move.token.to}` };
+    const { tokenIndex, sourceVertex, targetVertex } = move.token;
+    position[tokenIndex] = targetVertex;
+    return { position, from: sourceVertex, to: [targetVertex], label: `token ${sourceVertex} → ${targetVertex}` };
   }
   const split = move.split;
   position[split.vertex] -= 1;
@@ -176,7 +177,8 @@ async function refresh() {
   moves.forEach((m, i) => { m.outcome = forMover[after[i].outcome] || "draw"; });
   state.moves = moves;
   state.verdict = verdict;
-  state.suggestion = verdict.move && (verdict.move.token || verdict.move.split) ? applyServerMove(verdict.move) : null;
+  const best = verdict.bestMove;
+  state.suggestion = best && (best.token || best.split) ? applyServerMove(best) : null;
   $("position").value = positionText();
   showVerdict();
   showMoves();

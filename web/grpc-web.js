@@ -101,12 +101,12 @@ const Grpc = (() => {
   }
 
   function readSummary(r) {
-    const summary = { vertexCount: 0, edgeCount: 0, cyclic: false, splitCounts: false, graphId: "" };
+    const summary = { vertexCount: 0, edgeCount: 0, cyclic: false, hasSplitCounts: false, graphId: "" };
     r.fields((f, t, r) => {
       if (f === 1) summary.vertexCount = r.varint();
       else if (f === 2) summary.edgeCount = r.varint();
       else if (f === 3) summary.cyclic = r.varint() !== 0;
-      else if (f === 4) summary.splitCounts = r.varint() !== 0;
+      else if (f === 4) summary.hasSplitCounts = r.varint() !== 0;
       else if (f === 5) summary.maxValue = r.varint();
       else if (f === 6) summary.graphId = r.string();
     });
@@ -132,11 +132,11 @@ const Grpc = (() => {
     r.fields((f, t, r) => {
       const m = r.sub();
       if (f === 1) {
-        const token = { tokenIndex: 0, from: 0, to: 0 };
+        const token = { tokenIndex: 0, sourceVertex: 0, targetVertex: 0 };
         m.fields((g, u, s) => {
           if (g === 1) token.tokenIndex = s.varint();
-          else if (g === 2) token.from = s.varint();
-          else if (g === 3) token.to = s.varint();
+          else if (g === 2) token.sourceVertex = s.varint();
+          else if (g === 3) token.targetVertex = s.varint();
         });
         move.token = token;
       } else if (f === 2) {
@@ -168,7 +168,7 @@ const Grpc = (() => {
           if (g === 1) verdict.error.field = s.string();
           else if (g === 2) verdict.error.message = s.string();
         });
-      } else if (f === 5) verdict.move = readMove(r.sub());
+      } else if (f === 5) verdict.bestMove = readMove(r.sub());
     });
     return verdict;
   }
@@ -262,7 +262,7 @@ const Grpc = (() => {
   }
 
   // EvaluateBatch with explain: positions are {tokens: [...]} or {dense: [...]}; returns
-  // the verdicts in order.
+  // the verdicts (field 1 of each EvaluateBatchResponse) in order.
   async function evaluate(graph, positions, token) {
     const w = new Writer().message(1, (s) => { s.message(1, (g) => writeGraph(g, graph)).bool(3, true); });
     positions.forEach((position, id) => {

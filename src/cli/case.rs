@@ -224,7 +224,7 @@ fn number_queries(batch: &mut QueryBatch, first: u64) -> u64 {
         next += 1;
     }
     if let Some(packed) = &mut batch.packed_tokens {
-        packed.first_id = next;
+        packed.first_query_id = next;
         next += packed.token_counts.len() as u64;
     }
     next
@@ -331,7 +331,7 @@ mod tests {
         assert_eq!(number_queries(&mut batch, 5), 10);
         let ids: Vec<u64> = batch.queries.iter().map(|q| q.id).collect();
         assert_eq!(ids, vec![5, 6]);
-        assert_eq!(batch.packed_tokens.unwrap().first_id, 7);
+        assert_eq!(batch.packed_tokens.unwrap().first_query_id, 7);
     }
 
     #[test]

@@ -186,7 +186,7 @@ impl<R: Read> CaseSource for AddsubCases<R> {
     }
 }
 
-/// Bytes a request message takes beyond its packed lists: tags, lengths and `first_id`.
+/// Bytes a request message takes beyond its packed lists: tags, lengths and `first_query_id`.
 const MESSAGE_OVERHEAD_BYTES: usize = 64;
 /// Room reserved per query for its verdict in the response (outcome and nim-sum; a move
 /// with `--explain`), so that responses stay under the limit too.

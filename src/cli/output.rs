@@ -57,7 +57,7 @@ pub(super) fn format_verdict(
         });
     }
     format_outcome(format, round, verdict.outcome(), out)?;
-    if explain && let Some(move_) = verdict.r#move.as_ref().and_then(|m| m.kind.as_ref()) {
+    if explain && let Some(move_) = verdict.best_move.as_ref().and_then(|m| m.kind.as_ref()) {
         write_move(move_, out);
     }
     out.push(b'\n');
@@ -94,7 +94,11 @@ fn write_move(move_: &proto::r#move::Kind, out: &mut Vec<u8>) {
     use proto::r#move::Kind;
     match move_ {
         Kind::Token(token) => {
-            let _ = write!(out, " move {} -> {}", token.from, token.to);
+            let _ = write!(
+                out,
+                " move {} -> {}",
+                token.source_vertex, token.target_vertex
+            );
         }
         Kind::Split(split) => {
             let _ = write!(out, " move {} ->", split.vertex);

@@ -160,7 +160,7 @@ async fn render(args: RenderArgs) -> Result<String, RunError> {
             outcome.as_str_name().trim_start_matches("OUTCOME_"),
             verdict.nim_sum
         );
-        highlight = verdict.r#move.and_then(|m| m.kind).map(highlight_of);
+        highlight = verdict.best_move.and_then(|m| m.kind).map(highlight_of);
     }
     let CaseGraph { label, graph } = case;
     let digraph = Digraph::from_out_degrees(graph.vertex_count, &graph.out_degrees, graph.targets)
@@ -356,8 +356,8 @@ async fn evaluate(
 fn highlight_of(kind: proto::r#move::Kind) -> Highlight {
     match kind {
         proto::r#move::Kind::Token(token) => Highlight {
-            from: token.from,
-            to: vec![token.to],
+            from: token.source_vertex,
+            to: vec![token.target_vertex],
         },
         proto::r#move::Kind::Split(split) => {
             let mut to = split.odd_targets;

@@ -271,13 +271,19 @@ impl<M> Responder<M> {
     }
 }
 
-impl Responder<proto::EvaluateResponse> {
+/// A response message of verdicts: `EvaluateResponse` itself, or `EvaluateBatch`'s own
+/// `EvaluateBatchResponse` made from one.
+pub(crate) trait Verdicts: From<proto::EvaluateResponse> + Send + 'static {}
+
+impl<M: From<proto::EvaluateResponse> + Send + 'static> Verdicts for M {}
+
+impl<M: Verdicts> Responder<M> {
     /// Sends a response of verdicts, counting them.
     pub(crate) async fn send_verdicts(
         &mut self,
         response: proto::EvaluateResponse,
     ) -> Result<(), Stop> {
         self.rpc.count_verdicts(&response);
-        self.send(response).await
+        self.send(response.into()).await
     }
 }

@@ -1,6 +1,7 @@
 //! Serving `grundy.v1` on a listener until a shutdown future resolves, with the standard
-//! endpoints around it: `grpc.health.v1` health, server reflection v1, gzip/zstd compression,
-//! optional bearer-token auth and TLS (mutual TLS with a client CA). Used by the
+//! endpoints around it: `grpc.health.v1` health, server reflection (v1, and v1alpha for the
+//! clients that only speak it: Python's `grpcio-reflection`, Postman, evans), gzip/zstd
+//! compression, optional bearer-token auth and TLS (mutual TLS with a client CA). Used by the
 //! `grundy-server` binary, by the CLI's embedded server and by the tests.
 //!
 //! Shutdown drains: when `shutdown` resolves, health turns NOT_SERVING and new streams are
@@ -81,10 +82,20 @@ pub async fn run_service(
     health
         .set_service_status(SERVICE_NAME, ServingStatus::Serving)
         .await;
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()?;
+    // Each version describes both (a builder describes only its own by default), so that a
+    // client of either lists every service the server has.
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .include_reflection_service(false)
+            .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(
+                tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET,
+            )
+    };
+    let reflection_v1 = reflection().build_v1()?;
+    let reflection_v1alpha = reflection().build_v1alpha()?;
     let auth = BearerAuth::new(config.auth_token.as_deref(), service.metrics().clone());
     let grundy = GrundyServiceServer::new(
         service
@@ -133,10 +144,13 @@ pub async fn run_service(
         .layer(MapResponseLayer::new(remap))
         // Before tonic's grpc-timeout timer starts, so that deadlines end as DEADLINE_EXCEEDED.
         .layer(MapRequestLayer::new(stamp))
-        // Health stays open for probes; everything else needs the token when one is set.
+        // Health stays open for probes; everything else, reflection included, needs the token
+        // when one is set (reflection describes the API to whoever may call it, and to no one
+        // else: docs/operating.md).
         .add_service(health_service)
         .add_service(InterceptedService::new(grundy, auth.clone()))
-        .add_service(InterceptedService::new(reflection, auth));
+        .add_service(InterceptedService::new(reflection_v1, auth.clone()))
+        .add_service(InterceptedService::new(reflection_v1alpha, auth));
 
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     let (stop_serving, stopped) = oneshot::channel::<()>();

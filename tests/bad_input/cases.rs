@@ -79,7 +79,7 @@ pub fn packed(token_counts: Vec<u32>, vertices: Vec<u32>) -> EvaluateRequest {
         payload: Some(Payload::Queries(QueryBatch {
             queries: vec![],
             packed_tokens: Some(PackedTokenQueries {
-                first_id: 0,
+                first_query_id: 0,
                 token_counts,
                 vertices,
             }),

@@ -4,9 +4,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use grundy::proto::{
-    self, EvaluateRequest, EvaluateResponse, EvaluateStart, Query, QueryBatch,
-    evaluate_request::Payload, evaluate_start::GraphSource,
-    grundy_service_client::GrundyServiceClient, query::Position,
+    self, EvaluateRequest, EvaluateStart, Query, QueryBatch, evaluate_request::Payload,
+    evaluate_start::GraphSource, grundy_service_client::GrundyServiceClient, query::Position,
 };
 use grundy::service::{self as server, ServerConfig, ServerError};
 use grundy::service::{GameService, ServiceConfig};
@@ -187,9 +186,7 @@ pub fn batch(queries: Vec<Query>) -> EvaluateRequest {
 }
 
 /// The next response, or the stream's final status; panics on a clean end or a hang.
-pub async fn next(
-    stream: &mut Streaming<EvaluateResponse>,
-) -> Result<EvaluateResponse, tonic::Status> {
+pub async fn next<M>(stream: &mut Streaming<M>) -> Result<M, tonic::Status> {
     tokio::time::timeout(PATIENCE, stream.message())
         .await
         .expect("a response in time")

@@ -81,7 +81,7 @@ impl QueryEvaluator {
     fn answer_packed(&self, packed: &proto::PackedTokenQueries) -> proto::PackedVerdicts {
         let count = packed.token_counts.len();
         let mut verdicts = proto::PackedVerdicts {
-            first_query_id: packed.first_id,
+            first_query_id: packed.first_query_id,
             outcomes: Vec::with_capacity(count),
             nim_sums: Vec::with_capacity(count),
             errors: Vec::new(),
@@ -110,7 +110,7 @@ impl QueryEvaluator {
         verdicts: &mut Vec<proto::Verdict>,
     ) {
         for (index, offset, tokens) in packed_queries(packed) {
-            let query_id = packed.first_id.wrapping_add(index as u64);
+            let query_id = packed.first_query_id.wrapping_add(index as u64);
             self.items.clear();
             self.items.extend(tokens.iter().map(|&v| (v, 1)));
             verdicts.push(match self.analysis.evaluate(&self.items) {
@@ -237,8 +237,8 @@ impl QueryEvaluator {
                 to,
             } => Kind::Token(proto::TokenMove {
                 token_index: token_index(item_index),
-                from,
-                to,
+                source_vertex: from,
+                target_vertex: to,
             }),
             Move::Split {
                 item_index: _,
@@ -300,7 +300,7 @@ fn verdict(query_id: u64, evaluation: &Evaluation, move_: Option<proto::Move>) -
         outcome: outcome_to_proto(evaluation.outcome).into(),
         nim_sum: evaluation.nim_sum,
         error: None,
-        r#move: move_,
+        best_move: move_,
     }
 }
 
@@ -311,4 +311,16 @@ pub(crate) fn batch_query_count(batch: &proto::QueryBatch) -> u64 {
         .as_ref()
         .map_or(0, |packed| packed.token_counts.len());
     (batch.queries.len() + packed) as u64
+}
+
+/// `EvaluateBatch`'s responses are the evaluator's, without packed verdicts: its request
+/// carries no packed queries, so there are none to drop.
+impl From<proto::EvaluateResponse> for proto::EvaluateBatchResponse {
+    fn from(response: proto::EvaluateResponse) -> Self {
+        debug_assert!(response.packed_verdicts.is_none());
+        Self {
+            verdicts: response.verdicts,
+            graph: response.graph,
+        }
+    }
 }

@@ -200,11 +200,11 @@ mod tests {
             outcome: 1 + (id % 3) as i32,
             nim_sum: id * 7919,
             error: None,
-            r#move: Some(Move {
+            best_move: Some(Move {
                 kind: Some(r#move::Kind::Token(TokenMove {
                     token_index: 0,
-                    from: id as u32,
-                    to: id as u32 + 1,
+                    source_vertex: id as u32,
+                    target_vertex: id as u32 + 1,
                 })),
             }),
         }

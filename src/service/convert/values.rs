@@ -13,7 +13,7 @@ pub(crate) fn graph_summary(analysis: &Analysis, graph_id: &str) -> proto::Graph
         vertex_count: game.graph().vertex_count(),
         edge_count: game.graph().edge_count(),
         cyclic: analysis.is_cyclic(),
-        split_counts: game.split_counts().is_some(),
+        has_split_counts: game.split_counts().is_some(),
         max_value: analysis.max_value(),
         table_bytes: analysis.heap_bytes() as u64,
     }

@@ -1,6 +1,7 @@
 //! `Evaluate` (a bidirectional stream of query batches) and `EvaluateBatch` (all queries in
 //! one request): both open the stream's graph, then answer batch after batch on the work
-//! pool, in order.
+//! pool, in order. The evaluator produces `EvaluateResponse`s; `EvaluateBatch` sends them as
+//! its own `EvaluateBatchResponse` (see [`Verdicts`]).
 
 use std::sync::Arc;
 
@@ -10,13 +11,13 @@ use tonic::{Request, Response, Status, Streaming};
 use tracing::Instrument;
 
 use crate::proto::{
-    self, EvaluateBatchRequest, EvaluateRequest, EvaluateResponse, EvaluateStart,
-    evaluate_request::Payload,
+    self, EvaluateBatchRequest, EvaluateBatchResponse, EvaluateRequest, EvaluateResponse,
+    EvaluateStart, evaluate_request::Payload,
 };
 use crate::service::convert::{QueryEvaluator, batch_query_count, fit_response, graph_summary};
 use crate::service::error::{ServiceError, request_stream_status};
 use crate::service::graphs::Resolved;
-use crate::service::rpc::{Responder, ResponseStream, Stop};
+use crate::service::rpc::{Responder, ResponseStream, Stop, Verdicts};
 use crate::service::state::GameService;
 
 /// `Evaluate`: the first message carries `start`, every later one a batch of queries.
@@ -52,7 +53,7 @@ pub(super) async fn evaluate(
 pub(super) async fn evaluate_batch(
     service: &GameService,
     request: Request<EvaluateBatchRequest>,
-) -> Result<Response<ResponseStream<EvaluateResponse>>, Status> {
+) -> Result<Response<ResponseStream<EvaluateBatchResponse>>, Status> {
     let mut rpc = service.begin("EvaluateBatch", &request)?;
     let EvaluateBatchRequest { start, queries } = request.into_inner();
     let span = rpc.span.clone();
@@ -88,8 +89,8 @@ pub(super) async fn evaluate_batch(
 }
 
 /// Sends the stream's first response (the graph's summary) and makes its evaluator.
-async fn open_stream(
-    out: &mut Responder<EvaluateResponse>,
+async fn open_stream<M: Verdicts>(
+    out: &mut Responder<M>,
     resolved: Resolved,
     explain: bool,
 ) -> Result<QueryEvaluator, Stop> {
@@ -97,7 +98,7 @@ async fn open_stream(
         graph: Some(graph_summary(&resolved.analysis, &resolved.graph_id)),
         ..Default::default()
     };
-    out.send(first).await?;
+    out.send(first.into()).await?;
     Ok(QueryEvaluator::new(resolved.analysis, explain))
 }
 
@@ -206,11 +207,12 @@ impl Drop for AbortOnDrop {
 }
 
 /// Evaluates a group of batches in one job of the work pool and sends one response per
-/// batch, in order (more than one for a batch whose verdicts exceed the message limit). The evaluator goes to the pool and comes back, keeping its buffers and the
-/// moves it found for the next group. A batch that fails ends the stream after the responses
+/// batch, in order (more than one for a batch whose verdicts exceed the message limit). The
+/// evaluator goes to the pool and comes back, keeping its buffers and the moves it found for
+/// the next group. A batch that fails ends the stream after the responses
 /// of the batches before it.
-async fn answer_batches(
-    out: &mut Responder<EvaluateResponse>,
+async fn answer_batches<M: Verdicts>(
+    out: &mut Responder<M>,
     service: &GameService,
     mut evaluator: QueryEvaluator,
     batches: Vec<proto::QueryBatch>,

@@ -10,14 +10,15 @@ use tonic::{Request, Response, Status, Streaming};
 use super::rpc::ResponseStream;
 use super::state::GameService;
 use crate::proto::{
-    EvaluateBatchRequest, EvaluateRequest, EvaluateResponse, GetValuesRequest, GetValuesResponse,
-    PutGraphRequest, PutGraphResponse, grundy_service_server::GrundyService,
+    EvaluateBatchRequest, EvaluateBatchResponse, EvaluateRequest, EvaluateResponse,
+    GetValuesRequest, GetValuesResponse, PutGraphRequest, PutGraphResponse,
+    grundy_service_server::GrundyService,
 };
 
 #[tonic::async_trait]
 impl GrundyService for GameService {
     type EvaluateStream = ResponseStream<EvaluateResponse>;
-    type EvaluateBatchStream = ResponseStream<EvaluateResponse>;
+    type EvaluateBatchStream = ResponseStream<EvaluateBatchResponse>;
     type GetValuesStream = ResponseStream<GetValuesResponse>;
 
     async fn evaluate(

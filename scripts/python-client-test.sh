@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The Python client example (examples/python/grundy_client.py) against a real grundy-server:
+#   - installs the pinned packages (examples/python/requirements.txt, exact versions with
+#     hashes) into a virtualenv under target/ from PyPI, re-created when that file changes
+#     (and python3-venv from Debian when python3 lacks the venv module);
+#   - checks that the README's Python snippets are, verbatim, parts of the program;
+#   - builds grundy-server, starts it on 127.0.0.1:0 and waits until it logs its address;
+#   - runs the program (its stubs generated from proto/ into a temporary directory) and
+#     compares its output with examples/python/expected-output.txt; stops the server.
+#
+#   scripts/python-client-test.sh            # check
+#   scripts/python-client-test.sh --update   # rewrite expected-output.txt from this run
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+EXAMPLE=examples/python
+REQUIREMENTS=$EXAMPLE/requirements.txt
+EXPECTED=$EXAMPLE/expected-output.txt
+VENV=${PYTHON_CLIENT_VENV:-target/python-client-venv}
+STAMP=$VENV/requirements.sha256
+update=false
+[[ ${1:-} == --update ]] && update=true
+
+echo "== README's Python snippets are parts of $EXAMPLE/grundy_client.py"
+python3 - README.md "$EXAMPLE/grundy_client.py" <<'EOF'
+import re, sys
+readme, program = (open(path, encoding="utf-8").read() for path in sys.argv[1:])
+blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+if not blocks:
+    sys.exit("README.md has no ```python block")
+for number, block in enumerate(blocks, start=1):
+    if block not in program:
+        sys.exit(f"README.md's ```python block {number} is not, verbatim, part of {sys.argv[2]}")
+print(f"{len(blocks)} snippets ({sum(len(b.splitlines()) for b in blocks)} lines) found verbatim")
+EOF
+
+if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+  apt-get update
+  apt-get install -y python3-venv
+fi
+want=$(sha256sum "$REQUIREMENTS" | cut -d' ' -f1)
+if [[ ! -x $VENV/bin/python || "$(cat "$STAMP" 2>/dev/null)" != "$want" ]]; then
+  echo "== installing the client's packages into $VENV"
+  rm -rf "$VENV"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps --require-hashes \
+    -r "$REQUIREMENTS"
+  echo "$want" >"$STAMP"
+fi
+
+cargo build --bin grundy-server
+
+work=$(mktemp -d)
+server_pid=""
+cleanup() {
+  if [[ -n $server_pid ]]; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+./target/debug/grundy-server --listen 127.0.0.1:0 --log-format json 2>"$work/server.log" &
+server_pid=$!
+# Ready when the server logs its address (the listener is bound before that line).
+address=""
+for _ in $(seq 1 300); do
+  address=$(grep -o '"address":"127\.0\.0\.1:[0-9]*"' "$work/server.log" | head -1 | cut -d'"' -f4 || true)
+  [[ -n $address ]] && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log"; echo "server exited" >&2; exit 1; }
+  sleep 0.1
+done
+[[ -n $address ]] || { cat "$work/server.log"; echo "server not ready after 30 s" >&2; exit 1; }
+
+echo "== $EXAMPLE/grundy_client.py against grundy-server at $address"
+if ! timeout 120 "$VENV/bin/python" "$EXAMPLE/grundy_client.py" "$address" \
+  --stubs-dir "$work/stubs" >"$work/output.txt"; then
+  cat "$work/output.txt"
+  echo "the Python client failed" >&2
+  exit 1
+fi
+if $update; then
+  cp "$work/output.txt" "$EXPECTED"
+  echo "wrote $EXPECTED"
+elif ! diff -u "$EXPECTED" "$work/output.txt"; then
+  echo "the Python client's output differs from $EXPECTED (above); after a deliberate change" >&2
+  echo "run scripts/python-client-test.sh --update and review the diff" >&2
+  exit 1
+fi
+echo "Python client OK"
