@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use prost::Message;
 use tonic::{Status, Streaming};
 
 use super::convert::{self, GraphAssembler};
@@ -47,8 +48,9 @@ impl GameService {
                 Ok(Resolved::recorded(rpc, analysis, graph_id, lookup))
             }
             Some(GraphSource::Graph(graph)) => self.register(rpc, graph).await,
-            None => Err(ServiceError::Protocol(
-                "start.graph_source: set either graph or graph_id".into(),
+            None => Err(ServiceError::protocol(
+                "start.graph_source",
+                "start.graph_source: set either graph or graph_id",
             )
             .into()),
         }
@@ -88,6 +90,7 @@ impl GameService {
             .await?
             .map_err(request_stream_status)?
         {
+            rpc.sizes.request.observe(request.encoded_len() as f64);
             let chunk = request.chunk.unwrap_or_default();
             let (vertex_count, edge_count) = assembler.counts_with(&chunk)?;
             self.check_graph_size(vertex_count, edge_count)?;

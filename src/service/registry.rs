@@ -11,6 +11,7 @@ use std::time::Instant;
 use lru::LruCache;
 use sha2::{Digest, Sha256};
 use tokio::sync::watch;
+use tracing::Instrument;
 
 use super::blocking::WorkPool;
 use super::error::ServiceError;
@@ -252,7 +253,9 @@ impl Registry {
                 None => {
                     let (done, flight) = watch::channel(None);
                     state.in_flight.insert(graph_id.clone(), flight.clone());
-                    tokio::spawn(self.clone().compute(graph_id, source, limits, done));
+                    // In the span of the RPC that started it, for its trace.
+                    let compute = self.clone().compute(graph_id, source, limits, done);
+                    tokio::spawn(compute.in_current_span());
                     (flight, Lookup::Computed)
                 }
             }

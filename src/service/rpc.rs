@@ -20,7 +20,7 @@ use tracing::{Instrument, Span};
 use super::deadline::{Deadline, deadline_passed};
 use super::error::ServiceError;
 use super::lifecycle::{ActiveGuard, Phase, cancelled};
-use super::metrics::{Metrics, QueryCounts, code_name};
+use super::metrics::{MessageSizes, Metrics, QueryCounts, code_name};
 use crate::engine::Analysis;
 use crate::proto;
 
@@ -37,6 +37,8 @@ const FINAL_STATUS_GRACE: Duration = Duration::from_secs(2);
 pub(crate) struct Rpc {
     name: &'static str,
     pub(crate) span: Span,
+    /// The size histograms of this method's messages.
+    pub(crate) sizes: MessageSizes,
     started: Instant,
     deadline: Option<Deadline>,
     phase: watch::Receiver<Phase>,
@@ -93,6 +95,7 @@ impl Rpc {
         Self {
             name,
             span,
+            sizes: parts.metrics.message_sizes(name),
             started: parts.started,
             deadline: parts.deadline,
             phase: parts.phase,
@@ -204,7 +207,8 @@ impl Drop for Rpc {
             errors = counts.error,
             "rpc finished"
         );
-        self.metrics.request_finished(self.name, code);
+        self.metrics
+            .request_finished(self.name, code, self.started.elapsed());
         self.metrics.inflight_streams.dec();
     }
 }
@@ -228,7 +232,14 @@ impl<M> Responder<M> {
     }
 
     /// Sends one response, waiting for room in the buffer under the same guards.
-    pub(crate) async fn send(&mut self, message: M) -> Result<(), Stop> {
+    pub(crate) async fn send(&mut self, message: M) -> Result<(), Stop>
+    where
+        M: prost::Message,
+    {
+        self.rpc
+            .sizes
+            .response
+            .observe(message.encoded_len() as f64);
         let tx = self.tx.clone();
         self.guard(tx.send(Ok(message)))
             .await?
