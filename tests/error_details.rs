@@ -358,3 +358,16 @@ fn every_reason_is_documented_in_the_operating_guide() {
     }
     assert!(reasons >= 20, "{reasons} reasons");
 }
+
+#[test]
+fn reflection_serves_the_error_reasons() {
+    use prost::Message;
+    let files = prost_types::FileDescriptorSet::decode(proto::FILE_DESCRIPTOR_SET).unwrap();
+    let errors = files
+        .file
+        .iter()
+        .find(|file| file.name() == "grundy/v1/errors.proto")
+        .expect("errors.proto is in the reflection descriptors");
+    assert_eq!(errors.package(), "grundy.v1");
+    assert_eq!(errors.enum_type[0].name(), "ErrorReason");
+}
