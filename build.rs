@@ -6,7 +6,10 @@ use prost::Message;
 use std::path::PathBuf;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let protos = ["proto/grundy/v1/grundy.proto"];
+    let protos = [
+        "proto/grundy/v1/grundy.proto",
+        "proto/grundy/v1/errors.proto",
+    ];
     for proto in protos {
         println!("cargo:rerun-if-changed={proto}");
     }

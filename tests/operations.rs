@@ -471,8 +471,23 @@ async fn metrics_are_served_over_http() {
         "grundy_cache_hits_total 0",
         "grundy_cache_entries 1",
         "grundy_inflight_streams 0",
+        // Latency by method and code, slot waits by kind, message sizes by method: the
+        // stream sent two messages (start, one batch) and got two (summary, verdicts).
+        "grundy_rpc_duration_seconds_count{rpc=\"Evaluate\",code=\"OK\"} 1",
+        "grundy_work_slot_wait_seconds_count{kind=\"analysis\"} 2",
+        "grundy_work_slot_wait_seconds_count{kind=\"evaluation\"} 1",
+        "grundy_request_message_bytes_count{rpc=\"Evaluate\"} 2",
+        "grundy_response_message_bytes_count{rpc=\"Evaluate\"} 2",
     ] {
         assert!(page.contains(expected), "{expected:?} missing from\n{page}");
+    }
+    // The size histograms hold the sizes: both request messages (a 4-vertex graph, three
+    // one-token queries) are between 16 and 64 bytes.
+    for bucket in [
+        "grundy_request_message_bytes_bucket{le=\"16.0\",rpc=\"Evaluate\"} 0",
+        "grundy_request_message_bytes_bucket{le=\"64.0\",rpc=\"Evaluate\"} 2",
+    ] {
+        assert!(page.contains(bucket), "{bucket:?} missing from\n{page}");
     }
     assert!(
         http_get(address, "/other")

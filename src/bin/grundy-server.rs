@@ -8,7 +8,14 @@ use tokio::sync::watch;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = ServerArgs::parse();
-    service::init_tracing(args.log_format, "info");
+    let (telemetry, traces) = match &args.otlp_endpoint {
+        Some(endpoint) => {
+            let (telemetry, layer) = service::Telemetry::otlp(endpoint)?;
+            (Some(telemetry), Some(layer))
+        }
+        None => (None, None),
+    };
+    service::init_tracing_with(args.log_format, "info", traces);
     let config = args.server_config()?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
@@ -37,8 +44,13 @@ async fn main() -> anyhow::Result<()> {
         auth = config.auth_token.is_some(),
         "grundy-server listening"
     );
-    service::run_service(listener, state, &config, shutdown_signal()).await?;
+    let served = service::run_service(listener, state, &config, shutdown_signal()).await;
     let _ = stopped.send(true);
+    // The spans of the last RPCs are still buffered: export them before exiting.
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown().await;
+    }
+    served?;
     Ok(())
 }
 

@@ -7,13 +7,19 @@
 //! milliseconds), so that a few long analyses never hold up the verdicts of other streams.
 //! The wait for an analysis permit is bounded: a request that would wait longer is refused
 //! with a retryable status, instead of queueing without end behind a burst of big graphs.
+//!
+//! Each job runs in a span of its own ("analysis" or "evaluation"), a child of the span that
+//! asked for it (the RPC's), and the time it waited for its permit is recorded in the
+//! `grundy_work_slot_wait_seconds` histogram by kind.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{AcquireError, OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
 
 use super::error::ServiceError;
+use super::metrics::{Metrics, WorkKind};
 
 /// Bounded CPU work off the runtime. Cheap to clone (a handle).
 #[derive(Debug, Clone)]
@@ -22,6 +28,7 @@ pub(crate) struct WorkPool {
     analysis_slots: usize,
     analysis_queue_timeout: Duration,
     evaluations: Arc<Semaphore>,
+    metrics: Arc<Metrics>,
 }
 
 impl WorkPool {
@@ -31,6 +38,7 @@ impl WorkPool {
         analyses: usize,
         evaluations: usize,
         analysis_queue_timeout: Duration,
+        metrics: Arc<Metrics>,
     ) -> Self {
         let slots = |n: usize| n.clamp(1, Semaphore::MAX_PERMITS);
         Self {
@@ -38,6 +46,7 @@ impl WorkPool {
             analysis_slots: slots(analyses),
             analysis_queue_timeout,
             evaluations: Arc::new(Semaphore::new(slots(evaluations))),
+            metrics,
         }
     }
 
@@ -48,14 +57,16 @@ impl WorkPool {
         F: FnOnce() -> Result<T, ServiceError> + Send + 'static,
         T: Send + 'static,
     {
+        let waiting = Instant::now();
         let waited = self.analysis_queue_timeout;
-        let permit = tokio::time::timeout(waited, self.analyses.clone().acquire_owned())
-            .await
-            .map_err(|_| ServiceError::AnalysisQueueFull {
-                slots: self.analysis_slots,
-                waited,
-            })?;
-        run(permit, work).await
+        let permit = tokio::time::timeout(waited, self.analyses.clone().acquire_owned()).await;
+        self.metrics
+            .slot_waited(WorkKind::Analysis, waiting.elapsed());
+        let permit = permit.map_err(|_| ServiceError::AnalysisQueueFull {
+            slots: self.analysis_slots,
+            waited,
+        })?;
+        run(tracing::info_span!("analysis"), permit, work).await
     }
 
     /// Runs a query batch, waiting for an evaluation permit first.
@@ -64,15 +75,20 @@ impl WorkPool {
         F: FnOnce() -> Result<T, ServiceError> + Send + 'static,
         T: Send + 'static,
     {
-        run(self.evaluations.clone().acquire_owned().await, work).await
+        let waiting = Instant::now();
+        let permit = self.evaluations.clone().acquire_owned().await;
+        self.metrics
+            .slot_waited(WorkKind::Evaluation, waiting.elapsed());
+        run(tracing::info_span!("evaluation"), permit, work).await
     }
 }
 
-/// Runs `work` on the blocking pool under `permit` (held until the work returns, even when
-/// the caller stopped waiting); a panic there becomes INTERNAL, a runtime shutting down (the
-/// CLI's embedded server at exit) UNAVAILABLE.
+/// Runs `work` in `span` on the blocking pool under `permit` (held until the work returns,
+/// even when the caller stopped waiting); a panic there becomes INTERNAL, a runtime shutting
+/// down (the CLI's embedded server at exit) UNAVAILABLE.
 async fn run<T, F>(
-    permit: Result<OwnedSemaphorePermit, tokio::sync::AcquireError>,
+    span: tracing::Span,
+    permit: Result<OwnedSemaphorePermit, AcquireError>,
     work: F,
 ) -> Result<T, ServiceError>
 where
@@ -82,6 +98,7 @@ where
     let permit = permit.map_err(|_| ServiceError::Internal("the work pool is closed".into()))?;
     tokio::task::spawn_blocking(move || {
         let _permit = permit;
+        let _entered = span.enter();
         work()
     })
     .await

@@ -1,12 +1,69 @@
 //! The one place that maps errors to gRPC statuses, choosing the code and the log level by
-//! cause: the client's fault is logged at debug, the server's at error.
+//! cause: the client's fault is logged at debug, the server's at error. Every status also
+//! carries machine-readable details (the `google.rpc` error model, see
+//! `proto/grundy/v1/errors.proto`): an `ErrorInfo` with a stable reason, and by code a
+//! `BadRequest`, a `QuotaFailure` or a `RetryInfo`.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use tonic::{Code, Status};
+use tonic_types::{ErrorDetails, StatusExt};
 
 use super::store::StoreError;
+use crate::engine::split::SplitError;
 use crate::engine::{AnalysisError, GraphError};
+use crate::proto::ErrorReason;
+
+/// The `ErrorInfo.domain` of every status the server sends (documented in errors.proto).
+pub const ERROR_DOMAIN: &str = "grundy.v1";
+
+/// How long a client should wait before retrying a retryable failure (draining, overload, a
+/// store outage, the concurrency limit): long enough for a restart or a burst to pass.
+const RETRY_DELAY: Duration = Duration::from_secs(1);
+
+/// A configured server limit, by the name its flag spells with underscores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Limit {
+    /// `--max-vertices`.
+    MaxVertices,
+    /// `--max-edges`.
+    MaxEdges,
+    /// `--max-queries-per-stream`.
+    MaxQueriesPerStream,
+    /// `--max-concurrent-streams`.
+    MaxConcurrentStreams,
+    /// `--cache-bytes`, for a graph uploaded with PutGraph.
+    CacheBytes,
+}
+
+impl Limit {
+    /// The limit's name, as its flag spells it with underscores.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::MaxVertices => "max_vertices",
+            Self::MaxEdges => "max_edges",
+            Self::MaxQueriesPerStream => "max_queries_per_stream",
+            Self::MaxConcurrentStreams => "max_concurrent_streams",
+            Self::CacheBytes => "cache_bytes",
+        }
+    }
+
+    fn reason(self) -> ErrorReason {
+        match self {
+            Self::MaxVertices | Self::MaxEdges => ErrorReason::GraphTooLarge,
+            Self::MaxQueriesPerStream => ErrorReason::TooManyQueries,
+            Self::MaxConcurrentStreams => ErrorReason::TooManyStreams,
+            Self::CacheBytes => ErrorReason::CacheTooSmall,
+        }
+    }
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// Everything a stream can fail with before or while it evaluates queries. `Clone` so that
 /// one failed computation can be reported to every request that waited for it.
@@ -19,15 +76,21 @@ pub(crate) enum ServiceError {
     /// server's flags set is named, as [`ServiceError::LimitExceeded`] does.
     #[error("{error}{hint}", error = .0, hint = limit_hint(.0))]
     Analysis(#[from] AnalysisError),
-    /// The request stream broke the protocol (missing or repeated `start`, ...).
-    #[error("{0}")]
-    Protocol(String),
+    /// The request broke the protocol (missing or repeated `start`, ...). `field` is the
+    /// field path the message names, for the `BadRequest` detail.
+    #[error("{message}")]
+    Protocol {
+        /// The offending field's path, e.g. `start.graph_source`.
+        field: String,
+        /// The whole message, naming the field.
+        message: String,
+    },
     /// A configured server limit was exceeded: names the limit (as its flag says it) and
     /// its value, so that the client knows what to shrink.
     #[error("{what} exceeds the server's limit {limit} = {value}")]
     LimitExceeded {
-        /// The limit's name, as its flag spells it with underscores.
-        limit: &'static str,
+        /// The limit.
+        limit: Limit,
         /// The limit's value.
         value: u64,
         /// What exceeded it, with its size.
@@ -78,7 +141,7 @@ impl ServiceError {
     /// The gRPC status code of the error.
     pub(crate) fn code(&self) -> Code {
         match self {
-            Self::Graph(_) | Self::Protocol(_) => Code::InvalidArgument,
+            Self::Graph(_) | Self::Protocol { .. } => Code::InvalidArgument,
             Self::Analysis(AnalysisError::Cycle { .. }) => Code::InvalidArgument,
             // Too much work or a value beyond 64 bits: the graph is valid, just too hard.
             Self::Analysis(AnalysisError::Split(_) | AnalysisError::CyclicWork(_)) => {
@@ -96,6 +159,124 @@ impl ServiceError {
             Self::Store(StoreError::Corrupt { .. }) => Code::NotFound,
             Self::Internal(_) => Code::Internal,
         }
+    }
+}
+
+impl ServiceError {
+    /// A protocol error about `field`, with `message` naming it.
+    pub(crate) fn protocol(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::Protocol {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The stable reason of the error, sent in its `ErrorInfo`.
+    pub(crate) fn reason(&self) -> ErrorReason {
+        match self {
+            Self::Graph(_) => ErrorReason::InvalidGraph,
+            Self::Analysis(error) => analysis_reason(error),
+            Self::Protocol { .. } => ErrorReason::InvalidRequest,
+            Self::LimitExceeded { limit, .. } => limit.reason(),
+            Self::ShuttingDown => ErrorReason::ShuttingDown,
+            Self::AnalysisQueueFull { .. } => ErrorReason::AnalysisQueueFull,
+            Self::StartTimeout(_) => ErrorReason::StartTimeout,
+            Self::DeadlineExceeded(_) => ErrorReason::DeadlineExceeded,
+            Self::Unauthenticated(_) => ErrorReason::Unauthenticated,
+            Self::UnknownGraph(_) => ErrorReason::UnknownGraph,
+            Self::Store(StoreError::Unavailable { .. }) => ErrorReason::StoreUnavailable,
+            Self::Store(StoreError::Corrupt { .. }) => ErrorReason::StoredGraphCorrupt,
+            Self::Internal(_) => ErrorReason::Internal,
+        }
+    }
+
+    /// The machine-readable details of the error's status: an `ErrorInfo` always, and the
+    /// `BadRequest`, `QuotaFailure` or `RetryInfo` its code calls for.
+    fn details(&self) -> ErrorDetails {
+        let mut metadata = HashMap::new();
+        let mut details = ErrorDetails::new();
+        let description = self.to_string();
+        let mut quota = |metadata: &mut HashMap<String, String>, limit: &str, value: u64| {
+            metadata.insert("limit".to_string(), limit.to_string());
+            metadata.insert("limit_value".to_string(), value.to_string());
+            details.add_quota_failure_violation(limit, description.clone());
+        };
+        match self {
+            Self::Graph(error) => {
+                details.add_bad_request_violation(graph_error_field(error), self.to_string());
+            }
+            Self::Protocol { field, message } => {
+                details.add_bad_request_violation(field.clone(), message.clone());
+            }
+            Self::Analysis(AnalysisError::Cycle { .. }) => {
+                details.add_bad_request_violation("targets", self.to_string());
+            }
+            Self::Analysis(AnalysisError::CyclicWork(exceeded)) => {
+                quota(&mut metadata, "max_cyclic_work", exceeded.budget);
+            }
+            Self::Analysis(AnalysisError::Split(SplitError::WorkBudget {
+                vertex, budget, ..
+            })) => {
+                quota(&mut metadata, "work_budget_per_vertex", *budget);
+                metadata.insert("vertex".into(), vertex.to_string());
+            }
+            Self::Analysis(AnalysisError::Split(SplitError::ValueOverflow { vertex })) => {
+                metadata.insert("vertex".into(), vertex.to_string());
+            }
+            Self::LimitExceeded { limit, value, .. } => {
+                quota(&mut metadata, limit.name(), *value);
+                if *limit == Limit::MaxConcurrentStreams {
+                    details.set_retry_info(Some(RETRY_DELAY));
+                }
+            }
+            Self::ShuttingDown | Self::Store(StoreError::Unavailable { .. }) => {
+                details.set_retry_info(Some(RETRY_DELAY));
+            }
+            Self::AnalysisQueueFull { slots, waited } => {
+                metadata.insert("limit".into(), "analysis_queue_timeout".into());
+                metadata.insert("timeout_ms".into(), waited.as_millis().to_string());
+                metadata.insert("analysis_slots".into(), slots.to_string());
+                details.set_retry_info(Some(RETRY_DELAY));
+            }
+            Self::DeadlineExceeded(timeout) | Self::StartTimeout(timeout) => {
+                metadata.insert("timeout_ms".into(), timeout.as_millis().to_string());
+            }
+            Self::Analysis(AnalysisError::Cancelled(_))
+            | Self::Unauthenticated(_)
+            | Self::UnknownGraph(_)
+            | Self::Store(StoreError::Corrupt { .. })
+            | Self::Internal(_) => {}
+        }
+        details.set_error_info(reason_name(self.reason()), ERROR_DOMAIN, metadata);
+        details
+    }
+}
+
+/// The reason of an analysis failure.
+fn analysis_reason(error: &AnalysisError) -> ErrorReason {
+    match error {
+        AnalysisError::Cycle { .. } => ErrorReason::SplitGraphCycle,
+        AnalysisError::Split(SplitError::WorkBudget { .. }) => ErrorReason::SplitWorkBudget,
+        AnalysisError::Split(SplitError::ValueOverflow { .. }) => ErrorReason::ValueOverflow,
+        AnalysisError::CyclicWork(_) => ErrorReason::CyclicWorkBudget,
+        AnalysisError::Cancelled(_) => ErrorReason::AnalysisCancelled,
+    }
+}
+
+/// `ErrorInfo.reason`: the enum value's name without its `ERROR_REASON_` prefix.
+pub(crate) fn reason_name(reason: ErrorReason) -> &'static str {
+    let name = reason.as_str_name();
+    name.strip_prefix("ERROR_REASON_").unwrap_or(name)
+}
+
+/// The field a graph error names, as its message does (with the index).
+fn graph_error_field(error: &GraphError) -> String {
+    match error {
+        GraphError::NoVertices => "vertex_count".into(),
+        GraphError::DegreeCount { .. } => "out_degrees".into(),
+        GraphError::TargetCount { .. } | GraphError::TooManyEdges { .. } => "targets".into(),
+        GraphError::TargetOutOfRange { index, .. } => format!("targets[{index}]"),
+        GraphError::SplitCountLength { .. } => "split_counts".into(),
     }
 }
 
@@ -125,7 +306,7 @@ impl From<ServiceError> for Status {
         } else {
             tracing::debug!(%error, ?code, "request rejected");
         }
-        Status::new(code, error.to_string())
+        Status::with_error_details(code, error.to_string(), error.details())
     }
 }
 
@@ -136,12 +317,13 @@ impl From<ServiceError> for Status {
 /// API keeps for server bugs: they are the client's fault, INVALID_ARGUMENT.
 pub(crate) fn request_stream_status(status: Status) -> Status {
     let rewritten = if is_message_size_error(status.code(), status.message()) {
-        Status::resource_exhausted(format!("max_message_bytes: {}", status.message()))
+        message_too_large(status.message())
     } else if is_decode_error(status.code(), status.message()) {
-        Status::invalid_argument(format!(
+        let message = format!(
             "malformed request message: {}",
             excerpt_plain(status.message())
-        ))
+        );
+        Status::from(ServiceError::protocol("request", message))
     } else {
         return status;
     };
@@ -166,6 +348,32 @@ fn excerpt_plain(text: &str) -> String {
         Some((end, _)) => format!("{}...", &text[..end]),
         None => text.to_string(),
     }
+}
+
+/// RESOURCE_EXHAUSTED for tonic's "message length too large" `message`, naming the limit,
+/// with its details (the limit's value read from tonic's message, which states it).
+pub(crate) fn message_too_large(message: &str) -> Status {
+    const LIMIT: &str = "max_message_bytes";
+    let text = format!("{LIMIT}: {message}");
+    let mut metadata = HashMap::from([("limit".to_string(), LIMIT.to_string())]);
+    if let Some(value) = stated_limit(message) {
+        metadata.insert("limit_value".into(), value.to_string());
+    }
+    let mut details = ErrorDetails::new();
+    details
+        .add_quota_failure_violation(LIMIT, text.clone())
+        .set_error_info(
+            reason_name(ErrorReason::MessageTooLarge),
+            ERROR_DOMAIN,
+            metadata,
+        );
+    Status::with_error_details(Code::ResourceExhausted, text, details)
+}
+
+/// The limit in tonic's "... found N bytes, the limit is: L bytes".
+fn stated_limit(message: &str) -> Option<u64> {
+    let (_, tail) = message.rsplit_once("the limit is: ")?;
+    tail.split_whitespace().next()?.parse().ok()
 }
 
 /// True for tonic's "decoded message length too large" status.

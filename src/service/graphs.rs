@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use prost::Message;
 use tonic::{Status, Streaming};
 
 use super::convert::{self, GraphAssembler};
@@ -48,8 +49,9 @@ impl GameService {
                 Ok(Resolved::recorded(rpc, analysis, graph_id, lookup))
             }
             Some(GraphSource::Graph(graph)) => self.register(rpc, graph).await,
-            None => Err(ServiceError::Protocol(
-                "start.graph_source: set either graph or graph_id".into(),
+            None => Err(ServiceError::protocol(
+                "start.graph_source",
+                "start.graph_source: set either graph or graph_id",
             )
             .into()),
         }
@@ -95,6 +97,9 @@ impl GameService {
                 .guard(inbound.message())
                 .await?
                 .map_err(request_stream_status)?;
+            if let Some(request) = &next {
+                rpc.sizes.request.observe(request.encoded_len() as f64);
+            }
         }
         Ok(assembler.finish()?)
     }

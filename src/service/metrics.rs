@@ -1,5 +1,5 @@
-//! Prometheus metrics: the counters the service updates, and a tiny HTTP/1 exporter serving
-//! them at `/metrics` (OpenMetrics text, encoded by `prometheus-client`).
+//! Prometheus metrics: the counters and histograms the service updates, and a tiny HTTP/1
+//! exporter serving them at `/metrics` (OpenMetrics text, encoded by `prometheus-client`).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -28,6 +28,65 @@ pub(crate) struct RequestLabels {
     pub(crate) code: &'static str,
 }
 
+/// Labels of the per-method histograms of message sizes.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct MethodLabels {
+    /// The RPC method, e.g. "Evaluate".
+    pub(crate) rpc: &'static str,
+}
+
+/// Labels of `grundy_work_slot_wait_seconds`.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct WorkLabels {
+    /// "analysis" or "evaluation", see [`WorkKind`].
+    pub(crate) kind: &'static str,
+}
+
+/// The two kinds of CPU work of the work pool, each with its own permits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WorkKind {
+    /// Validating, hashing or analysing a graph.
+    Analysis,
+    /// Answering query batches.
+    Evaluation,
+}
+
+impl WorkKind {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Analysis => "analysis",
+            Self::Evaluation => "evaluation",
+        }
+    }
+}
+
+/// A histogram family whose histograms share one set of buckets.
+type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+
+/// The size histograms of one method's messages (handles into the families).
+#[derive(Debug, Clone)]
+pub(crate) struct MessageSizes {
+    /// Encoded bytes of each request message.
+    pub(crate) request: Histogram,
+    /// Encoded bytes of each response message.
+    pub(crate) response: Histogram,
+}
+
+/// Buckets of RPC durations: 0.1 ms .. about 30 min (a stream may run long).
+fn duration_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.0001, 4.0, 13))
+}
+
+/// Buckets of slot waits: 0.1 ms .. about 7 min.
+fn wait_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.0001, 4.0, 12))
+}
+
+/// Buckets of message sizes: 16 B .. 1 GiB.
+fn size_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(16.0, 4.0, 14))
+}
+
 /// Labels of `grundy_queries_total`.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct QueryLabels {
@@ -40,6 +99,10 @@ pub(crate) struct QueryLabels {
 pub struct Metrics {
     registry: Registry,
     pub(crate) requests: Family<RequestLabels, Counter>,
+    rpc_duration_seconds: HistogramFamily<RequestLabels>,
+    work_slot_wait_seconds: HistogramFamily<WorkLabels>,
+    request_message_bytes: HistogramFamily<MethodLabels>,
+    response_message_bytes: HistogramFamily<MethodLabels>,
     pub(crate) queries: Family<QueryLabels, Counter>,
     pub(crate) table_compute_seconds: Histogram,
     pub(crate) cache_hits: Counter,
@@ -66,6 +129,35 @@ impl Metrics {
             "requests",
             "RPCs finished, by method and final gRPC status code",
             requests.clone(),
+        );
+        let rpc_duration_seconds: HistogramFamily<RequestLabels> =
+            Family::new_with_constructor(duration_histogram);
+        registry.register(
+            "rpc_duration_seconds",
+            "RPC latency, from arrival to the final status, by method and gRPC status code",
+            rpc_duration_seconds.clone(),
+        );
+        let work_slot_wait_seconds: HistogramFamily<WorkLabels> =
+            Family::new_with_constructor(wait_histogram);
+        registry.register(
+            "work_slot_wait_seconds",
+            "Time a job waited for a permit of the work pool, by kind (analysis: a graph \
+             analysis slot, --compute-concurrency; evaluation: a query batch)",
+            work_slot_wait_seconds.clone(),
+        );
+        let request_message_bytes: HistogramFamily<MethodLabels> =
+            Family::new_with_constructor(size_histogram);
+        registry.register(
+            "request_message_bytes",
+            "Encoded size of each request message, by method",
+            request_message_bytes.clone(),
+        );
+        let response_message_bytes: HistogramFamily<MethodLabels> =
+            Family::new_with_constructor(size_histogram);
+        registry.register(
+            "response_message_bytes",
+            "Encoded size of each response message, by method",
+            response_message_bytes.clone(),
         );
         let queries = Family::<QueryLabels, Counter>::default();
         registry.register(
@@ -125,6 +217,10 @@ impl Metrics {
         Self {
             registry,
             requests,
+            rpc_duration_seconds,
+            work_slot_wait_seconds,
+            request_message_bytes,
+            response_message_bytes,
             queries,
             table_compute_seconds,
             cache_hits,
@@ -137,14 +233,32 @@ impl Metrics {
         }
     }
 
-    /// Counts one finished RPC.
-    pub(crate) fn request_finished(&self, rpc: &'static str, code: Code) {
-        self.requests
-            .get_or_create(&RequestLabels {
-                rpc,
-                code: code_name(code),
-            })
-            .inc();
+    /// Counts one finished RPC and records its latency.
+    pub(crate) fn request_finished(&self, rpc: &'static str, code: Code, elapsed: Duration) {
+        let labels = RequestLabels {
+            rpc,
+            code: code_name(code),
+        };
+        self.requests.get_or_create(&labels).inc();
+        self.rpc_duration_seconds
+            .get_or_create(&labels)
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// Records how long a job of `kind` waited for its permit.
+    pub(crate) fn slot_waited(&self, kind: WorkKind, waited: Duration) {
+        self.work_slot_wait_seconds
+            .get_or_create(&WorkLabels { kind: kind.label() })
+            .observe(waited.as_secs_f64());
+    }
+
+    /// The message size histograms of the method `rpc`.
+    pub(crate) fn message_sizes(&self, rpc: &'static str) -> MessageSizes {
+        let labels = MethodLabels { rpc };
+        MessageSizes {
+            request: self.request_message_bytes.get_or_create(&labels).clone(),
+            response: self.response_message_bytes.get_or_create(&labels).clone(),
+        }
     }
 
     /// Counts answered queries by outcome.

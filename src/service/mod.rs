@@ -20,6 +20,7 @@
 //! - `convert`: the only place protobuf types meet engine types; `error`: the one mapping
 //!   from errors to gRPC statuses;
 //! - `auth`: bearer tokens; [`metrics`]: Prometheus metrics and their exporter;
+//!   [`telemetry`]: OTLP trace export and `traceparent` propagation;
 //! - [`web`]: the browser playground served with `--web`: its files and `POST /render`.
 
 pub mod args;
@@ -40,14 +41,16 @@ mod rpc;
 pub mod server;
 mod state;
 pub mod store;
+pub mod telemetry;
 pub mod web;
 
 pub use args::{ConfigError, ServerArgs};
 pub use config::{ServerConfig, ServiceConfig, TlsConfig};
 pub use convert::game_from_proto;
 pub use graph_id::graph_id_blocking;
-pub use logging::{LogFormat, init_tracing};
+pub use logging::{LogFormat, init_tracing, init_tracing_with};
 pub use metrics::Metrics;
 pub use registry::Registry;
 pub use server::{SERVICE_NAME, ServerError, run, run_service};
 pub use state::GameService;
+pub use telemetry::Telemetry;

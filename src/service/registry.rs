@@ -19,6 +19,7 @@ use std::time::Instant;
 
 use lru::LruCache;
 use tokio::sync::watch;
+use tracing::Instrument;
 
 use super::blocking::WorkPool;
 use super::error::ServiceError;
@@ -280,7 +281,8 @@ impl Registry {
                         limits,
                         interrupt,
                     };
-                    tokio::spawn(self.clone().compute(job, publish));
+                    // In the span of the RPC that started it, for its trace.
+                    tokio::spawn(self.clone().compute(job, publish).in_current_span());
                     (done, Lookup::Computed, generation)
                 }
             }

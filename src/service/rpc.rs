@@ -20,7 +20,7 @@ use tracing::{Instrument, Span};
 use super::deadline::{Deadline, deadline_passed};
 use super::error::{ServiceError, request_stream_status};
 use super::lifecycle::{ActiveGuard, Phase, cancelled};
-use super::metrics::{Metrics, QueryCounts, code_name};
+use super::metrics::{MessageSizes, Metrics, QueryCounts, code_name};
 use crate::engine::Analysis;
 use crate::proto;
 
@@ -37,6 +37,8 @@ const FINAL_STATUS_GRACE: Duration = Duration::from_secs(2);
 pub(crate) struct Rpc {
     name: &'static str,
     pub(crate) span: Span,
+    /// The size histograms of this method's messages.
+    pub(crate) sizes: MessageSizes,
     started: Instant,
     deadline: Option<Deadline>,
     phase: watch::Receiver<Phase>,
@@ -93,6 +95,7 @@ impl Rpc {
         Self {
             name,
             span,
+            sizes: parts.metrics.message_sizes(name),
             started: parts.started,
             deadline: parts.deadline,
             phase: parts.phase,
@@ -126,18 +129,23 @@ impl Rpc {
     /// Reads the first message of a request stream under the same guards, ending the RPC
     /// with DEADLINE_EXCEEDED when none arrives within `start_timeout`: a stream that never
     /// starts must not hold its concurrency slot forever.
-    pub(crate) async fn first_message<T>(
+    /// Its size is recorded in the request-size metric.
+    pub(crate) async fn first_message<T: prost::Message>(
         &mut self,
         next: impl Future<Output = Result<Option<T>, Status>>,
         start_timeout: Duration,
     ) -> Result<Option<T>, Status> {
-        match self
+        let first = match self
             .guard(tokio::time::timeout(start_timeout, next))
             .await?
         {
-            Ok(message) => message.map_err(request_stream_status),
-            Err(_) => Err(ServiceError::StartTimeout(start_timeout).into()),
+            Ok(message) => message.map_err(request_stream_status)?,
+            Err(_) => return Err(ServiceError::StartTimeout(start_timeout).into()),
+        };
+        if let Some(first) = &first {
+            self.sizes.request.observe(first.encoded_len() as f64);
         }
+        Ok(first)
     }
 
     /// Awaits `work`, unless the server cancels streams or the client's deadline passes
@@ -221,7 +229,8 @@ impl Drop for Rpc {
             errors = counts.error,
             "rpc finished"
         );
-        self.metrics.request_finished(self.name, code);
+        self.metrics
+            .request_finished(self.name, code, self.started.elapsed());
         self.metrics.inflight_streams.dec();
     }
 }
@@ -245,7 +254,14 @@ impl<M> Responder<M> {
     }
 
     /// Sends one response, waiting for room in the buffer under the same guards.
-    pub(crate) async fn send(&mut self, message: M) -> Result<(), Stop> {
+    pub(crate) async fn send(&mut self, message: M) -> Result<(), Stop>
+    where
+        M: prost::Message,
+    {
+        self.rpc
+            .sizes
+            .response
+            .observe(message.encoded_len() as f64);
         let tx = self.tx.clone();
         self.guard(tx.send(Ok(message)))
             .await?
@@ -273,9 +289,9 @@ impl<M> Responder<M> {
 
 /// A response message of verdicts: `EvaluateResponse` itself, or `EvaluateBatch`'s own
 /// `EvaluateBatchResponse` made from one.
-pub(crate) trait Verdicts: From<proto::EvaluateResponse> + Send + 'static {}
+pub(crate) trait Verdicts: From<proto::EvaluateResponse> + prost::Message + Send + 'static {}
 
-impl<M: From<proto::EvaluateResponse> + Send + 'static> Verdicts for M {}
+impl<M: From<proto::EvaluateResponse> + prost::Message + Send + 'static> Verdicts for M {}
 
 impl<M: Verdicts> Responder<M> {
     /// Sends a response of verdicts, counting them.

@@ -25,7 +25,7 @@ use tower::util::{MapRequestLayer, MapResponseLayer, option_layer};
 use super::auth::BearerAuth;
 use super::config::ServerConfig;
 use super::deadline::stamp_arrival;
-use super::error::is_message_size_error;
+use super::error::{is_message_size_error, message_too_large};
 use super::state::GameService;
 use crate::proto::{self, grundy_service_server::GrundyServiceServer};
 use crate::service::web::WebLayer;
@@ -226,8 +226,9 @@ fn remap_message_size_status(
     if !is_message_size_error(status.code(), status.message()) {
         return response;
     }
-    let remapped = Status::resource_exhausted(format!("max_message_bytes: {}", status.message()));
-    // The message came from tonic and is printable, so the headers always encode.
+    let remapped = message_too_large(status.message());
+    // The message came from tonic and is printable, so the headers always encode; this
+    // writes the details (grpc-status-details-bin) too.
     let _ = remapped.add_header(response.headers_mut());
     response
 }

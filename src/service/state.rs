@@ -8,13 +8,14 @@ use tonic::{Request, Status};
 use super::blocking::WorkPool;
 use super::config::{DEFAULT_MAX_MESSAGE_BYTES, ServiceConfig};
 use super::deadline::start_and_deadline;
-use super::error::ServiceError;
+use super::error::{Limit, ServiceError};
 use super::lifecycle::Lifecycle;
 use super::metrics::{Metrics, code_name};
 use super::registry::Registry;
 use super::rpc::{Rpc, RpcParts};
 use super::store::GraphStore;
 use super::store::memory::MemoryStore;
+use super::telemetry::continue_remote_trace;
 
 /// The state of the `grundy.v1.GrundyService` implementation, shared by all streams. Cheap to
 /// clone (a handle). [`super::run`] builds one; [`super::run_service`] takes one the caller
@@ -38,6 +39,7 @@ impl GameService {
             config.compute_concurrency,
             config.evaluation_concurrency,
             config.analysis_queue_timeout,
+            metrics.clone(),
         );
         let store = config.store.clone().unwrap_or_else(|| {
             GraphStore::from_backend(Arc::new(MemoryStore::new(config.cache_bytes)))
@@ -100,9 +102,11 @@ impl GameService {
 
     /// Starts the bookkeeping of one RPC, or refuses it (draining, too many streams).
     pub(crate) fn begin<T>(&self, name: &'static str, request: &Request<T>) -> Result<Rpc, Status> {
+        let arrived = tokio::time::Instant::now();
         let reject = |error: ServiceError| {
             let status = Status::from(error);
-            self.metrics.request_finished(name, status.code());
+            self.metrics
+                .request_finished(name, status.code(), arrived.elapsed());
             tracing::info!(
                 rpc = name,
                 code = code_name(status.code()),
@@ -116,13 +120,13 @@ impl GameService {
         }
         let slot = self.lifecycle.try_slot().ok_or_else(|| {
             reject(ServiceError::LimitExceeded {
-                limit: "max_concurrent_streams",
+                limit: Limit::MaxConcurrentStreams,
                 value: self.config.max_concurrent_streams as u64,
                 what: "the number of concurrent streams".into(),
             })
         })?;
         let (started, deadline) = start_and_deadline(request.metadata(), request.extensions());
-        Ok(Rpc::new(
+        let rpc = Rpc::new(
             name,
             RpcParts {
                 started,
@@ -132,7 +136,9 @@ impl GameService {
                 active: self.lifecycle.enter(),
                 slot,
             },
-        ))
+        );
+        continue_remote_trace(&rpc.span, request.metadata());
+        Ok(rpc)
     }
 
     /// Checks a graph's size against the configured limits before any work is spent on it.
@@ -143,14 +149,14 @@ impl GameService {
     ) -> Result<(), ServiceError> {
         if vertex_count > self.config.max_vertices {
             return Err(ServiceError::LimitExceeded {
-                limit: "max_vertices",
+                limit: Limit::MaxVertices,
                 value: u64::from(self.config.max_vertices),
                 what: format!("the graph's vertex_count {vertex_count}"),
             });
         }
         if edge_count > self.config.max_edges {
             return Err(ServiceError::LimitExceeded {
-                limit: "max_edges",
+                limit: Limit::MaxEdges,
                 value: self.config.max_edges,
                 what: format!("the graph's {edge_count} edges"),
             });
@@ -162,7 +168,7 @@ impl GameService {
     pub(crate) fn check_query_count(&self, count: u64) -> Result<(), ServiceError> {
         if count > self.config.max_queries_per_stream {
             return Err(ServiceError::LimitExceeded {
-                limit: "max_queries_per_stream",
+                limit: Limit::MaxQueriesPerStream,
                 value: self.config.max_queries_per_stream,
                 what: format!("the stream's {count} queries"),
             });

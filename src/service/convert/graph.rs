@@ -34,17 +34,21 @@ impl GraphAssembler {
     pub(crate) fn counts_with(&self, chunk: &proto::Graph) -> Result<(u32, u64), ServiceError> {
         let vertex_count = if self.chunks == 0 {
             if chunk.vertex_count == 0 {
-                return Err(ServiceError::Protocol(
-                    "chunk.vertex_count: the first chunk must set the vertex count".into(),
+                return Err(ServiceError::protocol(
+                    "chunk.vertex_count",
+                    "chunk.vertex_count: the first chunk must set the vertex count",
                 ));
             }
             chunk.vertex_count
         } else {
             if chunk.vertex_count != 0 && chunk.vertex_count != self.graph.vertex_count {
-                return Err(ServiceError::Protocol(format!(
-                    "chunk {}: vertex_count {} differs from the first chunk's {}",
-                    self.chunks, chunk.vertex_count, self.graph.vertex_count
-                )));
+                return Err(ServiceError::protocol(
+                    "chunk.vertex_count",
+                    format!(
+                        "chunk {}: vertex_count {} differs from the first chunk's {}",
+                        self.chunks, chunk.vertex_count, self.graph.vertex_count
+                    ),
+                ));
             }
             self.graph.vertex_count
         };
@@ -66,10 +70,13 @@ impl GraphAssembler {
             ),
         ] {
             if total > vertex_count as usize {
-                return Err(ServiceError::Protocol(format!(
-                    "chunk {}: {field} now has {total} entries, more than vertex_count {vertex_count}",
-                    self.chunks
-                )));
+                return Err(ServiceError::protocol(
+                    format!("chunk.{field}"),
+                    format!(
+                        "chunk {}: {field} now has {total} entries, more than vertex_count {vertex_count}",
+                        self.chunks
+                    ),
+                ));
             }
         }
         self.graph.vertex_count = vertex_count;
@@ -85,8 +92,9 @@ impl GraphAssembler {
     /// The whole graph; an error when no chunk came.
     pub(crate) fn finish(mut self) -> Result<proto::Graph, ServiceError> {
         if self.chunks == 0 {
-            return Err(ServiceError::Protocol(
-                "PutGraph needs at least one chunk".into(),
+            return Err(ServiceError::protocol(
+                "chunk",
+                "PutGraph needs at least one chunk",
             ));
         }
         // Growing by chunks left spare capacity; the cache accounts for capacity.

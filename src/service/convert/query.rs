@@ -63,10 +63,13 @@ impl QueryEvaluator {
         if let Some(packed) = &batch.packed_tokens {
             let total: u64 = packed.token_counts.iter().map(|&c| u64::from(c)).sum();
             if total != packed.vertices.len() as u64 {
-                return Err(ServiceError::Protocol(format!(
-                    "packed_tokens: token_counts add up to {total} but vertices has {} entries",
-                    packed.vertices.len()
-                )));
+                return Err(ServiceError::protocol(
+                    "packed_tokens.token_counts",
+                    format!(
+                        "packed_tokens: token_counts add up to {total} but vertices has {} entries",
+                        packed.vertices.len()
+                    ),
+                ));
             }
             if self.explain {
                 self.answer_packed_in_full(packed, &mut response.verdicts);

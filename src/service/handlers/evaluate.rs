@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use prometheus_client::metrics::histogram::Histogram;
 use prost::Message;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tonic::{Request, Response, Status, Streaming};
@@ -55,10 +56,13 @@ pub(super) async fn evaluate_batch(
     request: Request<EvaluateBatchRequest>,
 ) -> Result<Response<ResponseStream<EvaluateBatchResponse>>, Status> {
     let mut rpc = service.begin("EvaluateBatch", &request)?;
+    rpc.sizes
+        .request
+        .observe(request.get_ref().encoded_len() as f64);
     let EvaluateBatchRequest { start, queries } = request.into_inner();
     let span = rpc.span.clone();
     let opened = async {
-        let start = start.ok_or_else(|| ServiceError::Protocol("`start` is required".into()))?;
+        let start = start.ok_or_else(|| ServiceError::protocol("start", "`start` is required"))?;
         service.check_query_count(queries.len() as u64)?;
         let resolved = service.resolve(&mut rpc, start.graph_source).await?;
         Ok::<_, Status>((resolved, start.explain))
@@ -128,7 +132,9 @@ async fn answer_stream(
 ) -> Result<(), Stop> {
     let (read_tx, mut batches) = mpsc::unbounded_channel();
     let room = Arc::new(Semaphore::new(READ_AHEAD_BYTES));
-    let _reader = AbortOnDrop(tokio::spawn(read_batches(inbound, read_tx, room)));
+    let request_bytes = out.rpc.sizes.request.clone();
+    let reader = read_batches(inbound, read_tx, room, request_bytes);
+    let _reader = AbortOnDrop(tokio::spawn(reader));
     let mut queries_seen = 0u64;
     let mut pending = None;
     loop {
@@ -175,10 +181,12 @@ async fn read_batches(
     mut inbound: Streaming<EvaluateRequest>,
     batches: mpsc::UnboundedSender<Result<ReadAhead, Status>>,
     room: Arc<Semaphore>,
+    request_bytes: Histogram,
 ) {
     loop {
         let item = match inbound.message().await {
             Ok(Some(message)) => {
+                request_bytes.observe(message.encoded_len() as f64);
                 let bytes = (message.encoded_len() + READ_AHEAD_OVERHEAD).min(READ_AHEAD_BYTES);
                 let Ok(share) = room.clone().acquire_many_owned(bytes as u32).await else {
                     return;
@@ -246,11 +254,13 @@ async fn answer_batches<M: Verdicts>(
 fn expect_start(first: Option<EvaluateRequest>) -> Result<EvaluateStart, ServiceError> {
     match first.and_then(|message| message.payload) {
         Some(Payload::Start(start)) => Ok(start),
-        Some(Payload::Queries(_)) => Err(ServiceError::Protocol(
-            "the first message of the stream must carry `start`, not `queries`".into(),
+        Some(Payload::Queries(_)) => Err(ServiceError::protocol(
+            "start",
+            "the first message of the stream must carry `start`, not `queries`",
         )),
-        None => Err(ServiceError::Protocol(
-            "the first message of the stream must carry `start`".into(),
+        None => Err(ServiceError::protocol(
+            "start",
+            "the first message of the stream must carry `start`",
         )),
     }
 }
@@ -259,11 +269,13 @@ fn expect_start(first: Option<EvaluateRequest>) -> Result<EvaluateStart, Service
 fn expect_queries(message: EvaluateRequest) -> Result<proto::QueryBatch, ServiceError> {
     match message.payload {
         Some(Payload::Queries(batch)) => Ok(batch),
-        Some(Payload::Start(_)) => Err(ServiceError::Protocol(
-            "`start` may only be sent once, in the first message".into(),
+        Some(Payload::Start(_)) => Err(ServiceError::protocol(
+            "start",
+            "`start` may only be sent once, in the first message",
         )),
-        None => Err(ServiceError::Protocol(
-            "a request message carries neither `start` nor `queries`".into(),
+        None => Err(ServiceError::protocol(
+            "payload",
+            "a request message carries neither `start` nor `queries`",
         )),
     }
 }

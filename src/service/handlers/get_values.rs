@@ -1,5 +1,6 @@
 //! `GetValues`: the summary and per-vertex values of a registered graph, in pages.
 
+use prost::Message;
 use tonic::{Request, Response, Status};
 
 use crate::proto::{GetValuesRequest, GetValuesResponse};
@@ -16,6 +17,9 @@ pub(super) async fn get_values(
     request: Request<GetValuesRequest>,
 ) -> Result<Response<ResponseStream<GetValuesResponse>>, Status> {
     let mut rpc = service.begin("GetValues", &request)?;
+    rpc.sizes
+        .request
+        .observe(request.get_ref().encoded_len() as f64);
     let request = request.into_inner();
     let lookup = service
         .registry

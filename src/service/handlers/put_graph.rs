@@ -1,11 +1,12 @@
 //! `PutGraph`: a graph uploaded in chunks, analysed and registered under its content id.
 
+use prost::Message;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::Instrument;
 
 use crate::proto::{PutGraphRequest, PutGraphResponse};
 use crate::service::convert::graph_summary;
-use crate::service::error::ServiceError;
+use crate::service::error::{Limit, ServiceError};
 use crate::service::registry::Lookup;
 use crate::service::state::GameService;
 
@@ -25,7 +26,7 @@ pub(super) async fn put_graph(
         let capacity = service.registry.capacity_bytes();
         if table_bytes > capacity {
             return Err(ServiceError::LimitExceeded {
-                limit: "cache_bytes",
+                limit: Limit::CacheBytes,
                 value: capacity as u64,
                 what: format!("the graph's table of {table_bytes} bytes"),
             }
@@ -47,6 +48,7 @@ pub(super) async fn put_graph(
     .await;
     match result {
         Ok(response) => {
+            rpc.sizes.response.observe(response.encoded_len() as f64);
             rpc.succeed();
             Ok(Response::new(response))
         }
