@@ -362,7 +362,14 @@ fn a_server_killed_mid_stream_is_reported_as_a_lost_connection() {
     let mut server = ServerProcess::start(GRUNDY_SERVER, &[]);
     let mut cli = ChildGuard::spawn(
         Command::new(GRUNDY)
-            .args(["judge", "chess", "--retries", "2", "--server", &server.url()])
+            .args([
+                "judge",
+                "chess",
+                "--retries",
+                "2",
+                "--server",
+                &server.url(),
+            ])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped()),
@@ -396,7 +403,9 @@ fn a_server_killed_mid_stream_is_reported_as_a_lost_connection() {
 #[test]
 fn batch_size_one_over_many_queries_finishes_with_every_line() {
     let generated = Command::new(GRUNDY)
-        .args(["gen", "chess", "--cases", "1", "--n", "50", "--shape", "dag"])
+        .args([
+            "gen", "chess", "--cases", "1", "--n", "50", "--shape", "dag",
+        ])
         .args(["--queries", "60000", "--seed", "8"])
         .output()
         .unwrap();

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
@@ -52,6 +53,10 @@ pub(super) struct Graph {
     pub(super) id: Option<String>,
     /// Bytes per `PutGraph` chunk.
     pub(super) chunk_bytes: usize,
+    /// Time spent in `PutGraph` (the upload and the server's analysis of the graph).
+    pub(super) upload_time: Duration,
+    /// Time spent opening streams (the analysis of an inline graph, or the lookup by id).
+    pub(super) open_time: Duration,
 }
 
 /// What survives from one attempt to the next.
@@ -115,10 +120,14 @@ async fn open(
     let mut uploaded_here = false;
     loop {
         if graph.upload && graph.id.is_none() {
-            let id = put_graph(&mut client, graph.graph.clone(), graph.chunk_bytes)
-                .await
-                .map_err(opening)?;
-            graph.id = Some(id);
+            let began = Instant::now();
+            let id = put_graph(&mut client, graph.graph.clone(), graph.chunk_bytes).await;
+            graph.upload_time += began.elapsed();
+            graph.id = Some(id.map_err(opening)?);
+            if endpoint.keeps_uploads {
+                // No other server to upload to: the copy would only double the memory.
+                graph.graph = Arc::new(proto::Graph::default());
+            }
             uploaded_here = true;
         }
         let source = match &graph.id {
@@ -135,7 +144,10 @@ async fn open(
         if requests.send(start).await.is_err() {
             unreachable!("the receiver is held above");
         }
-        match client.evaluate(ReceiverStream::new(request_stream)).await {
+        let began = Instant::now();
+        let opened = client.evaluate(ReceiverStream::new(request_stream)).await;
+        graph.open_time += began.elapsed();
+        match opened {
             Ok(response) => return Ok((requests, response.into_inner())),
             Err(status) if status.code() == Code::NotFound && graph.upload && !uploaded_here => {
                 eprintln!(
@@ -201,25 +213,7 @@ async fn send_queries(
                 break;
             }
         };
-        // Batches already waiting go in the same message: one query per message (a
-        // `--batch-size 1` or an interactive producer) costs the server one message per
-        // wake-up, not per query, and nothing waits for more input.
-        while bytes < merge_bytes && batch.queries.is_empty() {
-            match events.try_recv() {
-                Ok(InputEvent::Queries {
-                    batch: more,
-                    bytes: more_bytes,
-                }) if more.queries.is_empty() => {
-                    merge(&mut batch, more);
-                    bytes += more_bytes;
-                }
-                Ok(other) => {
-                    *pending = Some(other);
-                    break;
-                }
-                Err(_) => break,
-            }
-        }
+        merge_waiting(&mut batch, &mut bytes, merge_bytes, events, pending);
         let batch = replay.push(batch, bytes);
         loop {
             replay.trim(*answers.borrow_and_update());
@@ -236,6 +230,35 @@ async fn send_queries(
     }
     drop(requests); // the half-close
     Ok(())
+}
+
+/// Appends the query batches already waiting to `batch`, up to `merge_bytes`: one message
+/// for them all, so that one query per message (a `--batch-size 1` or an interactive
+/// producer) costs the server one message per wake-up, not per query. It never waits for
+/// more input; an event that is not a batch is kept in `pending`.
+fn merge_waiting(
+    batch: &mut proto::QueryBatch,
+    bytes: &mut usize,
+    merge_bytes: usize,
+    events: &mut mpsc::Receiver<InputEvent>,
+    pending: &mut Option<InputEvent>,
+) {
+    while *bytes < merge_bytes && batch.queries.is_empty() {
+        match events.try_recv() {
+            Ok(InputEvent::Queries {
+                batch: more,
+                bytes: more_bytes,
+            }) if more.queries.is_empty() => {
+                merge(batch, more);
+                *bytes += more_bytes;
+            }
+            Ok(other) => {
+                *pending = Some(other);
+                return;
+            }
+            Err(_) => return,
+        }
+    }
 }
 
 /// Formats the verdicts as they arrive and hands them to the writer, publishing how many

@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 use tonic::{Code, Status};
@@ -34,6 +35,8 @@ pub(super) struct Case {
     pub(super) retries: u32,
     /// Bytes up to which waiting query batches are merged, and of each `PutGraph` chunk.
     pub(super) batch_bytes: usize,
+    /// `--timings`: a line on stderr per test case.
+    pub(super) timings: bool,
 }
 
 /// What a test case hands to the in-order writer.
@@ -74,6 +77,7 @@ impl Case {
             graph,
             explain,
             upload,
+            parsed_in,
         } = graph;
         let mut graph = Graph {
             graph: Arc::new(graph),
@@ -81,6 +85,8 @@ impl Case {
             upload,
             id: None,
             chunk_bytes: self.batch_bytes,
+            upload_time: Duration::ZERO,
+            open_time: Duration::ZERO,
         };
         let mut state = CaseState {
             lines: JudgeLines {
@@ -95,6 +101,24 @@ impl Case {
             merge_bytes: self.batch_bytes,
         };
         send_text(output, case_header(self.format, self.number)).await?;
+        let began = Instant::now();
+        self.attempts(&mut state, &mut graph, events, output)
+            .await?;
+        if self.timings {
+            self.report_timings(parsed_in, began.elapsed(), &graph, state.replay.sent());
+        }
+        self.finish(state, output).await
+    }
+
+    /// Makes attempts until one answers every query, moving on to the next endpoint after a
+    /// retryable failure; fails after `--retries` failures in a row without a new verdict.
+    async fn attempts(
+        &self,
+        state: &mut CaseState<'_>,
+        graph: &mut Graph,
+        events: &mut mpsc::Receiver<InputEvent>,
+        output: &mpsc::Sender<CaseOutput>,
+    ) -> Result<(), RunError> {
         // Cases start on the endpoints in turn; a failed attempt moves on to the next one.
         let mut index = (self.number.saturating_sub(1) % self.endpoints.len() as u64) as usize;
         let mut retry = 0u32;
@@ -102,17 +126,17 @@ impl Case {
         // (the retries often fail only because that server is gone).
         let mut first_broken = String::new();
         loop {
-            let endpoint = if upload {
+            let endpoint = if graph.upload {
                 self.endpoints.for_upload(index).await?
             } else {
                 self.endpoints.get(index)
             };
             let before = state.lines.received;
             let broken = match state
-                .attempt(endpoint, &mut graph, events, output, &self.progress)
+                .attempt(endpoint, graph, events, output, &self.progress)
                 .await
             {
-                Ok(()) => break,
+                Ok(()) => return Ok(()),
                 Err(Broken::Run(error)) => return Err(error),
                 Err(Broken::Status { status, opening }) => {
                     if opening && status.code() == Code::InvalidArgument {
@@ -143,7 +167,21 @@ impl Case {
             );
             tokio::time::sleep(delay).await;
         }
-        self.finish(state, output).await
+    }
+
+    /// The `--timings` line: where the case's time went.
+    fn report_timings(&self, parsed_in: Duration, total: Duration, graph: &Graph, queries: u64) {
+        let streaming = total.saturating_sub(graph.upload_time + graph.open_time);
+        eprintln!(
+            "grundy: {}: parse {:.3} s, upload {:.3} s (PutGraph, with the server's analysis), \
+             open {:.3} s (with the analysis of an inline graph), queries {:.3} s ({queries} \
+             queries)",
+            self.label,
+            parsed_in.as_secs_f64(),
+            graph.upload_time.as_secs_f64(),
+            graph.open_time.as_secs_f64(),
+            streaming.as_secs_f64(),
+        );
     }
 
     /// Ends a case whose stream closed: every query answered, then the footer (unless the

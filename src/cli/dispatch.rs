@@ -41,6 +41,8 @@ pub(super) struct Dispatcher {
     pub(super) retries: u32,
     /// Bytes up to which waiting query batches are merged, and of each `PutGraph` chunk.
     pub(super) batch_bytes: usize,
+    /// `--timings`.
+    pub(super) timings: bool,
 }
 
 /// How the events of one test case ended.
@@ -130,6 +132,7 @@ impl Dispatcher {
             progress: self.progress.clone(),
             retries: self.retries,
             batch_bytes: self.batch_bytes,
+            timings: self.timings,
         };
         tokio::spawn(async move {
             let _permit = permit;

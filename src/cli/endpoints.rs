@@ -13,6 +13,9 @@ use crate::client::{self, ClientError, ConnectionArgs, GrundyClient};
 pub(super) struct Endpoint {
     pub(super) url: String,
     pub(super) client: GrundyClient,
+    /// The embedded upload server: in this process, up for the whole run, and never forgets
+    /// an upload, so the client need not keep its copy of an uploaded graph.
+    pub(super) keeps_uploads: bool,
 }
 
 /// The endpoints of a run. Without `--server`, one embedded server, plus a second one started
@@ -65,7 +68,11 @@ impl Endpoints {
                 }
                 Err(error) => return Err(error.into()),
             };
-            endpoints.push(Endpoint { url, client });
+            endpoints.push(Endpoint {
+                url,
+                client,
+                keeps_uploads: false,
+            });
         }
         if let Some(error) = first_error {
             if endpoints.len() == 1 {
@@ -89,6 +96,7 @@ impl Endpoints {
             endpoints: vec![Endpoint {
                 url: server.url.clone(),
                 client,
+                keeps_uploads: false,
             }],
             embedded_uploads: Some((max_message_bytes, OnceCell::new())),
             _embedded: Some(server),
@@ -122,7 +130,12 @@ impl Endpoints {
                     client::connect(&server.url, &ConnectionArgs::default(), *max_message_bytes)
                         .await?;
                 let url = server.url.clone();
-                Ok::<_, RunError>((server, Endpoint { url, client }))
+                let endpoint = Endpoint {
+                    url,
+                    client,
+                    keeps_uploads: true,
+                };
+                Ok::<_, RunError>((server, endpoint))
             })
             .await?;
         Ok(endpoint)

@@ -192,6 +192,8 @@ pub(super) struct CaseGraph {
     /// The graph does not fit in one message: it goes through `PutGraph` in chunks, and the
     /// stream names it by id.
     pub(super) upload: bool,
+    /// Time the parser took to read it (since the end of the previous test case).
+    pub(super) parsed_in: std::time::Duration,
 }
 
 /// Bytes a request message takes beyond its packed lists: tags, lengths and `first_id`.
@@ -227,6 +229,8 @@ struct Batcher<'a> {
     /// The current test case, for error messages, and its queries so far.
     label: String,
     case_queries: u64,
+    /// When the parser started reading the current test case.
+    case_began: std::time::Instant,
 }
 
 impl<'a> Batcher<'a> {
@@ -242,6 +246,7 @@ impl<'a> Batcher<'a> {
             max_message_bytes: args.max_message_bytes,
             label: String::new(),
             case_queries: 0,
+            case_began: std::time::Instant::now(),
         }
     }
 
@@ -265,6 +270,7 @@ impl<'a> Batcher<'a> {
                 graph,
                 explain: self.explain,
                 upload,
+                parsed_in: self.case_began.elapsed(),
             },
         })
     }
@@ -311,6 +317,7 @@ impl<'a> Batcher<'a> {
 
     fn end_case(&mut self) -> Result<(), ParseStop> {
         self.flush()?;
+        self.case_began = std::time::Instant::now();
         self.send(InputEvent::End)
     }
 

@@ -101,6 +101,10 @@ pub struct JudgeArgs {
     /// Queries per request message.
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
     pub batch_size: u32,
+    /// A line on stderr per test case: time to parse its graph, to upload it (PutGraph, for
+    /// graphs larger than one message), to open its stream, and to answer its queries.
+    #[arg(long)]
+    pub timings: bool,
     /// Progress (test cases, queries, rate) on stderr.
     #[arg(long, value_enum, default_value = "auto")]
     pub progress: Progress,
@@ -200,6 +204,7 @@ async fn judge(args: JudgeArgs) -> Result<(), RunError> {
         slots: slot_tx,
         retries: args.retries,
         batch_bytes: batch_limit_bytes(args.max_message_bytes),
+        timings: args.timings,
     };
     let result = {
         let dispatched = dispatcher.run(events, parser);
