@@ -2,7 +2,7 @@
 # Issue 14 goal 5: a judge file whose graph has 10^8 edges, end to end through `grundy judge
 # chess`, embedded and with --server: wall time split by --timings into parse, upload
 # (PutGraph chunks, with the server's analysis), open and queries, and the peak memory
-# (/usr/bin/time -v) of client and server. A measurement, not a test: heavy (a ~1 GB file,
+# of client (/usr/bin/time -v) and server (VmHWM). A measurement, not a test: heavy (a ~1 GB file,
 # several GB of memory), run it on an otherwise idle machine.
 #
 #   scripts/big-graph.sh                      # release binaries (cargo build --release)
@@ -42,7 +42,7 @@ grep '^grundy:' "$DIR/embedded.err" || true
 echo "embedded: wall $(wall "$DIR/embedded.err"), peak RSS $(peak "$DIR/embedded.err") KiB"
 
 echo "with --server..."
-RUST_LOG=info NO_COLOR=1 "$TIME" -v "$BIN/grundy-server" --listen 127.0.0.1:0 --cache-bytes 16GiB \
+RUST_LOG=info NO_COLOR=1 "$BIN/grundy-server" --listen 127.0.0.1:0 --cache-bytes 16GiB \
     2> "$DIR/server.err" &
 SERVER=$!
 trap 'kill "$SERVER" 2>/dev/null || true' EXIT
@@ -55,12 +55,15 @@ done
 [ -n "$ADDRESS" ] || { echo "the server did not log its address" >&2; exit 1; }
 "$TIME" -v "$BIN/grundy" judge chess "$DIR/big.in" --timings --progress never \
     --server "http://$ADDRESS" > "$DIR/server.out" 2> "$DIR/client.err"
+# The server's peak (high-water mark of its resident set), read before it exits.
+SERVER_PEAK=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$SERVER/status")
 kill -TERM "$SERVER"
 wait "$SERVER" || true
 trap - EXIT
 grep '^grundy:' "$DIR/client.err" || true
 echo "client: wall $(wall "$DIR/client.err"), peak RSS $(peak "$DIR/client.err") KiB"
-echo "server: peak RSS $(peak "$DIR/server.err") KiB"
+echo "server: peak RSS $SERVER_PEAK KiB"
+grep -o 'rpc="PutGraph".*duration_ms=[0-9.]*' "$DIR/server.err" | sed 's/.*duration_ms=/server: PutGraph took ms /' || true
 cmp "$DIR/embedded.out" "$DIR/server.out" && echo "outputs equal ($(wc -l < "$DIR/server.out") lines)"
 # The floor: the CSR (offsets u32 per vertex + 1, targets u32 per edge) plus the table
 # (a u64 value per vertex for an acyclic graph).

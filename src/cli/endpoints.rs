@@ -55,6 +55,7 @@ impl Endpoints {
             .collect();
         let mut endpoints = Vec::with_capacity(urls.len());
         let mut first_error: Option<ClientError> = None;
+        let mut unreachable = 0;
         for (url, attempt) in urls.into_iter().zip(attempts) {
             let result = attempt
                 .await
@@ -64,6 +65,7 @@ impl Endpoints {
                 Err(error @ ClientError::Connect { .. }) => {
                     let lazy = client::connect_lazy(&url, connection, max_message_bytes)?;
                     first_error.get_or_insert(error);
+                    unreachable += 1;
                     lazy
                 }
                 Err(error) => return Err(error.into()),
@@ -75,7 +77,7 @@ impl Endpoints {
             });
         }
         if let Some(error) = first_error {
-            if endpoints.len() == 1 {
+            if unreachable == endpoints.len() {
                 return Err(error.into());
             }
             eprintln!("grundy: {error}; going on with the other servers");
