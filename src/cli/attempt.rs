@@ -68,6 +68,9 @@ pub(super) struct CaseState<'a> {
     pub(super) pending: Option<InputEvent>,
     /// Bytes up to which waiting batches are merged into one message.
     pub(super) merge_bytes: usize,
+    /// The case's header (`Game#g:`), printed once a server accepted the graph (a graph it
+    /// rejects ends the output before its case).
+    pub(super) header: Option<Vec<u8>>,
 }
 
 impl CaseState<'_> {
@@ -81,6 +84,9 @@ impl CaseState<'_> {
         progress: &ProgressCounters,
     ) -> Result<(), Broken> {
         let (requests, responses) = open(endpoint, graph, self.lines.label).await?;
+        if let Some(header) = self.header.take() {
+            send_text(output, header).await.map_err(Broken::Run)?;
+        }
         let (answered, answers) = watch::channel(self.lines.received);
         let Self {
             lines,
@@ -88,6 +94,7 @@ impl CaseState<'_> {
             input,
             pending,
             merge_bytes,
+            header: _,
         } = self;
         replay.trim(lines.received);
         let send = send_queries(
@@ -232,7 +239,9 @@ async fn send_queries(
     Ok(())
 }
 
-/// Appends the query batches already waiting to `batch`, up to `merge_bytes`: one message
+/// Appends the query batches already waiting to `batch`, while the sum stays within
+/// `merge_bytes` (the size at which the parser cuts a batch, well under the message limit,
+/// its verdicts' room in the response included): one message
 /// for them all, so that one query per message (a `--batch-size 1` or an interactive
 /// producer) costs the server one message per wake-up, not per query. It never waits for
 /// more input; an event that is not a batch is kept in `pending`.
@@ -248,7 +257,7 @@ fn merge_waiting(
             Ok(InputEvent::Queries {
                 batch: more,
                 bytes: more_bytes,
-            }) if more.queries.is_empty() => {
+            }) if more.queries.is_empty() && *bytes + more_bytes <= merge_bytes => {
                 merge(batch, more);
                 *bytes += more_bytes;
             }

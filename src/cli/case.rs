@@ -99,8 +99,8 @@ impl Case {
             input: Input::Open,
             pending: None,
             merge_bytes: self.batch_bytes,
+            header: Some(case_header(self.format, self.number)),
         };
-        send_text(output, case_header(self.format, self.number)).await?;
         let began = Instant::now();
         self.attempts(&mut state, &mut graph, events, output)
             .await?;
