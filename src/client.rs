@@ -134,9 +134,9 @@ impl Interceptor for ClientAuth {
 /// The client the CLI uses: the generated client with the token interceptor.
 pub type GrundyClient = GrundyServiceClient<InterceptedService<Channel, ClientAuth>>;
 
-/// Opens a channel to `url` (http:// or https://) as `args` say, and the interceptor that
+/// The endpoint for `url` (http:// or https://) as `args` say, and the interceptor that
 /// authenticates its calls.
-async fn channel(url: &str, args: &ConnectionArgs) -> Result<(Channel, ClientAuth), ClientError> {
+fn endpoint(url: &str, args: &ConnectionArgs) -> Result<(Endpoint, ClientAuth), ClientError> {
     let mut endpoint = Endpoint::from_shared(url.to_string())
         .map_err(|cause| ClientError::InvalidUrl {
             url: url.to_string(),
@@ -160,6 +160,12 @@ async fn channel(url: &str, args: &ConnectionArgs) -> Result<(Channel, ClientAut
         .map(read_token_file)
         .transpose()?;
     let auth = ClientAuth::new(token.as_deref())?;
+    Ok((endpoint, auth))
+}
+
+/// Opens a channel to `url` as `args` say, and the interceptor that authenticates its calls.
+async fn channel(url: &str, args: &ConnectionArgs) -> Result<(Channel, ClientAuth), ClientError> {
+    let (endpoint, auth) = endpoint(url, args)?;
     let channel = endpoint
         .connect()
         .await
@@ -181,6 +187,67 @@ pub async fn connect(
     Ok(GrundyServiceClient::with_interceptor(channel, auth)
         .max_decoding_message_size(max_message_bytes)
         .max_encoding_message_size(max_message_bytes))
+}
+
+/// A client for `url` that connects on its first call (and again after its connection is
+/// lost): for endpoints of a list that were down when the run started.
+pub fn connect_lazy(
+    url: &str,
+    args: &ConnectionArgs,
+    max_message_bytes: usize,
+) -> Result<GrundyClient, ClientError> {
+    let (endpoint, auth) = endpoint(url, args)?;
+    Ok(
+        GrundyServiceClient::with_interceptor(endpoint.connect_lazy(), auth)
+            .max_decoding_message_size(max_message_bytes)
+            .max_encoding_message_size(max_message_bytes),
+    )
+}
+
+/// The URLs of a `--server` list: comma-separated, spaces around them ignored, empty items
+/// skipped.
+pub fn server_list(servers: &str) -> Vec<String> {
+    servers
+        .split(',')
+        .map(str::trim)
+        .filter(|url| !url.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether the server at `url` (an http:// URL) answers the HTTP/2 preface with a TLS record:
+/// the sign of a TLS server dialled in plaintext, whose refusal reaches the client only as a
+/// closed connection. False when it cannot tell (unreachable, silent for a second).
+pub async fn speaks_tls(url: &str) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(uri) = url.parse::<http::Uri>() else {
+        return false;
+    };
+    let (Some(host), port) = (uri.host(), uri.port_u16().unwrap_or(80)) else {
+        return false;
+    };
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    let probe = async {
+        let mut tcp = tokio::net::TcpStream::connect((host.as_str(), port))
+            .await
+            .ok()?;
+        tcp.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+            .await
+            .ok()?;
+        let mut first = [0u8; 1];
+        tcp.read_exact(&mut first).await.ok()?;
+        // 0x15: a TLS alert record; 0x16: a handshake record. HTTP/2 starts with a frame
+        // length (SETTINGS: 0x00).
+        Some(matches!(first[0], 0x15 | 0x16))
+    };
+    tokio::time::timeout(Duration::from_secs(1), probe)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or(false)
 }
 
 fn client_tls(args: &ConnectionArgs) -> Result<ClientTlsConfig, ClientError> {

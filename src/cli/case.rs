@@ -1,37 +1,42 @@
-//! One test case: one `Evaluate` stream, from the parser's events to the judge's output.
+//! One test case: its `Evaluate` stream, from the parser's events to the judge's output,
+//! resumed on another server (or the same one once it is back) when it breaks.
 //!
-//! The stream runs in four steps: [`Case::open`] sends the graph and opens the call,
-//! [`forward_queries`] sends the parser's query batches (numbering the queries) and
-//! half-closes, [`Case::receive_verdicts`] turns the responses into judge lines while the
-//! queries are still being sent, and [`Case::finish`] checks that every query was answered.
+//! [`Case::run`] makes attempts (see `attempt`) on the endpoints in turn, starting at the
+//! case's own (cases are spread over the endpoints), until one answers every query; an
+//! attempt that breaks with a retryable failure (see `retry`) is followed by another from
+//! the first unanswered query, after a capped exponential backoff, up to `--retries` in a
+//! row without progress. The output is never repeated nor cut: every line is printed once.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
-use tonic::{Code, Status, Streaming};
+use tonic::{Code, Status};
 
-use super::input::InputEvent;
-use super::output::{ProgressCounters, case_footer, case_header, format_outcome, format_verdict};
+use super::attempt::{Broken, CaseState, Graph, Input};
+use super::endpoints::Endpoints;
+use super::input::{CaseGraph, InputEvent};
+use super::output::{ProgressCounters, case_footer, case_header};
+use super::replay::Replay;
+use super::retry;
+use super::verdicts::JudgeLines;
 use super::{JudgeFormat, RunError};
-use crate::client::GrundyClient;
-use crate::proto::{
-    EvaluateRequest, EvaluateResponse, EvaluateStart, Outcome, PackedVerdicts, QueryBatch, Verdict,
-    evaluate_request::Payload,
-};
 
-/// Initial capacity of a chunk of judge output: a response's lines usually fit.
-const CHUNK_BYTES: usize = 64 * 1024;
-
-/// One test case: one `Evaluate` stream.
+/// One test case: one `Evaluate` stream (or more, when one breaks).
 pub(super) struct Case {
-    pub(super) client: GrundyClient,
+    pub(super) endpoints: Arc<Endpoints>,
     /// 1-based test case (or game) number.
     pub(super) number: u64,
     pub(super) label: String,
     pub(super) format: JudgeFormat,
     pub(super) progress: Arc<ProgressCounters>,
+    /// Attempts after a failure without progress, before giving up.
+    pub(super) retries: u32,
+    /// Bytes up to which waiting query batches are merged, and of each `PutGraph` chunk.
+    pub(super) batch_bytes: usize,
+    /// `--timings`: a line on stderr per test case.
+    pub(super) timings: bool,
 }
 
 /// What a test case hands to the in-order writer.
@@ -44,24 +49,16 @@ pub(super) enum CaseOutput {
     Failed(RunError),
 }
 
-/// How the parser's side of a stream ended.
-struct Forwarded {
-    /// The queries sent (ids `0..sent`).
-    sent: u64,
-    /// The input turned out malformed (or the parser failed) inside the case.
-    input_error: Option<RunError>,
-}
-
 impl Case {
-    /// Streams the case's events (up to its `End`) to the server and its output to `chunks`,
+    /// Streams the case's events (up to its `End`) to the servers and its output to `chunks`,
     /// which always ends with `Done` or `Failed` (unless the writer is gone).
     pub(super) async fn run(
-        mut self,
-        start: EvaluateStart,
+        self,
+        graph: CaseGraph,
         mut events: mpsc::Receiver<InputEvent>,
         chunks: mpsc::Sender<CaseOutput>,
     ) {
-        let last = match self.stream(start, &mut events, &chunks).await {
+        let last = match self.stream(graph, &mut events, &chunks).await {
             Ok(None) => CaseOutput::Done,
             Ok(Some(error)) | Err(error) => CaseOutput::Failed(error),
         };
@@ -71,90 +68,137 @@ impl Case {
     /// Returns `Some(error)` when the input turned out malformed inside this case (after
     /// sending every verdict before it).
     async fn stream(
-        &mut self,
-        start: EvaluateStart,
+        &self,
+        graph: CaseGraph,
         events: &mut mpsc::Receiver<InputEvent>,
         output: &mpsc::Sender<CaseOutput>,
     ) -> Result<Option<RunError>, RunError> {
-        let explain = start.explain;
-        let (requests, responses) = self.open(start).await?;
-        send_text(output, case_header(self.format, self.number)).await?;
-        // Both sides run at once: the server answers batches while later ones are read. The
-        // first failure of either side ends both.
-        let forward = async { Ok::<_, RunError>(forward_queries(events, requests).await) };
-        let receive = self.receive_verdicts(responses, explain, output);
-        let (forwarded, received) = tokio::try_join!(forward, receive)?;
-        self.finish(forwarded, received, output).await
-    }
-
-    /// Sends the stream's first message (the graph) and opens the call. A graph the server
-    /// rejects as invalid is bad input; any other refusal is a failure.
-    async fn open(
-        &mut self,
-        start: EvaluateStart,
-    ) -> Result<(mpsc::Sender<EvaluateRequest>, Streaming<EvaluateResponse>), RunError> {
-        let (requests, request_stream) = mpsc::channel(4);
-        let first = EvaluateRequest {
-            payload: Some(Payload::Start(start)),
-        };
-        requests
-            .send(first)
-            .await
-            .map_err(|_| RunError::Failure("request stream closed".into()))?;
-        let responses = self
-            .client
-            .evaluate(ReceiverStream::new(request_stream))
-            .await
-            .map_err(|status| self.graph_rejected(status))?
-            .into_inner();
-        Ok((requests, responses))
-    }
-
-    /// Formats the verdicts as they arrive and hands them to the writer; returns how many
-    /// arrived. They must come in query order.
-    async fn receive_verdicts(
-        &self,
-        mut responses: Streaming<EvaluateResponse>,
-        explain: bool,
-        output: &mpsc::Sender<CaseOutput>,
-    ) -> Result<u64, RunError> {
-        let mut lines = JudgeLines {
-            label: &self.label,
-            format: self.format,
+        let CaseGraph {
+            graph,
             explain,
-            received: 0,
+            upload,
+            parsed_in,
+        } = graph;
+        let mut graph = Graph {
+            graph: Arc::new(graph),
+            explain,
+            upload,
+            id: None,
+            chunk_bytes: self.batch_bytes,
+            upload_time: Duration::ZERO,
+            open_time: Duration::ZERO,
         };
-        let mut text = Vec::with_capacity(CHUNK_BYTES);
-        while let Some(response) = responses
-            .message()
-            .await
-            .map_err(|status| RunError::Failure(format!("{}: {}", self.label, describe(&status))))?
-        {
-            let before = lines.received;
-            lines.append_verdicts(&response.verdicts, &mut text)?;
-            if let Some(packed) = &response.packed_verdicts {
-                lines.append_packed(packed, &mut text)?;
-            }
-            self.progress
-                .queries
-                .fetch_add(lines.received - before, Ordering::Relaxed);
-            if !text.is_empty() {
-                let chunk = std::mem::replace(&mut text, Vec::with_capacity(CHUNK_BYTES));
-                send_text(output, chunk).await?;
-            }
+        let mut state = CaseState {
+            lines: JudgeLines {
+                label: &self.label,
+                format: self.format,
+                explain,
+                received: 0,
+            },
+            replay: Replay::default(),
+            input: Input::Open,
+            pending: None,
+            merge_bytes: self.batch_bytes,
+            header: Some(case_header(self.format, self.number)),
+        };
+        let began = Instant::now();
+        self.attempts(&mut state, &mut graph, events, output)
+            .await?;
+        if self.timings {
+            self.report_timings(parsed_in, began.elapsed(), &graph, state.replay.sent());
         }
-        Ok(lines.received)
+        self.finish(state, output).await
+    }
+
+    /// Makes attempts until one answers every query, moving on to the next endpoint after a
+    /// retryable failure; fails after `--retries` failures in a row without a new verdict.
+    async fn attempts(
+        &self,
+        state: &mut CaseState<'_>,
+        graph: &mut Graph,
+        events: &mut mpsc::Receiver<InputEvent>,
+        output: &mpsc::Sender<CaseOutput>,
+    ) -> Result<(), RunError> {
+        // Cases start on the endpoints in turn; a failed attempt moves on to the next one.
+        let mut index = (self.number.saturating_sub(1) % self.endpoints.len() as u64) as usize;
+        let mut retry = 0u32;
+        // What broke the first stream of the current run of failures: the news for the user
+        // (the retries often fail only because that server is gone).
+        let mut first_broken = String::new();
+        loop {
+            let endpoint = if graph.upload {
+                self.endpoints.for_upload(index).await?
+            } else {
+                self.endpoints.get(index)
+            };
+            let before = state.lines.received;
+            let broken = match state
+                .attempt(endpoint, graph, events, output, &self.progress)
+                .await
+            {
+                Ok(()) => return Ok(()),
+                Err(Broken::Run(error)) => return Err(error),
+                Err(Broken::Status { status, opening }) => {
+                    if opening && status.code() == Code::InvalidArgument {
+                        return Err(RunError::BadInput(self.server_said(&status)));
+                    }
+                    retry::classify(&status, &endpoint.url, &self.label).await?
+                }
+            };
+            if state.lines.received > before {
+                retry = 0; // progress: the budget is for failures in a row
+            }
+            if retry == 0 {
+                first_broken.clone_from(&broken);
+            }
+            retry += 1;
+            if retry > self.retries {
+                return Err(self.gave_up(&first_broken, &broken));
+            }
+            index += 1;
+            let delay = retry::backoff(retry);
+            eprintln!(
+                "grundy: {}: {broken}; resuming at query {} on {} in {} ms (retry {retry} of {})",
+                self.label,
+                state.lines.received + 1,
+                self.endpoints.get(index).url,
+                delay.as_millis(),
+                self.retries
+            );
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    /// The `--timings` line: where the case's time went.
+    fn report_timings(&self, parsed_in: Duration, total: Duration, graph: &Graph, queries: u64) {
+        let streaming = total.saturating_sub(graph.upload_time + graph.open_time);
+        eprintln!(
+            "grundy: {}: parse {:.3} s, upload {:.3} s (PutGraph, with the server's analysis), \
+             open {:.3} s (with the analysis of an inline graph), queries {:.3} s ({queries} \
+             queries)",
+            self.label,
+            parsed_in.as_secs_f64(),
+            graph.upload_time.as_secs_f64(),
+            graph.open_time.as_secs_f64(),
+            streaming.as_secs_f64(),
+        );
     }
 
     /// Ends a case whose stream closed: every query answered, then the footer (unless the
     /// input failed inside the case, which is then the case's result).
     async fn finish(
         &self,
-        forwarded: Forwarded,
-        received: u64,
+        state: CaseState<'_>,
         output: &mpsc::Sender<CaseOutput>,
     ) -> Result<Option<RunError>, RunError> {
-        let Forwarded { sent, input_error } = forwarded;
+        let (sent, received) = (state.replay.sent(), state.lines.received);
+        let input_error = match state.input {
+            Input::Ended(error) => error,
+            Input::Open => Some(RunError::Failure(format!(
+                "{}: the server ended the stream before the input did",
+                self.label
+            ))),
+        };
         if received != sent {
             return Err(RunError::Failure(format!(
                 "{}: the server answered {received} of {sent} queries",
@@ -168,134 +212,31 @@ impl Case {
         Ok(input_error)
     }
 
-    fn graph_rejected(&self, status: Status) -> RunError {
-        let message = format!("{}: {}", self.label, describe(&status));
-        match status.code() {
-            Code::InvalidArgument => RunError::BadInput(message),
-            _ => RunError::Failure(message),
-        }
-    }
-}
-
-/// Sends the case's query batches, numbered from 0 in input order, up to the case's `End`,
-/// then half-closes the stream so that the server answers what it has and ends it.
-async fn forward_queries(
-    events: &mut mpsc::Receiver<InputEvent>,
-    requests: mpsc::Sender<EvaluateRequest>,
-) -> Forwarded {
-    let mut sent = 0u64;
-    let input_error = loop {
-        // The parser ends every test case with `End` (or `Error`); a closed channel here
-        // means it stopped abnormally.
-        let Some(event) = events.recv().await else {
-            break Some(RunError::Failure(
-                "internal error: the input stopped inside a test case".into(),
-            ));
+    /// The error once the retries are exhausted.
+    fn gave_up(&self, first: &str, last: &str) -> RunError {
+        let retries = match self.retries {
+            0 => "no retries (--retries 0)".to_string(),
+            1 => "gave up after 1 retry (--retries)".to_string(),
+            n => format!("gave up after {n} retries (--retries)"),
         };
-        match event {
-            InputEvent::Queries(mut batch) => {
-                sent = number_queries(&mut batch, sent);
-                let batch = EvaluateRequest {
-                    payload: Some(Payload::Queries(batch)),
-                };
-                if requests.send(batch).await.is_err() {
-                    break None; // the call failed; the response side reports why
-                }
-            }
-            InputEvent::End => break None,
-            InputEvent::Error(error) => break Some(error),
-            InputEvent::Start { .. } => {
-                break Some(RunError::Failure(
-                    "internal error: a test case started inside another".into(),
-                ));
-            }
-        }
-    };
-    drop(requests); // the half-close
-    Forwarded { sent, input_error }
-}
-
-/// Gives the batch's queries the ids `first..`, in the order the server answers them
-/// (`queries` first, then `packed_tokens`); returns the next free id.
-fn number_queries(batch: &mut QueryBatch, first: u64) -> u64 {
-    let mut next = first;
-    for query in &mut batch.queries {
-        query.id = next;
-        next += 1;
-    }
-    if let Some(packed) = &mut batch.packed_tokens {
-        packed.first_query_id = next;
-        next += packed.token_counts.len() as u64;
-    }
-    next
-}
-
-/// Turns a case's verdicts into judge lines, checking that they arrive in query order.
-struct JudgeLines<'a> {
-    /// The case, for messages.
-    label: &'a str,
-    format: JudgeFormat,
-    explain: bool,
-    /// Verdicts so far: the id the next one must carry.
-    received: u64,
-}
-
-impl JudgeLines<'_> {
-    /// Appends a line per verdict of the per-query form (`--explain`, or rejected queries).
-    fn append_verdicts(
-        &mut self,
-        verdicts: &[Verdict],
-        text: &mut Vec<u8>,
-    ) -> Result<(), RunError> {
-        for verdict in verdicts {
-            self.expect_id(verdict.query_id)?;
-            self.received += 1;
-            format_verdict(self.format, self.explain, self.received, verdict, text)
-                .map_err(|error| self.failure(error))?;
-        }
-        Ok(())
+        let last = if last == first {
+            String::new()
+        } else {
+            format!("; last: {last}")
+        };
+        RunError::Failure(format!("{}: {first}; {retries}{last}", self.label))
     }
 
-    /// Appends a line per outcome of the packed (columnar) form.
-    fn append_packed(
-        &mut self,
-        packed: &PackedVerdicts,
-        text: &mut Vec<u8>,
-    ) -> Result<(), RunError> {
-        self.expect_id(packed.first_query_id)?;
-        if let Some(error) = packed.errors.first().and_then(|e| e.error.as_ref()) {
-            return Err(RunError::Failure(format!(
-                "{}: query rejected: {}: {}",
-                self.label, error.field, error.message
-            )));
-        }
-        for &outcome in &packed.outcomes {
-            self.received += 1;
-            let outcome = Outcome::try_from(outcome).unwrap_or(Outcome::Unspecified);
-            format_outcome(self.format, self.received, outcome, text)
-                .map_err(|error| self.failure(error))?;
-            text.push(b'\n');
-        }
-        Ok(())
-    }
-
-    fn expect_id(&self, id: u64) -> Result<(), RunError> {
-        if id == self.received {
-            return Ok(());
-        }
-        Err(RunError::Failure(format!(
-            "{}: verdict for query {id} arrived where query {} was expected",
-            self.label, self.received
-        )))
-    }
-
-    fn failure(&self, error: impl std::fmt::Display) -> RunError {
-        RunError::Failure(format!("{}: {error}", self.label))
+    fn server_said(&self, status: &Status) -> String {
+        format!("{}: {}", self.label, describe(status))
     }
 }
 
 /// Hands `text` to the in-order writer; fails quietly when the writer has stopped.
-async fn send_text(output: &mpsc::Sender<CaseOutput>, text: Vec<u8>) -> Result<(), RunError> {
+pub(super) async fn send_text(
+    output: &mpsc::Sender<CaseOutput>,
+    text: Vec<u8>,
+) -> Result<(), RunError> {
     if text.is_empty() {
         return Ok(());
     }
@@ -311,53 +252,5 @@ pub(super) fn describe(status: &Status) -> String {
         Code::ResourceExhausted => format!("over a server limit: {}", status.message()),
         Code::Unavailable => format!("server unavailable: {}", status.message()),
         code => format!("server error ({code:?}): {}", status.message()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::proto::{PackedTokenQueries, Query};
-
-    #[test]
-    fn queries_are_numbered_in_the_order_the_server_answers_them() {
-        let mut batch = QueryBatch {
-            queries: vec![Query::default(), Query::default()],
-            packed_tokens: Some(PackedTokenQueries {
-                token_counts: vec![1, 2, 1],
-                ..PackedTokenQueries::default()
-            }),
-        };
-        assert_eq!(number_queries(&mut batch, 5), 10);
-        let ids: Vec<u64> = batch.queries.iter().map(|q| q.id).collect();
-        assert_eq!(ids, vec![5, 6]);
-        assert_eq!(batch.packed_tokens.unwrap().first_query_id, 7);
-    }
-
-    #[test]
-    fn verdicts_out_of_order_fail_the_case() {
-        let mut lines = JudgeLines {
-            label: "test case 3 (line 9)",
-            format: JudgeFormat::Chess,
-            explain: false,
-            received: 0,
-        };
-        let mut text = Vec::new();
-        let packed = PackedVerdicts {
-            first_query_id: 0,
-            outcomes: vec![Outcome::Win as i32, Outcome::Lose as i32],
-            ..PackedVerdicts::default()
-        };
-        lines.append_packed(&packed, &mut text).unwrap();
-        assert_eq!(text, b"WIN\nLOSE\n");
-        let late = PackedVerdicts {
-            first_query_id: 3,
-            ..PackedVerdicts::default()
-        };
-        let error = lines.append_packed(&late, &mut text).unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            "test case 3 (line 9): verdict for query 3 arrived where query 2 was expected"
-        );
     }
 }

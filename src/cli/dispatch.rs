@@ -9,11 +9,11 @@ use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
 use super::case::{Case, CaseOutput};
+use super::endpoints::Endpoints;
+use super::input::CaseGraph;
 use super::input::InputEvent;
 use super::output::{Output, ProgressCounters};
 use super::{JudgeFormat, RunError};
-use crate::client::GrundyClient;
-use crate::proto::EvaluateStart;
 
 /// Test cases whose streams run at once. Many small test cases are bound by round trips, not
 /// by work: a few streams in flight hide them. Their output is still written in input order.
@@ -33,10 +33,16 @@ pub(super) enum Slot {
 /// Reads the parser's events and starts a stream per test case, up to [`CASES_IN_FLIGHT`] at
 /// once, queueing their outputs for the writer in input order.
 pub(super) struct Dispatcher {
-    pub(super) client: GrundyClient,
+    pub(super) endpoints: Arc<Endpoints>,
     pub(super) format: JudgeFormat,
     pub(super) progress: Arc<ProgressCounters>,
     pub(super) slots: mpsc::UnboundedSender<Slot>,
+    /// `--retries`.
+    pub(super) retries: u32,
+    /// Bytes up to which waiting query batches are merged, and of each `PutGraph` chunk.
+    pub(super) batch_bytes: usize,
+    /// `--timings`.
+    pub(super) timings: bool,
 }
 
 /// How the events of one test case ended.
@@ -65,17 +71,17 @@ impl Dispatcher {
                 }
                 return;
             };
-            let (number, label, start) = match event {
+            let (number, label, graph) = match event {
                 InputEvent::Start {
                     number,
                     label,
-                    start,
-                } => (number, label, start),
+                    graph,
+                } => (number, label, graph),
                 InputEvent::Error(error) => {
                     let _ = self.slots.send(Slot::Error(error));
                     return;
                 }
-                InputEvent::Queries(_) | InputEvent::End => {
+                InputEvent::Queries { .. } | InputEvent::End => {
                     let error =
                         RunError::Failure("internal error: queries outside a test case".into());
                     let _ = self.slots.send(Slot::Error(error));
@@ -85,7 +91,7 @@ impl Dispatcher {
             let Ok(permit) = permits.clone().acquire_owned().await else {
                 return; // never closed
             };
-            let Some(case_events) = self.start_case(number, label, start, permit) else {
+            let Some(case_events) = self.start_case(number, label, graph, permit) else {
                 return; // the writer stopped
             };
             match forward_case_events(&mut events, &case_events).await {
@@ -108,7 +114,7 @@ impl Dispatcher {
         &self,
         number: u64,
         label: String,
-        start: EvaluateStart,
+        graph: CaseGraph,
         permit: OwnedSemaphorePermit,
     ) -> Option<mpsc::Sender<InputEvent>> {
         let (case_events, case_receiver) = mpsc::channel(16);
@@ -119,15 +125,18 @@ impl Dispatcher {
         };
         self.slots.send(slot).ok()?;
         let case = Case {
-            client: self.client.clone(),
+            endpoints: self.endpoints.clone(),
             number,
             label,
             format: self.format,
             progress: self.progress.clone(),
+            retries: self.retries,
+            batch_bytes: self.batch_bytes,
+            timings: self.timings,
         };
         tokio::spawn(async move {
             let _permit = permit;
-            case.run(start, case_receiver, chunks).await;
+            case.run(graph, case_receiver, chunks).await;
         });
         Some(case_events)
     }
@@ -165,7 +174,7 @@ pub(super) async fn write_in_order(
         };
         loop {
             match chunks.recv().await {
-                Some(CaseOutput::Text(text)) => output.send(text)?,
+                Some(CaseOutput::Text(text)) => output.send(text).await?,
                 Some(CaseOutput::Done) => break,
                 Some(CaseOutput::Failed(error)) => return Err(error),
                 None => {

@@ -64,6 +64,17 @@ fn embedded_config(max_message_bytes: usize) -> ServerConfig {
     }
 }
 
+/// The second embedded server of a judge run, for graphs too large for one message: they are
+/// uploaded with `PutGraph` and evaluated by id, so it keeps their tables (the first server
+/// caches nothing). Its cache holds every such graph of the run.
+pub(super) fn upload_config(max_message_bytes: usize) -> ServerConfig {
+    /// No bound in practice, with room for the cache's sums.
+    const UNBOUNDED_BYTES: usize = 1 << 50;
+    let mut config = embedded_config(max_message_bytes);
+    config.service.cache_bytes = UNBOUNDED_BYTES;
+    config
+}
+
 /// The embedded server of `render` and `play`: as [`embedded_config`], plus a small table
 /// cache, since they register the graph (`PutGraph`) and read its values (`GetValues`).
 pub(super) fn viewer_config(max_message_bytes: usize) -> ServerConfig {

@@ -12,21 +12,19 @@ use crate::engine::Digraph;
 use crate::judge::addsub::{AddsubEvent, AddsubReader};
 use crate::judge::chess::{ChessEvent, ChessReader};
 use crate::judge::{JudgeError, Location};
-use crate::proto::{
-    self, EvaluateRequest, EvaluateStart, QueryBatch, evaluate_request::Payload,
-    evaluate_start::GraphSource,
-};
+use crate::proto::{self, QueryBatch};
 
 /// A unit of work from the parser thread.
 pub(super) enum InputEvent {
-    /// A new test case: its number, a label for messages, and the stream's first message.
+    /// A new test case: its number, a label for messages, and its graph.
     Start {
         number: u64,
         label: String,
-        start: EvaluateStart,
+        graph: CaseGraph,
     },
-    /// Queries of the current test case (ids still to be assigned).
-    Queries(QueryBatch),
+    /// Queries of the current test case (ids still to be assigned), and the bytes they take
+    /// in a request (and their verdicts in a response).
+    Queries { batch: QueryBatch, bytes: usize },
     /// The current test case is complete.
     End,
     /// The input is malformed (or unreadable, or too large for a message) here; everything
@@ -69,7 +67,7 @@ pub(super) fn parse_input(
 /// Why the parser thread stopped early.
 enum ParseStop {
     Input(JudgeError),
-    /// A graph or query does not fit in one message under `--max-message-bytes`.
+    /// A query does not fit in one message under `--max-message-bytes`.
     TooLarge(String),
     /// The consumer is gone (a failure or a closed stdout): nothing more to do.
     Closed,
@@ -186,6 +184,18 @@ impl<R: Read> CaseSource for AddsubCases<R> {
     }
 }
 
+/// A test case's graph, as its stream sends it.
+pub(super) struct CaseGraph {
+    pub(super) graph: proto::Graph,
+    /// Whether `EvaluateStart.explain` is set.
+    pub(super) explain: bool,
+    /// The graph does not fit in one message: it goes through `PutGraph` in chunks, and the
+    /// stream names it by id.
+    pub(super) upload: bool,
+    /// Time the parser took to read it (since the end of the previous test case).
+    pub(super) parsed_in: std::time::Duration,
+}
+
 /// Bytes a request message takes beyond its packed lists: tags, lengths and `first_query_id`.
 const MESSAGE_OVERHEAD_BYTES: usize = 64;
 /// Room reserved per query for its verdict in the response (outcome and nim-sum; a move
@@ -195,6 +205,12 @@ const RESPONSE_BYTES_PER_EXPLAINED_QUERY: usize = 64;
 /// Requests are cut at this size even when the message limit is far larger: smaller messages
 /// keep the pipeline moving.
 const MAX_BATCH_BYTES: usize = 4 << 20;
+
+/// Size at which a query batch is sent (and up to which waiting batches are merged): well
+/// under the message limit.
+pub(super) fn batch_limit_bytes(max_message_bytes: usize) -> usize {
+    (max_message_bytes / 2).min(MAX_BATCH_BYTES)
+}
 
 /// Collects token queries into batches and sends them in the packed (columnar) form: no
 /// per-query message to build, encode or decode. A batch is sent when it holds
@@ -213,6 +229,8 @@ struct Batcher<'a> {
     /// The current test case, for error messages, and its queries so far.
     label: String,
     case_queries: u64,
+    /// When the parser started reading the current test case.
+    case_began: std::time::Instant,
 }
 
 impl<'a> Batcher<'a> {
@@ -224,10 +242,11 @@ impl<'a> Batcher<'a> {
             queries: 0,
             batch_bytes: 0,
             batch_size: args.batch_size as usize,
-            flush_bytes: (args.max_message_bytes / 2).min(MAX_BATCH_BYTES),
+            flush_bytes: batch_limit_bytes(args.max_message_bytes),
             max_message_bytes: args.max_message_bytes,
             label: String::new(),
             case_queries: 0,
+            case_began: std::time::Instant::now(),
         }
     }
 
@@ -237,30 +256,22 @@ impl<'a> Batcher<'a> {
         label: String,
         graph: proto::Graph,
     ) -> Result<(), ParseStop> {
-        let start = EvaluateStart {
-            graph_source: Some(GraphSource::Graph(graph)),
-            explain: self.explain,
-        };
-        let request = EvaluateRequest {
-            payload: Some(Payload::Start(start)),
-        };
-        let bytes = request.encoded_len();
-        if bytes > self.max_message_bytes {
-            return Err(ParseStop::TooLarge(format!(
-                "{label}: the graph takes {bytes} bytes encoded, more than --max-message-bytes \
-                 {} allows in one message",
-                self.max_message_bytes
-            )));
-        }
-        let Some(Payload::Start(start)) = request.payload else {
-            unreachable!("built above");
-        };
+        // The size of the `start` message, computed without building it.
+        let graph_bytes = graph.encoded_len();
+        let start_bytes = 1 + encoded_len_varint(graph_bytes as u64) + graph_bytes + 2;
+        let request_bytes = 1 + encoded_len_varint(start_bytes as u64) + start_bytes;
+        let upload = request_bytes > self.max_message_bytes;
         self.label.clone_from(&label);
         self.case_queries = 0;
         self.send(InputEvent::Start {
             number,
             label,
-            start,
+            graph: CaseGraph {
+                graph,
+                explain: self.explain,
+                upload,
+                parsed_in: self.case_began.elapsed(),
+            },
         })
     }
 
@@ -306,6 +317,7 @@ impl<'a> Batcher<'a> {
 
     fn end_case(&mut self) -> Result<(), ParseStop> {
         self.flush()?;
+        self.case_began = std::time::Instant::now();
         self.send(InputEvent::End)
     }
 
@@ -320,9 +332,9 @@ impl<'a> Batcher<'a> {
             return Ok(());
         }
         self.queries = 0;
-        self.batch_bytes = 0;
+        let bytes = std::mem::take(&mut self.batch_bytes);
         let batch = std::mem::take(&mut self.batch);
-        self.send(InputEvent::Queries(batch))
+        self.send(InputEvent::Queries { batch, bytes })
     }
 
     /// Sends what was parsed before an input error, so its verdicts are still printed.

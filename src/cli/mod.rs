@@ -18,25 +18,33 @@
 //! - `output`: the stdout writer thread, the progress report and the judge-line formatting;
 //! - `embedded`: the in-process server used without `--server`.
 
+mod attempt;
 mod case;
 mod dispatch;
 mod embedded;
+mod endpoints;
 mod input;
 mod output;
 mod play;
 mod render;
+mod replay;
+mod retry;
+mod upload;
+mod verdicts;
 
 use std::io::Read;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use crate::client::{self, ClientError, ConnectionArgs};
+use crate::client::{ClientError, ConnectionArgs};
 use crate::service::config::DEFAULT_MAX_MESSAGE_BYTES;
 
 use dispatch::{Dispatcher, write_in_order};
 use embedded::EmbeddedServer;
-use input::parse_input;
+use endpoints::Endpoints;
+use input::{batch_limit_bytes, parse_input};
 use output::{Output, ProgressReport};
 
 pub use play::{PlayArgs, run_play};
@@ -75,10 +83,17 @@ pub struct JudgeArgs {
     pub format: JudgeFormat,
     /// Judge input file; standard input when absent or "-".
     pub file: Option<PathBuf>,
-    /// URL of a running grundy-server (e.g. http://127.0.0.1:50051). Without it, a server is
-    /// started in-process on a loopback port and used over real gRPC.
+    /// URL of a running grundy-server (e.g. http://127.0.0.1:50051), or several
+    /// comma-separated: test cases are spread over them, and a stream that breaks is resumed
+    /// on the next one. Without it, a server is started in-process on a loopback port and
+    /// used over real gRPC.
     #[arg(long, env = "GRUNDY_SERVER")]
     pub server: Option<String>,
+    /// How many times in a row a test case's stream is resumed after a lost connection or an
+    /// UNAVAILABLE answer (capped exponential backoff from 100 ms to 2 s), before the run
+    /// fails (exit 1).
+    #[arg(long, env = "GRUNDY_RETRIES", default_value_t = retry::DEFAULT_RETRIES)]
+    pub retries: u32,
     /// Append the winning move to each winning line (and a draw-keeping move to DRAW lines).
     /// Output is then no longer judge-exact.
     #[arg(long)]
@@ -86,11 +101,16 @@ pub struct JudgeArgs {
     /// Queries per request message.
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
     pub batch_size: u32,
+    /// A line on stderr per test case: time to parse its graph, to upload it (PutGraph, for
+    /// graphs larger than one message), to open its stream, and to answer its queries.
+    #[arg(long)]
+    pub timings: bool,
     /// Progress (test cases, queries, rate) on stderr.
     #[arg(long, value_enum, default_value = "auto")]
     pub progress: Progress,
     /// Largest gRPC message sent or received, in bytes. Query batches are cut well under it;
-    /// a graph or a single query that cannot fit in one message is an error (exit 1).
+    /// a graph too large for one message is uploaded with PutGraph in chunks and evaluated by
+    /// id; a single query that cannot fit in one message is an error (exit 1).
     #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
     pub max_message_bytes: usize,
     /// TLS and authentication for --server (ignored without it: the embedded server is
@@ -158,16 +178,14 @@ fn run_async(command: impl std::future::Future<Output = Result<(), RunError>>) -
 
 async fn judge(args: JudgeArgs) -> Result<(), RunError> {
     let input = open_input(args.file.as_ref())?;
-    let (url, connection, _embedded) = match &args.server {
-        Some(url) => (url.clone(), args.connection.clone(), None),
+    let endpoints = match &args.server {
+        Some(servers) => {
+            Endpoints::connect(servers, &args.connection, args.max_message_bytes).await?
+        }
         // The embedded server is plaintext on loopback: TLS and token settings (often
         // inherited from GRUNDY_* variables) are only for --server.
-        None => {
-            let server = EmbeddedServer::start(args.max_message_bytes).await?;
-            (server.url.clone(), ConnectionArgs::default(), Some(server))
-        }
+        None => Endpoints::embedded(args.max_message_bytes).await?,
     };
-    let client = client::connect(&url, &connection, args.max_message_bytes).await?;
 
     let (event_tx, events) = mpsc::channel(16);
     let parser_args = args.clone();
@@ -180,10 +198,13 @@ async fn judge(args: JudgeArgs) -> Result<(), RunError> {
 
     let (slot_tx, slots) = mpsc::unbounded_channel();
     let dispatcher = Dispatcher {
-        client,
+        endpoints: Arc::new(endpoints),
         format: args.format,
         progress: progress.counters(),
         slots: slot_tx,
+        retries: args.retries,
+        batch_bytes: batch_limit_bytes(args.max_message_bytes),
+        timings: args.timings,
     };
     let result = {
         let dispatched = dispatcher.run(events, parser);

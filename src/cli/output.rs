@@ -166,23 +166,25 @@ impl Output {
         })
     }
 
-    /// Queues `chunk` for stdout; fails once the writer has stopped (quietly for a closed
-    /// pipe).
-    pub(super) fn send(&mut self, chunk: Vec<u8>) -> Result<(), RunError> {
+    /// Queues `chunk` for stdout, waiting while the writer is behind; fails once the writer
+    /// has stopped (quietly for a closed pipe).
+    ///
+    /// The wait is async on purpose: the judge's dispatcher runs in the same future as the
+    /// in-order writer, on the thread that `block_on`s it. Blocking that thread here (as a
+    /// `blocking_send` inside `block_in_place` once did) parks it on the same thread parker
+    /// that `block_on` waits on, so a wake-up meant for the dispatcher was consumed by the
+    /// inner wait and lost: the run stalled with every channel idle (issue 11, `--batch-size
+    /// 1`).
+    pub(super) async fn send(&mut self, chunk: Vec<u8>) -> Result<(), RunError> {
         if chunk.is_empty() {
             return Ok(());
         }
         let chunks = self.chunks.as_ref().ok_or(RunError::OutputClosed)?;
-        // A full channel means stdout is slow: block this task only briefly per chunk.
-        let sent = match chunks.try_send(chunk) {
-            Ok(()) => Ok(()),
-            Err(mpsc::error::TrySendError::Full(chunk)) => {
-                tokio::task::block_in_place(|| chunks.blocking_send(chunk).map_err(drop))
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => Err(()),
-        };
-        // Either way a closed channel means the writer stopped: say why.
-        sent.map_err(|()| self.writer_error())
+        if chunks.send(chunk).await.is_err() {
+            // A closed channel means the writer stopped: say why.
+            return Err(self.writer_error());
+        }
+        Ok(())
     }
 
     /// Why the writer stopped: a closed pipe is a quiet stop, anything else a failure.

@@ -289,7 +289,10 @@ impl<M> Responder<M> {
 
 /// A response message of verdicts: `EvaluateResponse` itself, or `EvaluateBatch`'s own
 /// `EvaluateBatchResponse` made from one.
-pub(crate) trait Verdicts: From<proto::EvaluateResponse> + prost::Message + Send + 'static {}
+pub(crate) trait Verdicts:
+    From<proto::EvaluateResponse> + prost::Message + Send + 'static
+{
+}
 
 impl<M: From<proto::EvaluateResponse> + prost::Message + Send + 'static> Verdicts for M {}
 

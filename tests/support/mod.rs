@@ -4,7 +4,8 @@
 //! - `oracle`: brute-force game solver used to judge the engine;
 //! - `server`: an in-process server on `127.0.0.1:0` and request builders;
 //! - `judge_model`: an independent model of the judge formats (the fuzz tier's oracle);
-//! - `process`: bounded runs of the real binaries, children killed on drop.
+//! - `process`: bounded runs of the real binaries, children killed on drop;
+//! - `replica`: `grundy-server` processes for the fleet tests, ready when SERVING.
 
 #[allow(dead_code)]
 pub mod judge_model;
@@ -12,5 +13,7 @@ pub mod judge_model;
 pub mod oracle;
 #[allow(dead_code)]
 pub mod process;
+#[allow(dead_code)]
+pub mod replica;
 #[allow(dead_code)]
 pub mod server;

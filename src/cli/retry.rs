@@ -1,0 +1,113 @@
+//! Which failures of a test case's stream are worth another attempt, how long to wait
+//! before it, and what to tell the user.
+//!
+//! A stream is retried when its connection was lost (the server process died, a network
+//! fault, a cancelled stream at the end of a drain) or the server answered UNAVAILABLE (it is
+//! draining, or its store is unreachable): another endpoint, or the same one once it is back,
+//! can finish the job. Every other status is the server's verdict on the request and is final.
+
+use std::error::Error;
+use std::time::Duration;
+
+use tonic::{Code, Status};
+
+use super::case::describe;
+
+/// Default of `--retries`.
+pub(crate) const DEFAULT_RETRIES: u32 = 5;
+/// Wait before the first retry; doubled for every further one, up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+/// Longest wait between two attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+/// Whether `status` (from a call to the server at `url`) is worth another attempt; `Err` is
+/// the error that ends the run. A plaintext URL dialled at a TLS server is final, with the fix.
+pub(super) async fn classify(
+    status: &Status,
+    url: &str,
+    label: &str,
+) -> Result<String, super::RunError> {
+    if is_transport_error(status) {
+        if url.starts_with("http://") && crate::client::speaks_tls(url).await {
+            return Err(super::RunError::Failure(format!(
+                "{label}: {url} is a TLS server, and the URL is plaintext (http://): use \
+                 https://{}, with --tls-ca CA.pem if its certificate is not signed by a \
+                 system-trusted authority",
+                url.trim_start_matches("http://")
+            )));
+        }
+        return Ok(transport_failure(status, url));
+    }
+    if status.code() == Code::Unavailable {
+        return Ok(format!("{url}: {}", describe(status)));
+    }
+    Err(super::RunError::Failure(format!(
+        "{label}: {}",
+        describe(status)
+    )))
+}
+
+/// True for a status the client made up from a failed connection (it keeps the transport
+/// error as its source), as opposed to one the server sent in its trailers (no source).
+fn is_transport_error(status: &Status) -> bool {
+    status.source().is_some()
+        || (status.code() == Code::Unavailable && status.message().contains("transport error"))
+}
+
+/// The user's words for a transport failure.
+fn transport_failure(status: &Status, url: &str) -> String {
+    let mut source: Option<&dyn Error> = status.source();
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return format!("cannot connect to the server at {url} (connection refused)");
+        }
+        source = cause.source();
+    }
+    format!("the connection to the server was lost ({url})")
+}
+
+/// Wait before retry number `retry` (1-based): capped exponential backoff.
+pub(super) fn backoff(retry: u32) -> Duration {
+    let doublings = retry.saturating_sub(1).min(16);
+    (FIRST_BACKOFF * (1u32 << doublings)).min(MAX_BACKOFF)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_its_cap() {
+        let waits: Vec<u64> = (1..=7).map(|r| backoff(r).as_millis() as u64).collect();
+        assert_eq!(waits, vec![100, 200, 400, 800, 1600, 2000, 2000]);
+        assert_eq!(backoff(u32::MAX), MAX_BACKOFF);
+    }
+
+    #[tokio::test]
+    async fn server_statuses_are_final_except_unavailable() {
+        let url = "http://127.0.0.1:9";
+        let draining = Status::unavailable("the server is shutting down");
+        let said = classify(&draining, url, "test case 1").await.unwrap();
+        assert_eq!(
+            said,
+            "http://127.0.0.1:9: server unavailable: the server is shutting down"
+        );
+        let refused = Status::invalid_argument("graph.targets[3]: out of range");
+        let error = classify(&refused, url, "test case 1").await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "test case 1: rejected by the server: graph.targets[3]: out of range"
+        );
+        let lost = Status::from_error(Box::new(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "reset",
+        )));
+        let said = classify(&lost, url, "test case 1").await.unwrap();
+        assert_eq!(
+            said,
+            "the connection to the server was lost (http://127.0.0.1:9)"
+        );
+    }
+}
