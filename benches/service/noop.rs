@@ -66,14 +66,24 @@ impl GrundyService for NoOp {
             }),
             ..Default::default()
         };
+        // As grundy: the requests are read ahead on a task of their own, so that decoding a
+        // batch overlaps with answering the one before.
+        let (read_tx, mut read) = mpsc::channel(RESPONSE_BUFFER);
         tokio::spawn(async move {
-            if tx.send(Ok(summary)).await.is_err() {
-                return;
-            }
             while let Ok(Some(message)) = inbound.message().await {
                 let Some(Payload::Queries(batch)) = message.payload else {
                     return;
                 };
+                if read_tx.send(batch).await.is_err() {
+                    return;
+                }
+            }
+        });
+        tokio::spawn(async move {
+            if tx.send(Ok(summary)).await.is_err() {
+                return;
+            }
+            while let Some(batch) = read.recv().await {
                 if tx.send(Ok(answer(&batch))).await.is_err() {
                     return;
                 }
