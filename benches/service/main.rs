@@ -1,0 +1,191 @@
+//! `Evaluate` throughput against the transport floor: grundy's real server and a no-op tonic
+//! service with the same message shapes ([`noop`]), both on 127.0.0.1 in the same run, under
+//! 1, 8 and 64 concurrent streams of packed token queries on a small graph (so that the
+//! service is measured, not the engine). Prints queries per second, the no-op's rate over
+//! grundy's, and p50/p99 per-batch latency, as Markdown tables.
+//!
+//! ```sh
+//! cargo bench --bench service                    # 2 rounds, 2 s per measurement
+//! cargo bench --bench service -- --seconds 1 --rounds 3 --streams 1,8,64 --batch 4096,64
+//! ```
+//!
+//! Rounds alternate which server goes first, so that a change in the machine's load shows
+//! as disagreement between rounds rather than as a bias. Servers and clients run in one
+//! process on separate runtimes (the servers' like `grundy-server`'s, one worker per core).
+
+mod load;
+mod noop;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use grundy::generate::{Shape, graph};
+use grundy::proto;
+use grundy::service::{ServerConfig, run};
+use load::{Load, Measured};
+
+/// The bench's settings, from its command line.
+struct Settings {
+    seconds: f64,
+    rounds: usize,
+    streams: Vec<usize>,
+    batch_sizes: Vec<usize>,
+    window: usize,
+}
+
+impl Settings {
+    fn from_args() -> Self {
+        let mut settings = Self {
+            seconds: 2.0,
+            rounds: 2,
+            streams: vec![1, 8, 64],
+            batch_sizes: vec![4096, 64],
+            window: 4,
+        };
+        let mut args = std::env::args().skip(1);
+        while let Some(flag) = args.next() {
+            let mut value = || {
+                args.next()
+                    .unwrap_or_else(|| panic!("{flag} needs a value"))
+            };
+            match flag.as_str() {
+                "--seconds" => settings.seconds = value().parse().expect("--seconds: a number"),
+                "--rounds" => settings.rounds = value().parse().expect("--rounds: a count"),
+                "--window" => settings.window = value().parse().expect("--window: a count"),
+                "--streams" => settings.streams = list(&value()),
+                "--batch" => settings.batch_sizes = list(&value()),
+                _ => {} // cargo bench passes --bench, and filters; none apply here
+            }
+        }
+        settings
+    }
+}
+
+fn list(text: &str) -> Vec<usize> {
+    text.split(',')
+        .map(|n| n.trim().parse().expect("a comma-separated list of counts"))
+        .collect()
+}
+
+/// The bench graph: a random DAG of 10^3 vertices and 10^4 edges (values below 128, so
+/// every nim-sum is one varint byte, as the no-op's).
+fn bench_graph() -> proto::Graph {
+    let dag = graph(Shape::Dag, 1000, 10_000, 7);
+    let offsets = dag.offsets();
+    proto::Graph {
+        vertex_count: dag.vertex_count(),
+        out_degrees: offsets.windows(2).map(|w| w[1] - w[0]).collect(),
+        targets: dag.targets().to_vec(),
+        split_counts: Vec::new(),
+    }
+}
+
+/// One measurement of each server.
+struct Pair {
+    grundy: Measured,
+    noop: Measured,
+}
+
+fn main() {
+    let settings = Settings::from_args();
+    let servers = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("server")
+        .build()
+        .expect("server runtime");
+    let clients = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .thread_name("client")
+        .build()
+        .expect("client runtime");
+    let graph = bench_graph();
+    let vertex_count = graph.vertex_count;
+    let (grundy_url, _stop_grundy) = servers.block_on(serve_grundy());
+    let (noop_address, _stop_noop) = servers.block_on(async {
+        let (address, stop) = noop::serve(noop::NoOp { vertex_count }).await;
+        (address, stop)
+    });
+    let noop_url = format!("http://{noop_address}");
+    println!("{}", machine());
+    for &batch in &settings.batch_sizes {
+        let batches = Arc::new(load::batches(16, batch, 10, vertex_count));
+        println!(
+            "\n### {batch} queries per batch (1-10 tokens each), window {} batches per stream, {} s per measurement\n",
+            settings.window, settings.seconds
+        );
+        println!(
+            "| streams | round | grundy qps | no-op qps | no-op / grundy | grundy p50 / p99 | no-op p50 / p99 | response bytes (grundy / no-op) |"
+        );
+        println!("|---|---|---|---|---|---|---|---|");
+        for &streams in &settings.streams {
+            let load = Load {
+                graph: graph.clone(),
+                batches: batches.clone(),
+                streams,
+                window: settings.window,
+                duration: Duration::from_secs_f64(settings.seconds),
+            };
+            for round in 1..=settings.rounds {
+                let pair = clients.block_on(measure_pair(&grundy_url, &noop_url, &load, round));
+                print_row(streams, round, &pair);
+            }
+        }
+    }
+}
+
+/// Measures both servers under `load`; odd rounds start with grundy, even ones with the no-op.
+async fn measure_pair(grundy_url: &str, noop_url: &str, load: &Load, round: usize) -> Pair {
+    if round % 2 == 1 {
+        let grundy = load::run(grundy_url, load).await;
+        let noop = load::run(noop_url, load).await;
+        Pair { grundy, noop }
+    } else {
+        let noop = load::run(noop_url, load).await;
+        let grundy = load::run(grundy_url, load).await;
+        Pair { grundy, noop }
+    }
+}
+
+fn print_row(streams: usize, round: usize, pair: &Pair) {
+    let (g, n) = (&pair.grundy, &pair.noop);
+    let ms = |d: Duration| format!("{:.2}", d.as_secs_f64() * 1e3);
+    println!(
+        "| {streams} | {round} | {:.2} M | {:.2} M | {:.2}x | {} / {} ms | {} / {} ms | {} / {} |",
+        g.qps() / 1e6,
+        n.qps() / 1e6,
+        n.qps() / g.qps(),
+        ms(g.latency(0.5)),
+        ms(g.latency(0.99)),
+        ms(n.latency(0.5)),
+        ms(n.latency(0.99)),
+        g.bytes_per_response(),
+        n.bytes_per_response(),
+    );
+}
+
+/// grundy's server with `grundy-server`'s defaults, on a loopback port.
+async fn serve_grundy() -> (String, tokio::sync::oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let url = format!("http://{}", listener.local_addr().expect("bound address"));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let shutdown = async {
+            let _ = stopped.await;
+        };
+        run(listener, ServerConfig::default(), shutdown)
+            .await
+            .expect("grundy serves");
+    });
+    (url, stop)
+}
+
+/// The machine, for the report: cores, the load average, and the caches.
+fn machine() -> String {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load: Vec<&str> = load.split_whitespace().take(3).collect();
+    format!("{cores} cores; load average {}", load.join(" "))
+}
