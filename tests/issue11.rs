@@ -1,6 +1,6 @@
-//! Reproductions of the failures and rough edges of issue 11, one test each. They fail on the
-//! server as it is, hence `#[ignore]`; each fix removes its `ignore` (run them with
-//! `cargo test --test issue11 -- --ignored`).
+//! Reproductions of the failures and rough edges of issue 11 (a review as a hostile and a
+//! careless client would act), one test each, written before the fixes and kept as
+//! regression tests.
 
 mod support;
 
@@ -25,6 +25,7 @@ use support::server::{
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Code;
+use tonic_types::StatusExt;
 
 const GRUNDY: &str = env!("CARGO_BIN_EXE_grundy");
 const GRUNDY_SERVER: &str = env!("CARGO_BIN_EXE_grundy-server");
@@ -258,6 +259,12 @@ async fn waiting_for_an_analysis_slot_is_bounded() {
         "{}",
         refused.message()
     );
+    // Retryable, and a program can tell why without parsing the text.
+    let details = refused.get_error_details();
+    let info = details.error_info().expect("ErrorInfo");
+    assert_eq!(info.reason, "ANALYSIS_QUEUE_FULL");
+    assert_eq!(info.metadata["limit"], "analysis_queue_timeout");
+    assert!(details.retry_info().is_some(), "RetryInfo");
 }
 
 /// Failure 3: with `max_message_bytes` 1 MiB, every response of an explain stream of 300,000
@@ -361,6 +368,8 @@ async fn a_stream_without_start_is_ended_after_the_start_timeout() {
         "{status:?}"
     );
     assert!(status.message().contains("start"), "{}", status.message());
+    let info = status.get_error_details().error_info().cloned();
+    assert_eq!(info.map(|i| i.reason).as_deref(), Some("START_TIMEOUT"));
     drop(silent);
     let requests = vec![start(sample_graph()), batch(vec![tokens(1, &[0])])];
     let mut stream = client

@@ -162,7 +162,7 @@ async fn one_stream(channel: Channel, load: &Load, stream: usize, barrier: &Barr
                 return; // dropping `requests` half-closes the stream
             }
             let mut batch = batches[turn].clone();
-            batch.first_id = next_id;
+            batch.first_query_id = next_id;
             next_id += batch.token_counts.len() as u64;
             let _ = sent_tx.send((Instant::now(), batch.token_counts.len(), permit));
             if requests.send(queries(batch)).await.is_err() {

@@ -9,8 +9,8 @@
 use std::net::SocketAddr;
 
 use grundy::proto::{
-    self, EvaluateBatchRequest, EvaluateRequest, EvaluateResponse, GetValuesRequest,
-    GetValuesResponse, PutGraphRequest, PutGraphResponse,
+    self, EvaluateBatchRequest, EvaluateBatchResponse, EvaluateRequest, EvaluateResponse,
+    GetValuesRequest, GetValuesResponse, PutGraphRequest, PutGraphResponse,
     evaluate_request::Payload,
     grundy_service_server::{GrundyService, GrundyServiceServer},
 };
@@ -43,7 +43,7 @@ pub struct NoOp {
 #[tonic::async_trait]
 impl GrundyService for NoOp {
     type EvaluateStream = EvaluateStream;
-    type EvaluateBatchStream = EvaluateStream;
+    type EvaluateBatchStream = ReceiverStream<Result<EvaluateBatchResponse, Status>>;
     type GetValuesStream = ReceiverStream<Result<GetValuesResponse, Status>>;
 
     async fn evaluate(
@@ -95,7 +95,7 @@ impl GrundyService for NoOp {
     async fn evaluate_batch(
         &self,
         _: Request<EvaluateBatchRequest>,
-    ) -> Result<Response<EvaluateStream>, Status> {
+    ) -> Result<Response<Self::EvaluateBatchStream>, Status> {
         Err(Status::unimplemented(
             "the no-op service answers Evaluate only",
         ))
@@ -126,7 +126,7 @@ fn answer(batch: &proto::QueryBatch) -> EvaluateResponse {
     let count = packed.map_or(0, |p| p.token_counts.len());
     EvaluateResponse {
         packed_verdicts: Some(proto::PackedVerdicts {
-            first_query_id: packed.map_or(0, |p| p.first_id),
+            first_query_id: packed.map_or(0, |p| p.first_query_id),
             outcomes: vec![proto::Outcome::Win.into(); count],
             nim_sums: vec![NIM_SUM; count],
             errors: Vec::new(),

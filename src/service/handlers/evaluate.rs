@@ -186,8 +186,10 @@ async fn read_batches(
     loop {
         let item = match inbound.message().await {
             Ok(Some(message)) => {
-                request_bytes.observe(message.encoded_len() as f64);
-                let bytes = (message.encoded_len() + READ_AHEAD_OVERHEAD).min(READ_AHEAD_BYTES);
+                // One pass over the packed arrays for both the metric and the bound.
+                let encoded = message.encoded_len();
+                request_bytes.observe(encoded as f64);
+                let bytes = (encoded + READ_AHEAD_OVERHEAD).min(READ_AHEAD_BYTES);
                 let Ok(share) = room.clone().acquire_many_owned(bytes as u32).await else {
                     return;
                 };
