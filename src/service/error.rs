@@ -319,10 +319,7 @@ pub(crate) fn request_stream_status(status: Status) -> Status {
     let rewritten = if is_message_size_error(status.code(), status.message()) {
         message_too_large(status.message())
     } else if is_decode_error(status.code(), status.message()) {
-        let message = format!(
-            "malformed request message: {}",
-            excerpt_plain(status.message())
-        );
+        let message = format!("malformed request message: {}", excerpt(status.message()));
         Status::from(ServiceError::protocol("request", message))
     } else {
         return status;
@@ -340,14 +337,6 @@ fn is_decode_error(code: Code, message: &str) -> bool {
         && ["failed to decode", "Unexpected EOF", "Error decompressing"]
             .iter()
             .any(|needle| message.contains(needle))
-}
-
-/// A library's error text about client bytes, cut like [`excerpt`] but unquoted.
-fn excerpt_plain(text: &str) -> String {
-    match text.char_indices().nth(EXCERPT_CHARS * 2) {
-        Some((end, _)) => format!("{}...", &text[..end]),
-        None => text.to_string(),
-    }
 }
 
 /// RESOURCE_EXHAUSTED for tonic's "message length too large" `message`, naming the limit,
