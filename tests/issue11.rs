@@ -19,8 +19,8 @@ use grundy::service::{ServerConfig, TlsConfig};
 use prost::Message;
 use support::process::{self, ChildGuard, ServerProcess};
 use support::server::{
-    PATIENCE, batch, next, sample_graph, serve, serve_service, service_config, start, tokens,
-    tournament_with_self_loop,
+    PATIENCE, batch, grpc_frame, next, sample_graph, serve, serve_service, service_config, start,
+    tokens, tournament_with_self_loop,
 };
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -59,23 +59,15 @@ async fn one_stream_of_many_one_query_messages_gets_every_verdict() {
         .await
         .unwrap();
     tokio::spawn(connection);
-    let request = http::Request::post(format!(
-        "http://{}/grundy.v1.GrundyService/Evaluate",
-        server.address
-    ))
-    .header("content-type", "application/grpc")
-    .header("te", "trailers")
-    .body(())
-    .unwrap();
-    let (response, mut send) = h2.send_request(request, false).unwrap();
+    let (response, mut send) = h2
+        .send_request(server.raw_evaluate_request(), false)
+        .unwrap();
     let sender = tokio::spawn(async move {
         let messages = std::iter::once(start(sample_graph()))
             .chain((0..MESSAGES).map(|id| batch(vec![tokens(id, &[(id % 4) as u32])])));
         for message in messages {
             let payload = message.encode_to_vec();
-            let mut frame = vec![0];
-            frame.extend_from_slice(&(payload.len() as u32).to_be_bytes());
-            frame.extend_from_slice(&payload);
+            let frame = grpc_frame(0, &payload);
             if send.send_data(bytes::Bytes::from(frame), false).is_err() {
                 return;
             }

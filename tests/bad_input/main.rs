@@ -17,7 +17,7 @@ use bytes::Bytes;
 use cases::{Call, Case, config, evaluate_cases, other_cases, packed};
 use grundy::proto::{self, Query, grundy_service_client::GrundyServiceClient, query::Position};
 use support::server::{
-    PATIENCE, TestServer, batch, chain, next, sample_graph, serve, start, tokens,
+    PATIENCE, TestServer, batch, chain, grpc_frame, next, sample_graph, serve, start, tokens,
 };
 use tonic::transport::Channel;
 use tonic::{Code, Status};
@@ -229,16 +229,16 @@ async fn malformed_queries_are_answered_in_band_naming_field_and_index() {
 async fn raw_malformed_frames_end_the_stream_and_the_server_serves_on() {
     let server = serve(config()).await;
     let garbage: Vec<(&str, Vec<u8>)> = vec![
-        ("not protobuf", frame(0, &[0xff; 16])),
-        ("wrong wire type for start", frame(0, &[0x08, 0x01])),
+        ("not protobuf", grpc_frame(0, &[0xff; 16])),
+        ("wrong wire type for start", grpc_frame(0, &[0x08, 0x01])),
         ("truncated frame", {
-            let mut bytes = frame(0, &[0x0a, 0x00]);
+            let mut bytes = grpc_frame(0, &[0x0a, 0x00]);
             bytes[4] = 100; // claims 100 bytes, sends 2
             bytes
         }),
         (
             "compressed flag without grpc-encoding",
-            frame(1, &[0x0a, 0x00]),
+            grpc_frame(1, &[0x0a, 0x00]),
         ),
         ("half a frame header", vec![0, 0]),
     ];
@@ -260,18 +260,14 @@ async fn raw_malformed_frames_end_the_stream_and_the_server_serves_on() {
 #[tokio::test]
 async fn raw_malformed_frames_are_invalid_argument() {
     let server = serve(config()).await;
-    for body in [frame(0, &[0xff; 16]), frame(0, &[0x08, 0x01]), vec![0, 0]] {
+    for body in [
+        grpc_frame(0, &[0xff; 16]),
+        grpc_frame(0, &[0x08, 0x01]),
+        vec![0, 0],
+    ] {
         let (code, message) = raw_evaluate(&server, body).await;
         assert_eq!(code, Some(Code::InvalidArgument), "{message}");
     }
-}
-
-/// A gRPC length-prefixed message.
-fn frame(flags: u8, payload: &[u8]) -> Vec<u8> {
-    let mut bytes = vec![flags];
-    bytes.extend_from_slice(&(payload.len() as u32).to_be_bytes());
-    bytes.extend_from_slice(payload);
-    bytes
 }
 
 /// Sends `body` as the whole request body of an `Evaluate` call; returns grpc-status and
@@ -283,14 +279,7 @@ async fn raw_evaluate(server: &TestServer, body: Vec<u8>) -> (Option<Code>, Stri
             .unwrap();
         let (mut client, connection) = h2::client::handshake(tcp).await.unwrap();
         tokio::spawn(connection);
-        let request = http::Request::post(format!(
-            "http://{}/grundy.v1.GrundyService/Evaluate",
-            server.address
-        ))
-        .header("content-type", "application/grpc")
-        .header("te", "trailers")
-        .body(())
-        .unwrap();
+        let request = server.raw_evaluate_request();
         let (response, mut send) = client.send_request(request, false).unwrap();
         send.send_data(Bytes::from(body), true).unwrap();
         let (parts, mut body) = response.await.unwrap().into_parts();

@@ -78,6 +78,16 @@ impl TestServer {
             .unwrap()
     }
 
+    /// The headers of an `Evaluate` call for a raw HTTP/2 client (one that writes its own
+    /// gRPC frames, as the byte-level tests do).
+    pub fn raw_evaluate_request(&self) -> http::Request<()> {
+        http::Request::post(format!("{}/grundy.v1.GrundyService/Evaluate", self.url()))
+            .header("content-type", "application/grpc")
+            .header("te", "trailers")
+            .body(())
+            .unwrap()
+    }
+
     /// A new plaintext client.
     pub async fn client(&self) -> GrundyServiceClient<Channel> {
         GrundyServiceClient::new(self.channel().await)
@@ -191,4 +201,12 @@ pub async fn next<M>(stream: &mut Streaming<M>) -> Result<M, tonic::Status> {
         .await
         .expect("a response in time")
         .map(|m| m.expect("the stream is still open"))
+}
+
+/// A gRPC length-prefixed message: the flags byte, the big-endian length, the payload.
+pub fn grpc_frame(flags: u8, payload: &[u8]) -> Vec<u8> {
+    let mut bytes = vec![flags];
+    bytes.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+    bytes.extend_from_slice(payload);
+    bytes
 }
