@@ -25,6 +25,10 @@ impl PositionForm {
     }
 }
 
+/// A table up to this size is taken to stay in cache while a stream is answered (1 MiB: a
+/// core's L2 on the machines measured).
+const CACHED_TABLE_BYTES: usize = 1 << 20;
+
 /// Evaluates the queries of one stream against its analysis, reusing buffers (and, with
 /// `explain`, the split moves found) from query to query and batch to batch.
 pub(crate) struct QueryEvaluator {
@@ -47,6 +51,22 @@ impl QueryEvaluator {
             item_vertex: Vec::new(),
             moves: MoveMemo::default(),
         }
+    }
+
+    /// The cost of answering `batches`, in lookups of a cache-resident table (what the work
+    /// pool compares with its inline bound): one per query and per token, value or vertex,
+    /// eight per on a table larger than a core's L2 (each a likely cache miss). `None` when
+    /// the stream asked for winning moves, whose search no count of lookups bounds.
+    pub(crate) fn cost(&self, batches: &[proto::QueryBatch]) -> Option<u64> {
+        if self.explain {
+            return None;
+        }
+        let weight = if self.analysis.heap_bytes() <= CACHED_TABLE_BYTES {
+            1
+        } else {
+            8
+        };
+        Some(weight * batches.iter().map(batch_lookups).sum::<u64>())
     }
 
     /// Answers one request batch: `queries` as full verdicts, then `packed_tokens` as packed
@@ -308,6 +328,27 @@ fn verdict(query_id: u64, evaluation: &Evaluation, move_: Option<proto::Move>) -
 }
 
 /// Queries in a request batch, in both forms.
+/// The table lookups answering `batch` takes: one per query and one per token, value or
+/// vertex of its position.
+fn batch_lookups(batch: &proto::QueryBatch) -> u64 {
+    use proto::query::Position;
+    let positions: usize = batch
+        .queries
+        .iter()
+        .map(|query| match &query.position {
+            Some(Position::Tokens(tokens)) => tokens.vertices.len(),
+            Some(Position::DenseValues(dense)) => dense.values.len(),
+            Some(Position::SparseValues(sparse)) => sparse.vertices.len(),
+            None => 0,
+        })
+        .sum();
+    let packed = batch
+        .packed_tokens
+        .as_ref()
+        .map_or(0, |packed| packed.vertices.len());
+    batch_query_count(batch) + (positions + packed) as u64
+}
+
 pub(crate) fn batch_query_count(batch: &proto::QueryBatch) -> u64 {
     let packed = batch
         .packed_tokens

@@ -216,7 +216,7 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// Evaluates a group of batches in one job of the work pool and sends one response per
+/// Evaluates a group of batches in one job of the work pool (inline when small) and sends one response per
 /// batch, in order (more than one for a batch whose verdicts exceed the message limit). The
 /// evaluator goes to the pool and comes back, keeping its buffers and the moves it found for
 /// the next group. A batch that fails ends the stream after the responses
@@ -228,7 +228,8 @@ async fn answer_batches<M: Verdicts>(
     batches: Vec<proto::QueryBatch>,
 ) -> Result<QueryEvaluator, Stop> {
     let max_bytes = service.max_response_bytes;
-    let work = service.pool.evaluate(move || {
+    let cost = evaluator.cost(&batches);
+    let work = service.pool.evaluate(cost, move || {
         let mut responses = Vec::with_capacity(batches.len());
         let mut failure = None;
         for batch in &batches {
