@@ -93,6 +93,9 @@ impl WorkPool {
         T: Send + 'static,
     {
         if lookups.is_some_and(|lookups| lookups <= INLINE_LOOKUPS) {
+            // It waited for nothing; counted, so that the histogram counts every job.
+            self.metrics
+                .slot_waited(WorkKind::Evaluation, Duration::ZERO);
             let _entered = tracing::info_span!("evaluation").entered();
             return std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
                 .unwrap_or_else(|_| Err(ServiceError::Internal("evaluation panicked".into())));

@@ -142,7 +142,8 @@ impl Metrics {
         registry.register(
             "work_slot_wait_seconds",
             "Time a job waited for a permit of the work pool, by kind (analysis: a graph \
-             analysis slot, --compute-concurrency; evaluation: a query batch)",
+             analysis slot, --compute-concurrency; evaluation: a query batch, zero for \
+             a small one answered inline)",
             work_slot_wait_seconds.clone(),
         );
         let request_message_bytes: HistogramFamily<MethodLabels> =
