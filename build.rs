@@ -23,6 +23,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)
+        // prost's encoding, with the hot packed messages written and read by hand.
+        .codec_path("crate::wire::Codec")
         .compile_fds(descriptor_set)?;
     Ok(())
 }

@@ -5,7 +5,8 @@
 //!
 //! - [`engine`]: the pure game engine (no async, no gRPC): graphs, Grundy tables, verdicts,
 //!   winning moves; the theory is in `docs/games.md`;
-//! - [`proto`]: the generated `grundy.v1` messages, client and server;
+//! - [`proto`]: the generated `grundy.v1` messages, client and server, over the codec in
+//!   [`wire`] (prost's encoding, the hot packed messages by hand);
 //! - [`service`]: everything `grundy-server` runs: the RPC handlers, limits, deadlines,
 //!   cancellation, the graph registry, the work pool, auth, metrics, the server and its flags;
 //! - [`client`]: connecting to a server (TLS, mutual TLS, bearer token), depending on nothing
@@ -38,3 +39,4 @@ pub mod judge;
 pub mod render;
 pub mod service;
 pub mod token;
+pub mod wire;

@@ -1,0 +1,204 @@
+//! The hand-written paths against prost: byte-identical output, identical reading of
+//! everything they accept (including damaged bytes), and a refusal of every other shape.
+
+use proptest::prelude::*;
+use prost::Message;
+
+use super::packed::{decode_request, decode_response, encode_request, encode_response};
+use crate::proto::{
+    EvaluateRequest, EvaluateResponse, EvaluateStart, PackedQueryError, PackedTokenQueries,
+    PackedVerdicts, Query, QueryBatch, QueryError, evaluate_request::Payload,
+};
+
+/// Numbers of every varint length, small ones most often (as vertex ids and counts are).
+fn number() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        4 => 0u64..128,
+        3 => 0u64..20_000,
+        1 => 0u64..(1 << 28),
+        1 => any::<u64>(),
+    ]
+}
+
+fn packed_queries() -> impl Strategy<Value = PackedTokenQueries> {
+    (
+        prop_oneof![Just(0u64), number()],
+        proptest::collection::vec(number(), 0..40),
+        proptest::collection::vec(number(), 0..200),
+    )
+        .prop_map(|(first_query_id, counts, vertices)| PackedTokenQueries {
+            first_query_id,
+            token_counts: counts.into_iter().map(|c| c as u32).collect(),
+            vertices: vertices.into_iter().map(|v| v as u32).collect(),
+        })
+}
+
+fn packed_request(packed: PackedTokenQueries) -> EvaluateRequest {
+    EvaluateRequest {
+        payload: Some(Payload::Queries(QueryBatch {
+            queries: Vec::new(),
+            packed_tokens: Some(packed),
+        })),
+    }
+}
+
+fn packed_verdicts() -> impl Strategy<Value = PackedVerdicts> {
+    (
+        prop_oneof![Just(0u64), number()],
+        proptest::collection::vec(prop_oneof![8 => 0i32..4, 1 => any::<i32>()], 0..100),
+        proptest::collection::vec(number(), 0..100),
+        proptest::collection::vec((0u32..100, "[a-z ]{0,12}"), 0..3),
+    )
+        .prop_map(
+            |(first_query_id, outcomes, nim_sums, errors)| PackedVerdicts {
+                first_query_id,
+                outcomes,
+                nim_sums,
+                errors: errors
+                    .into_iter()
+                    .map(|(index, message)| PackedQueryError {
+                        index,
+                        error: Some(QueryError {
+                            field: "tokens.vertices[0]".into(),
+                            message,
+                        }),
+                    })
+                    .collect(),
+            },
+        )
+}
+
+fn packed_response(packed: PackedVerdicts) -> EvaluateResponse {
+    EvaluateResponse {
+        verdicts: Vec::new(),
+        graph: None,
+        packed_verdicts: Some(packed),
+    }
+}
+
+/// `bytes` with up to three bytes changed and a possibly shorter end.
+fn damaged(bytes: Vec<u8>) -> impl Strategy<Value = Vec<u8>> {
+    let len = bytes.len().max(1);
+    (
+        proptest::collection::vec((0..len, any::<u8>()), 0..3),
+        0..=bytes.len(),
+    )
+        .prop_map(move |(changes, keep)| {
+            let mut bytes = bytes.clone();
+            for (at, byte) in changes {
+                if let Some(slot) = bytes.get_mut(at) {
+                    *slot = byte;
+                }
+            }
+            bytes.truncate(keep.max(bytes.len().saturating_sub(4)));
+            bytes
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn requests_are_written_as_prost_writes_them(packed in packed_queries()) {
+        let short = packed.token_counts.iter().chain(&packed.vertices).all(|&n| n < 1 << 28)
+            && packed.first_query_id < 1 << 63;
+        let request = packed_request(packed);
+        let mut ours = Vec::new();
+        prop_assert!(encode_request(&request, &mut ours));
+        prop_assert_eq!(&ours, &request.encode_to_vec());
+        // Read back by the fast path whenever every varint is short enough for it.
+        prop_assert_eq!(decode_request(&ours), short.then_some(request));
+    }
+
+    #[test]
+    fn responses_are_written_as_prost_writes_them(packed in packed_verdicts()) {
+        let fast = packed.errors.is_empty()
+            && packed.outcomes.iter().all(|&o| (0..128).contains(&o))
+            && packed.nim_sums.iter().all(|&n| n < 1 << 63)
+            && packed.first_query_id < 1 << 63;
+        let response = packed_response(packed);
+        let mut ours = Vec::new();
+        prop_assert!(encode_response(&response, &mut ours));
+        prop_assert_eq!(&ours, &response.encode_to_vec());
+        prop_assert_eq!(decode_response(&ours), fast.then_some(response));
+    }
+
+    #[test]
+    fn requests_read_back_as_prost_reads_them(
+        bytes in packed_queries().prop_flat_map(|p| damaged(packed_request(p).encode_to_vec()))
+    ) {
+        if let Some(ours) = decode_request(&bytes) {
+            prop_assert_eq!(Ok(ours), EvaluateRequest::decode(&bytes[..]));
+        }
+    }
+
+    #[test]
+    fn responses_read_back_as_prost_reads_them(
+        bytes in packed_verdicts().prop_flat_map(|p| damaged(packed_response(p).encode_to_vec()))
+    ) {
+        if let Some(ours) = decode_response(&bytes) {
+            prop_assert_eq!(Ok(ours), EvaluateResponse::decode(&bytes[..]));
+        }
+    }
+}
+
+#[test]
+fn common_shapes_take_the_fast_path() {
+    let request = packed_request(PackedTokenQueries {
+        first_query_id: 7,
+        token_counts: vec![2, 0, 1],
+        vertices: vec![5, 300, 1 << 20],
+    });
+    assert_eq!(decode_request(&request.encode_to_vec()), Some(request));
+    let response = packed_response(PackedVerdicts {
+        first_query_id: 7,
+        outcomes: vec![1, 2, 3],
+        nim_sums: vec![0, 1 << 40, 3],
+        errors: Vec::new(),
+    });
+    assert_eq!(decode_response(&response.encode_to_vec()), Some(response));
+    let empty = packed_request(PackedTokenQueries::default());
+    assert_eq!(decode_request(&empty.encode_to_vec()), Some(empty));
+}
+
+#[test]
+fn other_shapes_are_left_to_prost() {
+    let start = EvaluateRequest {
+        payload: Some(Payload::Start(EvaluateStart::default())),
+    };
+    let mixed = EvaluateRequest {
+        payload: Some(Payload::Queries(QueryBatch {
+            queries: vec![Query::default()],
+            packed_tokens: Some(PackedTokenQueries::default()),
+        })),
+    };
+    let without_packed = EvaluateRequest {
+        payload: Some(Payload::Queries(QueryBatch::default())),
+    };
+    for request in [start, mixed, without_packed, EvaluateRequest::default()] {
+        assert!(!encode_request(&request, &mut Vec::new()));
+        assert_eq!(decode_request(&request.encode_to_vec()), None);
+    }
+    let with_summary = EvaluateResponse {
+        graph: Some(Default::default()),
+        ..Default::default()
+    };
+    assert!(!encode_response(&with_summary, &mut Vec::new()));
+    assert_eq!(decode_response(&with_summary.encode_to_vec()), None);
+    let with_error = packed_response(PackedVerdicts {
+        errors: vec![PackedQueryError::default()],
+        ..Default::default()
+    });
+    assert_eq!(decode_response(&with_error.encode_to_vec()), None);
+    // A packed field sent twice (prost concatenates) and a field unknown to the fast path.
+    let twice = [0x12, 0x08, 0x12, 0x06, 0x1a, 0x01, 0x05, 0x1a, 0x01, 0x06];
+    assert_eq!(decode_request(&twice), None);
+    let merged = packed_request(PackedTokenQueries {
+        vertices: vec![5, 6],
+        ..Default::default()
+    });
+    assert_eq!(EvaluateRequest::decode(&twice[..]), Ok(merged));
+    let unknown = [0x12, 0x04, 0x12, 0x02, 0x28, 0x01];
+    assert_eq!(decode_request(&unknown), None);
+    assert!(EvaluateRequest::decode(&unknown[..]).is_ok());
+}

@@ -1,0 +1,194 @@
+//! Whole arrays of protobuf varints at once: the packed `repeated` fields of the hot messages
+//! hold thousands of small numbers, and prost handles them one call (and one buffer check)
+//! per element. These loops size an array in one vectorisable pass, write it through a stack
+//! buffer, and read it from a byte slice with a one-byte fast path.
+//!
+//! Reading is exact for what it accepts and refuses (returns `None` for) everything unusual:
+//! a varint longer than the loop handles, or one cut off by the end of the field. The caller
+//! then decodes the whole message with prost, which gives the same value or the precise error.
+
+use bytes::BufMut;
+
+/// Encoded bytes of `value` as a varint (1 to 10).
+#[inline]
+pub(super) fn len_u64(value: u64) -> usize {
+    // Every 7 significant bits take a byte; zero takes one.
+    (((value | 1).leading_zeros() ^ 63) as usize * 9 + 73) / 64
+}
+
+/// Encoded bytes of the varints of `values` (the packed field's length).
+pub(super) fn packed_len_u32(values: &[u32]) -> usize {
+    values
+        .iter()
+        .map(|&value| {
+            1 + usize::from(value >= 1 << 7)
+                + usize::from(value >= 1 << 14)
+                + usize::from(value >= 1 << 21)
+                + usize::from(value >= 1 << 28)
+        })
+        .sum()
+}
+
+/// Encoded bytes of the varints of `values`.
+pub(super) fn packed_len_u64(values: &[u64]) -> usize {
+    values.iter().map(|&value| len_u64(value)).sum()
+}
+
+/// Encoded bytes of the varints of enum values (negative ones take ten bytes, as `int32`).
+pub(super) fn packed_len_i32(values: &[i32]) -> usize {
+    values
+        .iter()
+        .map(|&value| len_u64(value as i64 as u64))
+        .sum()
+}
+
+/// Bytes gathered on the stack before they are copied into the output buffer.
+const STAGE: usize = 8192;
+/// Room a varint needs at most.
+const MAX_VARINT: usize = 10;
+
+/// Writes `values` as consecutive varints into `buf`.
+pub(super) fn put_packed(values: impl Iterator<Item = u64>, buf: &mut impl BufMut) {
+    let mut stage = [0u8; STAGE];
+    let mut used = 0;
+    for mut value in values {
+        if used > STAGE - MAX_VARINT {
+            buf.put_slice(&stage[..used]);
+            used = 0;
+        }
+        while value >= 0x80 {
+            stage[used] = value as u8 | 0x80;
+            value >>= 7;
+            used += 1;
+        }
+        stage[used] = value as u8;
+        used += 1;
+    }
+    buf.put_slice(&stage[..used]);
+}
+
+/// Writes one varint into `buf`.
+pub(super) fn put(value: u64, buf: &mut impl BufMut) {
+    put_packed(std::iter::once(value), buf);
+}
+
+/// Reads a packed field of `u32` varints, appending to `out`; `None` (with `out` in any
+/// state) for a varint of more than four bytes (a value of 2^28 or more) or one cut off.
+pub(super) fn read_packed_u32(bytes: &[u8], out: &mut Vec<u32>) -> Option<()> {
+    // Every varint ends with exactly one byte under 0x80: the count of values, exactly.
+    out.reserve(bytes.iter().filter(|&&byte| byte < 0x80).count());
+    let mut at = 0;
+    while let Some(&first) = bytes.get(at) {
+        if first < 0x80 {
+            out.push(u32::from(first));
+            at += 1;
+            continue;
+        }
+        let (value, len) = read_long(&bytes[at..], 4)?;
+        out.push(value as u32);
+        at += len;
+    }
+    Some(())
+}
+
+/// Reads a packed field of `u64` varints (at most nine bytes each: values under 2^63),
+/// appending to `out`.
+pub(super) fn read_packed_u64(bytes: &[u8], out: &mut Vec<u64>) -> Option<()> {
+    out.reserve(bytes.iter().filter(|&&byte| byte < 0x80).count());
+    let mut at = 0;
+    while let Some(&first) = bytes.get(at) {
+        if first < 0x80 {
+            out.push(u64::from(first));
+            at += 1;
+            continue;
+        }
+        let (value, len) = read_long(&bytes[at..], 9)?;
+        out.push(value);
+        at += len;
+    }
+    Some(())
+}
+
+/// Reads a packed field of enum values that are small non-negative numbers (one byte each,
+/// as every `Outcome` is), appending to `out`.
+pub(super) fn read_packed_small_i32(bytes: &[u8], out: &mut Vec<i32>) -> Option<()> {
+    if bytes.iter().any(|&byte| byte >= 0x80) {
+        return None;
+    }
+    out.extend(bytes.iter().map(|&byte| i32::from(byte)));
+    Some(())
+}
+
+/// Reads one varint of at most `max_len` bytes from the start of `bytes`: its value and
+/// length.
+pub(super) fn read_long(bytes: &[u8], max_len: usize) -> Option<(u64, usize)> {
+    let mut value = 0u64;
+    for (index, &byte) in bytes.iter().take(max_len).enumerate() {
+        value |= u64::from(byte & 0x7f) << (7 * index);
+        if byte < 0x80 {
+            return Some((value, index + 1));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use prost::encoding::{decode_varint, encode_varint, encoded_len_varint};
+
+    proptest! {
+        #[test]
+        fn sizes_and_writes_like_prost(values in proptest::collection::vec(any::<u64>(), 0..300)) {
+            let mut ours = Vec::new();
+            put_packed(values.iter().copied(), &mut ours);
+            let mut theirs = Vec::new();
+            for &value in &values {
+                encode_varint(value, &mut theirs);
+            }
+            prop_assert_eq!(&ours, &theirs);
+            prop_assert_eq!(packed_len_u64(&values), theirs.len());
+            for &value in &values {
+                prop_assert_eq!(len_u64(value), encoded_len_varint(value));
+            }
+            let narrow: Vec<u32> = values.iter().map(|&value| value as u32).collect();
+            let expected: usize = narrow.iter().map(|&v| encoded_len_varint(u64::from(v))).sum();
+            prop_assert_eq!(packed_len_u32(&narrow), expected);
+        }
+
+        #[test]
+        fn reads_what_it_accepts_like_prost(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            if let Some((value, len)) = read_long(&bytes, 9) {
+                let mut slice = &bytes[..];
+                prop_assert_eq!(decode_varint(&mut slice).ok(), Some(value));
+                prop_assert_eq!(bytes.len() - slice.len(), len);
+            }
+            let mut narrow = Vec::new();
+            if read_packed_u32(&bytes, &mut narrow).is_some() {
+                let mut slice = &bytes[..];
+                let mut expected = Vec::new();
+                while !slice.is_empty() {
+                    expected.push(decode_varint(&mut slice).unwrap() as u32);
+                }
+                prop_assert_eq!(narrow, expected);
+            }
+        }
+    }
+
+    #[test]
+    fn refuses_long_and_cut_varints() {
+        assert_eq!(read_long(&[0x80, 0x80], 9), None);
+        assert_eq!(read_long(&[0xff, 0xff, 0xff, 0xff, 0x01], 4), None);
+        assert_eq!(
+            read_long(&[0xff, 0xff, 0xff, 0x7f], 4),
+            Some(((1 << 28) - 1, 4))
+        );
+        let mut out = Vec::new();
+        assert_eq!(read_packed_u32(&[0x05, 0x80], &mut out), None);
+        assert_eq!(
+            read_packed_small_i32(&[0x01, 0x80, 0x01], &mut Vec::new()),
+            None
+        );
+    }
+}
