@@ -196,6 +196,9 @@ pub(super) struct CaseGraph {
     pub(super) parsed_in: std::time::Duration,
 }
 
+/// Bytes a varint of a `u32` takes at most.
+const MAX_U32_VARINT: usize = 5;
+
 /// Bytes a request message takes beyond its packed lists: tags, lengths and `first_query_id`.
 const MESSAGE_OVERHEAD_BYTES: usize = 64;
 /// Room reserved per query for its verdict in the response (outcome and nim-sum; a move
@@ -220,7 +223,8 @@ struct Batcher<'a> {
     explain: bool,
     batch: QueryBatch,
     queries: usize,
-    /// Encoded bytes of `batch` (and of the room its verdicts take in the response).
+    /// At least the encoded bytes of `batch` (a bound: five per token), plus the room its
+    /// verdicts take in the response.
     batch_bytes: usize,
     batch_size: usize,
     /// Size at which a batch is sent: well under the message limit.
@@ -277,11 +281,16 @@ impl<'a> Batcher<'a> {
 
     fn push_tokens(&mut self, tokens: &[u32]) -> Result<(), ParseStop> {
         self.case_queries += 1;
-        let request_bytes = encoded_len_varint(tokens.len() as u64)
-            + tokens
-                .iter()
-                .map(|&vertex| encoded_len_varint(u64::from(vertex)))
-                .sum::<usize>();
+        // A bound (a varint of a u32 takes at most five bytes) instead of a pass over the
+        // tokens; the exact size only when the bound is over the limit.
+        let mut request_bytes = MAX_U32_VARINT * (1 + tokens.len());
+        if request_bytes + MESSAGE_OVERHEAD_BYTES > self.max_message_bytes {
+            request_bytes = encoded_len_varint(tokens.len() as u64)
+                + tokens
+                    .iter()
+                    .map(|&vertex| encoded_len_varint(u64::from(vertex)))
+                    .sum::<usize>();
+        }
         if request_bytes + MESSAGE_OVERHEAD_BYTES > self.max_message_bytes {
             return Err(ParseStop::TooLarge(format!(
                 "{}: query {} takes {} bytes encoded, more than --max-message-bytes {} allows \
