@@ -23,6 +23,7 @@ use super::lifecycle::{ActiveGuard, Phase, cancelled};
 use super::metrics::{MessageSizes, Metrics, QueryCounts, code_name};
 use crate::engine::Analysis;
 use crate::proto;
+use crate::wire::WireMessage;
 
 /// A server-streaming response body.
 pub(crate) type ResponseStream<M> = ReceiverStream<Result<M, Status>>;
@@ -256,12 +257,9 @@ impl<M> Responder<M> {
     /// Sends one response, waiting for room in the buffer under the same guards.
     pub(crate) async fn send(&mut self, message: M) -> Result<(), Stop>
     where
-        M: prost::Message,
+        M: WireMessage,
     {
-        self.rpc
-            .sizes
-            .response
-            .observe(message.encoded_len() as f64);
+        self.rpc.sizes.response.observe(message.wire_len() as f64);
         let tx = self.tx.clone();
         self.guard(tx.send(Ok(message)))
             .await?
@@ -289,12 +287,9 @@ impl<M> Responder<M> {
 
 /// A response message of verdicts: `EvaluateResponse` itself, or `EvaluateBatch`'s own
 /// `EvaluateBatchResponse` made from one.
-pub(crate) trait Verdicts:
-    From<proto::EvaluateResponse> + prost::Message + Send + 'static
-{
-}
+pub(crate) trait Verdicts: From<proto::EvaluateResponse> + WireMessage {}
 
-impl<M: From<proto::EvaluateResponse> + prost::Message + Send + 'static> Verdicts for M {}
+impl<M: From<proto::EvaluateResponse> + WireMessage> Verdicts for M {}
 
 impl<M: Verdicts> Responder<M> {
     /// Sends a response of verdicts, counting them.

@@ -28,6 +28,11 @@ pub trait WireMessage: Message + Default + Send + 'static {
             .expect("an EncodeBuf grows to fit any message");
     }
 
+    /// The message's encoded size (what [`WireMessage::write`] writes).
+    fn wire_len(&self) -> usize {
+        self.encoded_len()
+    }
+
     /// Reads one message from `buf`, which holds exactly its bytes.
     fn read(buf: &mut DecodeBuf<'_>) -> Result<Self, prost::DecodeError> {
         Self::decode(buf)
@@ -57,6 +62,10 @@ impl WireMessage for proto::EvaluateRequest {
         }
     }
 
+    fn wire_len(&self) -> usize {
+        packed::request_len(self).unwrap_or_else(|| self.encoded_len())
+    }
+
     fn read(buf: &mut DecodeBuf<'_>) -> Result<Self, prost::DecodeError> {
         read_with(buf, packed::decode_request)
     }
@@ -68,6 +77,10 @@ impl WireMessage for proto::EvaluateResponse {
             self.encode(buf)
                 .expect("an EncodeBuf grows to fit any message");
         }
+    }
+
+    fn wire_len(&self) -> usize {
+        packed::response_len(self).unwrap_or_else(|| self.encoded_len())
     }
 
     fn read(buf: &mut DecodeBuf<'_>) -> Result<Self, prost::DecodeError> {

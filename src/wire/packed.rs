@@ -31,14 +31,15 @@ fn field_len(len: usize) -> usize {
     1 + varint::len_u64(len as u64) + len
 }
 
-/// Writes `request` when it carries only packed token queries; `false` (nothing written)
-/// for any other shape.
-pub(super) fn encode_request(request: &EvaluateRequest, buf: &mut impl BufMut) -> bool {
+/// The sizes of a request that carries only packed token queries: the packed arrays'
+/// bytes, the `PackedTokenQueries` message's and the `QueryBatch`'s. `None` for any other
+/// shape.
+fn request_sizes(request: &EvaluateRequest) -> Option<(usize, usize, usize, usize)> {
     let Some(Payload::Queries(batch)) = &request.payload else {
-        return false;
+        return None;
     };
     let (true, Some(packed)) = (batch.queries.is_empty(), &batch.packed_tokens) else {
-        return false;
+        return None;
     };
     let counts = varint::packed_len_u32(&packed.token_counts);
     let vertices = varint::packed_len_u32(&packed.vertices);
@@ -52,7 +53,28 @@ pub(super) fn encode_request(request: &EvaluateRequest, buf: &mut impl BufMut) -
     if vertices > 0 {
         packed_len += field_len(vertices);
     }
-    let batch_len = field_len(packed_len);
+    Some((counts, vertices, packed_len, field_len(packed_len)))
+}
+
+/// The encoded size of a request that carries only packed token queries, in one pass over
+/// its arrays (prost's `encoded_len` makes a call per element); `None` for any other shape.
+pub(super) fn request_len(request: &EvaluateRequest) -> Option<usize> {
+    request_sizes(request).map(|(_, _, _, batch_len)| field_len(batch_len))
+}
+
+/// Writes `request` when it carries only packed token queries; `false` (nothing written)
+/// for any other shape.
+pub(super) fn encode_request(request: &EvaluateRequest, buf: &mut impl BufMut) -> bool {
+    let Some((counts, vertices, packed_len, batch_len)) = request_sizes(request) else {
+        return false;
+    };
+    let Some(Payload::Queries(QueryBatch {
+        packed_tokens: Some(packed),
+        ..
+    })) = &request.payload
+    else {
+        return false;
+    };
     varint::put(key(2, LEN), buf); // EvaluateRequest.queries
     varint::put(batch_len as u64, buf);
     varint::put(key(2, LEN), buf); // QueryBatch.packed_tokens
@@ -76,15 +98,15 @@ pub(super) fn encode_request(request: &EvaluateRequest, buf: &mut impl BufMut) -
     true
 }
 
-/// Writes `response` when it carries only packed verdicts; `false` (nothing written) for any
-/// other shape.
-pub(super) fn encode_response(response: &EvaluateResponse, buf: &mut impl BufMut) -> bool {
+/// The sizes of a response that carries only packed verdicts: the packed arrays' bytes and
+/// the `PackedVerdicts` message's. `None` for any other shape.
+fn response_sizes(response: &EvaluateResponse) -> Option<(usize, usize, usize)> {
     let (true, None, Some(packed)) = (
         response.verdicts.is_empty(),
         &response.graph,
         &response.packed_verdicts,
     ) else {
-        return false;
+        return None;
     };
     let outcomes = varint::packed_len_i32(&packed.outcomes);
     let nim_sums = varint::packed_len_u64(&packed.nim_sums);
@@ -103,6 +125,23 @@ pub(super) fn encode_response(response: &EvaluateResponse, buf: &mut impl BufMut
         .iter()
         .map(|error| field_len(prost::Message::encoded_len(error)))
         .sum::<usize>();
+    Some((outcomes, nim_sums, packed_len))
+}
+
+/// The encoded size of a response that carries only packed verdicts, in one pass over its
+/// arrays; `None` for any other shape.
+pub(super) fn response_len(response: &EvaluateResponse) -> Option<usize> {
+    response_sizes(response).map(|(_, _, packed_len)| field_len(packed_len))
+}
+
+/// Writes `response` when it carries only packed verdicts; `false` (nothing written) for any
+/// other shape.
+pub(super) fn encode_response(response: &EvaluateResponse, buf: &mut impl BufMut) -> bool {
+    let (Some((outcomes, nim_sums, packed_len)), Some(packed)) =
+        (response_sizes(response), &response.packed_verdicts)
+    else {
+        return false;
+    };
     varint::put(key(3, LEN), buf); // EvaluateResponse.packed_verdicts
     varint::put(packed_len as u64, buf);
     if packed.first_query_id != 0 {

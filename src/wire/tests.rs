@@ -4,7 +4,9 @@
 use proptest::prelude::*;
 use prost::Message;
 
-use super::packed::{decode_request, decode_response, encode_request, encode_response};
+use super::packed::{
+    decode_request, decode_response, encode_request, encode_response, request_len, response_len,
+};
 use crate::proto::{
     EvaluateRequest, EvaluateResponse, EvaluateStart, PackedQueryError, PackedTokenQueries,
     PackedVerdicts, Query, QueryBatch, QueryError, evaluate_request::Payload,
@@ -106,6 +108,7 @@ proptest! {
         let mut ours = Vec::new();
         prop_assert!(encode_request(&request, &mut ours));
         prop_assert_eq!(&ours, &request.encode_to_vec());
+        prop_assert_eq!(request_len(&request), Some(ours.len()));
         // Read back by the fast path whenever every varint is short enough for it.
         prop_assert_eq!(decode_request(&ours), short.then_some(request));
     }
@@ -120,6 +123,7 @@ proptest! {
         let mut ours = Vec::new();
         prop_assert!(encode_response(&response, &mut ours));
         prop_assert_eq!(&ours, &response.encode_to_vec());
+        prop_assert_eq!(response_len(&response), Some(ours.len()));
         prop_assert_eq!(decode_response(&ours), fast.then_some(response));
     }
 

@@ -84,6 +84,14 @@ pub(super) fn read_packed_u32(bytes: &[u8], out: &mut Vec<u32>) -> Option<()> {
             at += 1;
             continue;
         }
+        // Two bytes (values under 2^14: the vertices of graphs up to 16,384 vertices).
+        if let Some(&second) = bytes.get(at + 1)
+            && second < 0x80
+        {
+            out.push(u32::from(first & 0x7f) | u32::from(second) << 7);
+            at += 2;
+            continue;
+        }
         let (value, len) = read_long(&bytes[at..], 4)?;
         out.push(value as u32);
         at += len;

@@ -20,6 +20,7 @@ use crate::service::error::{ServiceError, request_stream_status};
 use crate::service::graphs::Resolved;
 use crate::service::rpc::{Responder, ResponseStream, Stop, Verdicts};
 use crate::service::state::GameService;
+use crate::wire::WireMessage;
 
 /// `Evaluate`: the first message carries `start`, every later one a batch of queries.
 pub(super) async fn evaluate(
@@ -187,7 +188,7 @@ async fn read_batches(
         let item = match inbound.message().await {
             Ok(Some(message)) => {
                 // One pass over the packed arrays for both the metric and the bound.
-                let encoded = message.encoded_len();
+                let encoded = message.wire_len();
                 request_bytes.observe(encoded as f64);
                 let bytes = (encoded + READ_AHEAD_OVERHEAD).min(READ_AHEAD_BYTES);
                 let Ok(share) = room.clone().acquire_many_owned(bytes as u32).await else {
