@@ -102,8 +102,7 @@ fn is_lasting_failure(error: &ServiceError) -> bool {
 
 /// Where a computation gets its graph.
 enum Source {
-    /// Given by the request (inline or `PutGraph`), already validated; or found in the
-    /// memory store.
+    /// Given by the request (inline or `PutGraph`), already validated.
     Game(Arc<Game>),
     /// Registered earlier: loaded from the store.
     Stored(GraphId),
