@@ -1,7 +1,8 @@
 //! The graph store behind the registry: validated graphs kept by their content id, so that an
 //! id registered with `PutGraph` can be evaluated later, on this replica or (with a shared
 //! backend) on any other. The registry's cache of analysed graphs stays in front of it: on a
-//! cache miss by id, the graph is loaded from here, verified, analysed and cached.
+//! cache miss by id, the graph is loaded from here, verified (when it comes as bytes), analysed
+//! and cached.
 //!
 //! Backends: [`memory`] (the default: in process, bounded, lost on restart), [`dir`] (durable
 //! files on one machine) and [`redis`] (shared by every replica). The dir and Redis backends
@@ -101,7 +102,7 @@ impl fmt::Display for GraphId {
 /// id. Writing an id that exists replaces its entry (the content is the same, unless the old
 /// entry was corrupt).
 pub trait Backend: Send + Sync + fmt::Debug {
-    /// The backend's kind, for logs and errors: `memory`, `dir` or `redis`.
+    /// The backend's kind, for logs and errors: `dir` or `redis`.
     fn kind(&self) -> &'static str;
 
     /// Stores `encoded` under `id`; once this returns `Ok`, every reader sees the whole entry.
