@@ -8,6 +8,8 @@
 #   scripts/big-graph.sh                      # release binaries (cargo build --release)
 #   BIN=target/debug scripts/big-graph.sh     # e.g. the optimised test-profile build
 #   N=1000000 E=10000000 scripts/big-graph.sh # a smaller graph
+#   JUDGE_ARGS='--max-message-bytes 16777216' ...  # extra judge flags (here: PutGraph
+#                                             # chunks for a graph that would fit one message)
 #
 # The file is written under target/big-graph/ and deleted at the end (KEEP=1 keeps it).
 set -euo pipefail
@@ -16,6 +18,7 @@ BIN=${BIN:-target/release}
 N=${N:-10000000}
 E=${E:-100000000}
 Q=${Q:-1000000}
+read -r -a JUDGE_ARGS <<< "${JUDGE_ARGS:-}"
 DIR=${DIR:-target/big-graph}
 mkdir -p "$DIR"
 [ -x "$BIN/grundy" ] && [ -x "$BIN/grundy-server" ] || {
@@ -36,7 +39,7 @@ if [ ! -s "$DIR/big.in" ]; then
 fi
 
 echo "embedded..."
-"$TIME" -v "$BIN/grundy" judge chess "$DIR/big.in" --timings --progress never \
+"$TIME" -v "$BIN/grundy" judge chess "$DIR/big.in" --timings --progress never ${JUDGE_ARGS[@]+"${JUDGE_ARGS[@]}"} \
     > "$DIR/embedded.out" 2> "$DIR/embedded.err"
 grep '^grundy:' "$DIR/embedded.err" || true
 echo "embedded: wall $(wall "$DIR/embedded.err"), peak RSS $(peak "$DIR/embedded.err") KiB"
@@ -53,7 +56,7 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 [ -n "$ADDRESS" ] || { echo "the server did not log its address" >&2; exit 1; }
-"$TIME" -v "$BIN/grundy" judge chess "$DIR/big.in" --timings --progress never \
+"$TIME" -v "$BIN/grundy" judge chess "$DIR/big.in" --timings --progress never ${JUDGE_ARGS[@]+"${JUDGE_ARGS[@]}"} \
     --server "http://$ADDRESS" > "$DIR/server.out" 2> "$DIR/client.err"
 # The server's peak (high-water mark of its resident set), read before it exits.
 SERVER_PEAK=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$SERVER/status")

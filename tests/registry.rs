@@ -10,6 +10,8 @@ use grundy::proto::{
     grundy_service_client::GrundyServiceClient, vertex_value::Value,
 };
 use grundy::service::ServiceConfig;
+use grundy::service::store::GraphStore;
+use grundy::service::store::memory::MemoryStore;
 use support::server::{
     PATIENCE, TestServer, chain, cycle, sample_graph, serve_service, service_config, tokens,
 };
@@ -319,6 +321,61 @@ async fn the_cache_is_bounded_by_bytes_and_evicts_the_least_recently_used() {
     let status = put(&mut client, chunks(&huge, 5000)).await.unwrap_err();
     assert_eq!(status.code(), Code::ResourceExhausted);
     assert!(status.message().contains("cache_bytes"), "{status:?}");
+}
+
+/// Bytes the memory store counts for `graph`.
+fn game_bytes(graph: &proto::Graph) -> usize {
+    grundy::service::game_from_proto(graph.clone())
+        .unwrap()
+        .heap_bytes()
+}
+
+#[tokio::test]
+async fn the_memory_store_answers_for_evicted_graphs_within_its_own_bound() {
+    let (a, b, c) = (chain(3000), chain(3001), chain(3002));
+    // The cache holds one table; the store two of the three graphs.
+    let store = MemoryStore::new(game_bytes(&c) * 5 / 2);
+    let (server, mut client) = start_server(ServiceConfig {
+        cache_bytes: table_bytes(&c) * 3 / 2,
+        store: Some(GraphStore::memory(store.clone())),
+        ..service_config()
+    })
+    .await;
+    let a_id = put(&mut client, chunks(&a, 700)).await.unwrap().graph_id;
+    let b_id = put(&mut client, chunks(&b, 700)).await.unwrap().graph_id;
+    let registry = server.service.registry();
+    assert_eq!(registry.len(), 1, "a's analysis was evicted by b's");
+    // a, from the store (the game itself, analysed again), answers like the original.
+    let responses = evaluate(
+        &mut client,
+        GraphSource::GraphId(a_id.clone()),
+        vec![tokens(1, &[0]), tokens(2, &[1, 2998])],
+    )
+    .await
+    .unwrap();
+    let nim_sums: Vec<u64> = responses[1].verdicts.iter().map(|v| v.nim_sum).collect();
+    assert_eq!(
+        nim_sums,
+        vec![1, 1],
+        "vertex v of a 3000-chain is worth (2999 - v) % 2"
+    );
+    let text = server.service.metrics().encode();
+    assert!(
+        text.contains("grundy_table_compute_seconds_count 3\n"),
+        "{text}"
+    );
+    // c pushes the least recently used graph, b, out of the store: its id is gone once the
+    // cache evicted it too, while a's and c's still work.
+    let c_id = put(&mut client, chunks(&c, 700)).await.unwrap().graph_id;
+    assert!(store.bytes() <= game_bytes(&c) * 5 / 2);
+    let status = evaluate(&mut client, GraphSource::GraphId(b_id), vec![])
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::NotFound, "{status:?}");
+    for id in [a_id, c_id] {
+        let result = evaluate(&mut client, GraphSource::GraphId(id), vec![]).await;
+        assert!(result.is_ok(), "{result:?}");
+    }
 }
 
 #[tokio::test]

@@ -20,6 +20,7 @@ pub mod sliding;
 pub mod split;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 pub use graph::{Digraph, GraphError};
 pub use interrupt::{Cancelled, Interrupt};
@@ -82,6 +83,11 @@ impl Game {
     pub fn split_counts(&self) -> Option<&[u32]> {
         self.split_counts.as_deref()
     }
+
+    /// Bytes held by the graph and the split counts (for cache and store accounting).
+    pub fn heap_bytes(&self) -> usize {
+        self.graph.heap_bytes() + self.split_counts.as_ref().map_or(0, |k| k.capacity() * 4)
+    }
 }
 
 /// Why a game could not be analysed.
@@ -134,10 +140,12 @@ impl Default for Limits {
     }
 }
 
-/// The per-vertex values of a game, ready to evaluate positions.
+/// The per-vertex values of a game, ready to evaluate positions. The game is shared
+/// ([`Analysis::shared_game`]): whoever else keeps it (the service's graph store) holds the
+/// same graph, not a copy.
 #[derive(Debug, Clone)]
 pub struct Analysis {
-    game: Game,
+    game: Arc<Game>,
     table: Table,
 }
 
@@ -158,7 +166,7 @@ enum Table {
 /// The acyclic path runs first (it is several times cheaper); Kahn's algorithm also detects
 /// a cycle, and only then does the generalized labelling run. Never returns
 /// [`AnalysisError::Cancelled`]: see [`analyse_interruptible`].
-pub fn analyse(game: Game, limits: &Limits) -> Result<Analysis, AnalysisError> {
+pub fn analyse(game: impl Into<Arc<Game>>, limits: &Limits) -> Result<Analysis, AnalysisError> {
     analyse_interruptible(game, limits, &Interrupt::new())
 }
 
@@ -166,10 +174,11 @@ pub fn analyse(game: Game, limits: &Limits) -> Result<Analysis, AnalysisError> {
 /// every long loop (the topological order, the mex pass, the stages of the cyclic labelling,
 /// the split-count methods) reads the flag every [`interrupt::CHECK_INTERVAL`] units of work.
 pub fn analyse_interruptible(
-    game: Game,
+    game: impl Into<Arc<Game>>,
     limits: &Limits,
     interrupt: &Interrupt,
 ) -> Result<Analysis, AnalysisError> {
+    let game = game.into();
     interrupt.check()?;
     let table = match &game.split_counts {
         None => match order::acyclic_order_interruptible(&game.graph, interrupt)? {
@@ -315,6 +324,11 @@ impl Analysis {
         &self.game
     }
 
+    /// The game that was analysed, to keep beside the analysis without copying it.
+    pub fn shared_game(&self) -> &Arc<Game> {
+        &self.game
+    }
+
     /// A winning move of the Addition-Subtraction game: a unit at `v` whose value has the
     /// nim-sum's top bit moves to an option worth `g(v) ^ nim_sum` (below `g(v)`, so it is an
     /// option by the mex), realised by the vertex's own method.
@@ -381,12 +395,7 @@ impl Analysis {
 
     /// Bytes held by the graph and the tables (for cache accounting).
     pub fn heap_bytes(&self) -> usize {
-        self.game.graph.heap_bytes()
-            + self
-                .game
-                .split_counts
-                .as_ref()
-                .map_or(0, |k| k.capacity() * 4)
+        self.game.heap_bytes()
             + match &self.table {
                 Table::Acyclic(values) => values.capacity() * 8,
                 Table::Split(table) => table.values.capacity() * 8 + table.methods.capacity(),

@@ -129,7 +129,7 @@ pub struct ServerArgs {
     pub web: bool,
     /// Keep registered graphs in files under this directory (created if missing): ids
     /// survive restarts. Without --store-dir or --store-url they are kept in memory (at most
-    /// --cache-bytes of encoded graphs).
+    /// --cache-bytes of graphs, shared with the cached analyses).
     #[arg(long, env = "GRUNDY_STORE_DIR", conflicts_with = "store_url")]
     pub store_dir: Option<PathBuf>,
 

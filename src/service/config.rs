@@ -67,7 +67,7 @@ pub struct ServiceConfig {
     /// Bound of the table cache, in bytes.
     pub cache_bytes: usize,
     /// Where registered graphs are kept behind the cache; `None`: in memory, at most
-    /// `cache_bytes` of encoded graphs.
+    /// `cache_bytes` of graphs (shared with the cached analyses, not copied).
     pub store: Option<GraphStore>,
 }
 

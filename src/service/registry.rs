@@ -2,7 +2,7 @@
 //! evicted first), where concurrent requests for the same new graph share one computation
 //! (single flight). Behind the cache is the graph store ([`super::store`]): `PutGraph` writes
 //! the graph there, and a lookup by id that misses the cache loads the graph from it
-//! (verified), analyses it and caches it.
+//! (verified when it comes as bytes), analyses it and caches it.
 //!
 //! A computation lives as long as some request waits for it: when the last one leaves (its
 //! client cancelled, its deadline passed), the computation stops waiting for a slot, and an
@@ -24,7 +24,7 @@ use tracing::Instrument;
 use super::blocking::WorkPool;
 use super::error::ServiceError;
 use super::metrics::Metrics;
-use super::store::{self, GraphId, GraphStore, StoreError};
+use super::store::{self, GraphId, GraphStore, StoreError, StoredGraph};
 use crate::engine::{self, Analysis, AnalysisError, Game, Interrupt, Limits};
 
 /// How [`Registry::get_or_analyse`] obtained an analysis.
@@ -103,7 +103,7 @@ fn is_lasting_failure(error: &ServiceError) -> bool {
 /// Where a computation gets its graph.
 enum Source {
     /// Given by the request (inline or `PutGraph`), already validated.
-    Game(Game),
+    Game(Arc<Game>),
     /// Registered earlier: loaded from the store.
     Stored(GraphId),
 }
@@ -204,7 +204,8 @@ impl Registry {
     }
 
     /// Writes the graph of `analysis` (registered as `graph_id`) to the store, so that it
-    /// outlives the cache (and, with a shared store, is known to every replica).
+    /// outlives the cache (and, with a shared store, is known to every replica). The memory
+    /// store shares the analysed game; the others get it encoded on the work pool.
     pub(crate) async fn store(
         &self,
         graph_id: &str,
@@ -212,14 +213,12 @@ impl Registry {
     ) -> Result<(), ServiceError> {
         let id = GraphId::parse(graph_id)
             .ok_or_else(|| ServiceError::Internal(format!("malformed graph id {graph_id:?}")))?;
-        let analysis = analysis.clone();
-        let encoded = self
-            .inner
-            .pool
-            .analyse(move || Ok(store::encode_sync(analysis.game())))
-            .await?;
-        self.inner.store.put(&id, encoded).await?;
-        Ok(())
+        let pool = &self.inner.pool;
+        let encode = |game: Arc<Game>| pool.analyse(move || Ok(store::encode_sync(&game)));
+        self.inner
+            .store
+            .put(&id, analysis.shared_game(), encode)
+            .await
     }
 
     /// The analysis of `game` (whose id is `graph_id`): from the cache, from a computation
@@ -232,7 +231,8 @@ impl Registry {
         game: Game,
         limits: Limits,
     ) -> Result<(Arc<Analysis>, Lookup), ServiceError> {
-        self.flight(graph_id, Source::Game(game), limits).await
+        self.flight(graph_id, Source::Game(Arc::new(game)), limits)
+            .await
     }
 
     /// The single flight behind both lookups: a cache hit, a failure remembered, a
@@ -347,8 +347,8 @@ impl Registry {
         let _ = publish.send(Some(result));
     }
 
-    /// Loads the graph if it is stored (the I/O outside the pool), then verifies and
-    /// analyses it on the pool.
+    /// Loads the graph if it is stored (the I/O outside the pool), then verifies (when it
+    /// comes as bytes) and analyses it on the pool.
     async fn analyse_source(
         &self,
         source: Source,
@@ -358,7 +358,8 @@ impl Registry {
         let encoded = match source {
             Source::Game(game) => Ok(game),
             Source::Stored(id) => match self.inner.store.get(&id).await? {
-                Some(bytes) => Err((id, bytes)),
+                Some(StoredGraph::Game(game)) => Ok(game),
+                Some(StoredGraph::Encoded(bytes)) => Err((id, bytes)),
                 None => return Err(ServiceError::UnknownGraph(id.to_string())),
             },
         };
@@ -368,7 +369,7 @@ impl Registry {
             .analyse(move || {
                 let game = match encoded {
                     Ok(game) => game,
-                    Err((id, bytes)) => store::decode_sync(&id, &bytes)?,
+                    Err((id, bytes)) => Arc::new(store::decode_sync(&id, &bytes)?),
                 };
                 let started = Instant::now();
                 let analysis = engine::analyse_interruptible(game, &limits, &interrupt)?;
@@ -419,3 +420,6 @@ impl Registry {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -41,9 +41,10 @@ impl GameService {
             config.analysis_queue_timeout,
             metrics.clone(),
         );
-        let store = config.store.clone().unwrap_or_else(|| {
-            GraphStore::from_backend(Arc::new(MemoryStore::new(config.cache_bytes)))
-        });
+        let store = config
+            .store
+            .clone()
+            .unwrap_or_else(|| GraphStore::memory(MemoryStore::new(config.cache_bytes)));
         let registry = Registry::new(
             config.cache_bytes,
             config.failed_graphs,

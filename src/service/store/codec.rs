@@ -119,7 +119,10 @@ fn words(bytes: &[u8]) -> Vec<u32> {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use std::sync::Arc;
+
     use super::*;
+    use crate::service::store::{GraphStore, StoredGraph};
 
     /// A small cyclic token-sliding graph and a split-count one, with their ids.
     pub(crate) fn sample_games() -> Vec<(GraphId, Game)> {
@@ -142,6 +145,28 @@ pub(crate) mod tests {
 
     pub(crate) fn same_game(a: &Game, b: &Game) -> bool {
         a.graph() == b.graph() && a.split_counts() == b.split_counts()
+    }
+
+    /// Stores `game` through `store`, encoding it on the spot (small test graphs).
+    pub(crate) async fn put_game(
+        store: &GraphStore,
+        id: &GraphId,
+        game: &Game,
+    ) -> Result<(), StoreError> {
+        let encode = |game: Arc<Game>| async move { Ok(encode_sync(&game)) };
+        store.put(id, &Arc::new(game.clone()), encode).await
+    }
+
+    /// The game `store` holds under `id`, decoded and verified when it comes as bytes.
+    pub(crate) async fn get_game(
+        store: &GraphStore,
+        id: &GraphId,
+    ) -> Result<Option<Game>, StoreError> {
+        Ok(match store.get(id).await? {
+            None => None,
+            Some(StoredGraph::Game(game)) => Some(Game::clone(&game)),
+            Some(StoredGraph::Encoded(bytes)) => Some(decode_sync(id, &bytes)?),
+        })
     }
 
     #[test]

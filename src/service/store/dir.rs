@@ -158,8 +158,8 @@ fn sweep_stale_temps(graphs: &Path) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::service::store::codec::tests::{same_game, sample_games};
-    use crate::service::store::{GraphStore, StoreConfig, decode_sync, encode_sync};
+    use crate::service::store::codec::tests::{get_game, put_game, same_game, sample_games};
+    use crate::service::store::{GraphStore, StoreConfig};
 
     fn temp_dir(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("grundy-store-{name}-{}", std::process::id()));
@@ -179,16 +179,19 @@ mod tests {
         let dir = temp_dir("reopen");
         let store = open(&dir);
         for (id, game) in sample_games() {
-            assert_eq!(store.get(&id).await, Ok(None));
-            store.put(&id, encode_sync(&game)).await.expect("stored");
+            assert!(matches!(get_game(&store, &id).await, Ok(None)));
+            put_game(&store, &id, &game).await.expect("stored");
             // Writing again replaces the entry in place.
-            store.put(&id, encode_sync(&game)).await.expect("stored");
+            put_game(&store, &id, &game).await.expect("stored");
         }
         drop(store);
         let reopened = open(&dir);
         for (id, game) in sample_games() {
-            let bytes = reopened.get(&id).await.expect("readable").expect("present");
-            assert!(same_game(&decode_sync(&id, &bytes).expect("valid"), &game));
+            let found = get_game(&reopened, &id)
+                .await
+                .expect("valid")
+                .expect("present");
+            assert!(same_game(&found, &game));
         }
         let _ = fs::remove_dir_all(&dir);
     }
@@ -198,19 +201,17 @@ mod tests {
         let dir = temp_dir("corrupt");
         let store = open(&dir);
         let (id, game) = sample_games().remove(0);
-        store.put(&id, encode_sync(&game)).await.expect("stored");
+        put_game(&store, &id, &game).await.expect("stored");
         let file = dir.join("graphs").join(&id.as_str()[..2]).join(id.as_str());
         let mut bytes = fs::read(&file).expect("the entry's file");
         let last = bytes.len() - 1;
         bytes[last] ^= 1;
         fs::write(&file, &bytes).expect("damaged");
-        let read = store.get(&id).await.expect("readable").expect("present");
-        let error = decode_sync(&id, &read).expect_err("damage detected");
+        let error = get_game(&store, &id).await.expect_err("damage detected");
         assert!(matches!(error, StoreError::Corrupt { .. }), "{error}");
         // Registering the graph again repairs the entry.
-        store.put(&id, encode_sync(&game)).await.expect("stored");
-        let read = store.get(&id).await.expect("readable").expect("present");
-        assert!(decode_sync(&id, &read).is_ok());
+        put_game(&store, &id, &game).await.expect("stored");
+        assert!(get_game(&store, &id).await.is_ok_and(|g| g.is_some()));
         let _ = fs::remove_dir_all(&dir);
     }
 

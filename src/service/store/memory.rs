@@ -1,14 +1,23 @@
-//! The default backend: encoded graphs in this process's memory, at most a byte bound of
+//! The default backend: validated games in this process's memory, at most a byte bound of
 //! them, least recently used dropped first. Nothing survives a restart and nothing is shared
 //! with other replicas; one command on a fresh machine needs nothing else.
+//!
+//! An entry is the game itself, shared with the analysis the registry caches (an
+//! `Arc<Game>`), not an encoding of it: while both hold a graph it is in memory once, and
+//! after the cache evicted the analysis the entry is all that is left of it. The bound counts
+//! each entry's [`Game::heap_bytes`] whether or not the cache shares it.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use lru::LruCache;
 
-use super::{Backend, GraphId, StoreFuture};
+use super::GraphId;
+use crate::engine::Game;
 
-/// Encoded graphs in memory, bounded by bytes. Cheap to clone (a handle).
+/// The backend's kind, as `--store-*` flags and logs name it.
+pub(super) const KIND: &str = "memory";
+
+/// Games in memory, bounded by bytes. Cheap to clone (a handle).
 #[derive(Debug, Clone)]
 pub struct MemoryStore {
     capacity_bytes: usize,
@@ -17,12 +26,12 @@ pub struct MemoryStore {
 
 #[derive(Debug)]
 struct State {
-    entries: LruCache<GraphId, Arc<[u8]>>,
+    entries: LruCache<GraphId, Arc<Game>>,
     bytes: usize,
 }
 
 impl MemoryStore {
-    /// A store holding at most `capacity_bytes` of encoded graphs; a larger graph is not kept.
+    /// A store holding at most `capacity_bytes` of games; a larger game is not kept.
     pub fn new(capacity_bytes: usize) -> Self {
         Self {
             capacity_bytes,
@@ -33,7 +42,7 @@ impl MemoryStore {
         }
     }
 
-    /// Bytes of the encoded graphs held.
+    /// Bytes of the games held ([`Game::heap_bytes`] of each entry).
     pub fn bytes(&self) -> usize {
         self.state().bytes
     }
@@ -44,79 +53,86 @@ impl MemoryStore {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn insert(&self, id: &GraphId, encoded: Vec<u8>) {
-        if encoded.len() > self.capacity_bytes {
-            tracing::debug!(graph_id = %id, bytes = encoded.len(), "graph larger than the memory store");
+    /// Keeps `game` under `id` (replacing an entry there), then drops least recently used
+    /// entries until the bound holds. O(1) per entry: no copy of the game is made.
+    pub fn insert(&self, id: &GraphId, game: Arc<Game>) {
+        let bytes = game.heap_bytes();
+        if bytes > self.capacity_bytes {
+            tracing::debug!(graph_id = %id, bytes, "graph larger than the memory store");
             return;
         }
         let mut state = self.state();
-        state.bytes += encoded.len();
-        if let Some(old) = state.entries.put(id.clone(), encoded.into()) {
-            state.bytes -= old.len();
+        state.bytes += bytes;
+        if let Some(old) = state.entries.put(id.clone(), game) {
+            state.bytes -= old.heap_bytes();
         }
         while state.bytes > self.capacity_bytes {
             let Some((_, evicted)) = state.entries.pop_lru() else {
                 break;
             };
-            state.bytes -= evicted.len();
+            state.bytes -= evicted.heap_bytes();
         }
     }
-}
 
-impl Backend for MemoryStore {
-    fn kind(&self) -> &'static str {
-        "memory"
-    }
-
-    fn put<'a>(&'a self, id: &'a GraphId, encoded: Vec<u8>) -> StoreFuture<'a, ()> {
-        self.insert(id, encoded);
-        Box::pin(async { Ok(()) })
-    }
-
-    fn get<'a>(&'a self, id: &'a GraphId) -> StoreFuture<'a, Option<Vec<u8>>> {
-        let found = self.state().entries.get(id).map(|bytes| bytes.to_vec());
-        Box::pin(async move { Ok(found) })
+    /// The game stored under `id` (marked as used), or `None`.
+    pub fn get(&self, id: &GraphId) -> Option<Arc<Game>> {
+        self.state().entries.get(id).cloned()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::service::store::GraphStore;
-    use crate::service::store::codec::tests::{same_game, sample_games};
-    use crate::service::store::{decode_sync, encode_sync};
+    use crate::service::store::codec::tests::sample_games;
+    use crate::service::store::{GraphStore, StoreError, StoredGraph};
 
     #[tokio::test]
-    async fn round_trips_and_handles_share_entries() {
+    async fn keeps_the_game_itself_and_handles_share_entries() {
         let store = MemoryStore::new(1 << 20);
-        let handle = GraphStore::from_backend(Arc::new(store.clone()));
-        for (id, game) in sample_games() {
-            assert_eq!(handle.get(&id).await, Ok(None));
-            handle.put(&id, encode_sync(&game)).await.expect("stored");
+        let handle = GraphStore::memory(store.clone());
+        let games: Vec<(GraphId, Arc<Game>)> = sample_games()
+            .into_iter()
+            .map(|(id, game)| (id, Arc::new(game)))
+            .collect();
+        for (id, game) in &games {
+            assert!(handle.get(id).await.expect("readable").is_none());
+            let never = |_| async { Err::<Vec<u8>, _>(StoreError::unavailable("test", "no")) };
+            handle
+                .put(id, game, never)
+                .await
+                .expect("stored, not encoded");
         }
-        // Another handle on the same store (what "reopening" means in one process).
-        let again = GraphStore::from_backend(Arc::new(store));
-        for (id, game) in sample_games() {
-            let bytes = again.get(&id).await.expect("readable").expect("present");
-            assert!(same_game(&decode_sync(&id, &bytes).expect("valid"), &game));
+        // Another handle on the same store (what "reopening" means in one process) gives
+        // back the very games that were put, not copies.
+        let again = GraphStore::memory(store.clone());
+        for (id, game) in &games {
+            match again.get(id).await.expect("readable") {
+                Some(StoredGraph::Game(found)) => assert!(Arc::ptr_eq(&found, game)),
+                other => panic!("expected the shared game, got {other:?}"),
+            }
         }
+        let total: usize = games.iter().map(|(_, g)| g.heap_bytes()).sum();
+        assert_eq!(store.bytes(), total);
     }
 
-    #[tokio::test]
-    async fn stays_within_its_bound() {
+    #[test]
+    fn stays_within_its_bound() {
         let games = sample_games();
-        let sizes: Vec<usize> = games.iter().map(|(_, g)| encode_sync(g).len()).collect();
-        let store = MemoryStore::new(sizes[0].max(sizes[1]));
+        let sizes: Vec<usize> = games.iter().map(|(_, g)| g.heap_bytes()).collect();
+        let bound = sizes[0].max(sizes[1]);
+        let store = MemoryStore::new(bound);
         for (id, game) in &games {
-            store.put(id, encode_sync(game)).await.expect("stored");
+            store.insert(id, Arc::new(game.clone()));
         }
-        assert!(store.bytes() <= sizes[0].max(sizes[1]));
-        assert_eq!(store.get(&games[0].0).await, Ok(None), "evicted");
-        assert!(store.get(&games[1].0).await.expect("readable").is_some());
+        assert!(store.bytes() <= bound);
+        assert!(store.get(&games[0].0).is_none(), "evicted");
+        assert!(store.get(&games[1].0).is_some());
+        // Putting an id again replaces its entry without counting it twice.
+        store.insert(&games[1].0, Arc::new(games[1].1.clone()));
+        assert_eq!(store.bytes(), sizes[1]);
         let tiny = MemoryStore::new(8);
-        tiny.put(&games[0].0, encode_sync(&games[0].1))
-            .await
-            .unwrap();
-        assert_eq!(tiny.get(&games[0].0).await, Ok(None), "too large to keep");
+        tiny.insert(&games[0].0, Arc::new(games[0].1.clone()));
+        assert!(tiny.get(&games[0].0).is_none(), "too large to keep");
+        assert_eq!(tiny.bytes(), 0);
     }
 }

@@ -1,12 +1,17 @@
 //! The graph store behind the registry: validated graphs kept by their content id, so that an
 //! id registered with `PutGraph` can be evaluated later, on this replica or (with a shared
 //! backend) on any other. The registry's cache of analysed graphs stays in front of it: on a
-//! cache miss by id, the graph is loaded from here, verified, analysed and cached.
+//! cache miss by id, the graph is loaded from here, verified (when it comes as bytes), analysed
+//! and cached.
 //!
 //! Backends: [`memory`] (the default: in process, bounded, lost on restart), [`dir`] (durable
-//! files on one machine) and [`redis`] (shared by every replica). A backend stores opaque
-//! bytes ([`codec`] encodes and verifies them); all I/O is async and CPU work is left to the
-//! caller's blocking pool.
+//! files on one machine) and [`redis`] (shared by every replica). The dir and Redis backends
+//! store opaque bytes ([`codec`] encodes and verifies them); all their I/O is async and the
+//! CPU work (encoding, decoding) is left to the caller's blocking pool. The memory backend
+//! keeps the validated game itself, shared with the analysis the registry caches: a graph
+//! held by both costs its memory once (an encoded copy beside it doubled the server's
+//! memory for a big graph), and as it never leaves the process there is nothing to encode
+//! or verify.
 
 pub mod codec;
 pub mod dir;
@@ -21,6 +26,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use codec::{decode_sync, encode_sync};
+
+use crate::engine::Game;
 
 /// A boxed future of a store operation (the backends are used as trait objects).
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
@@ -91,10 +98,11 @@ impl fmt::Display for GraphId {
     }
 }
 
-/// A storage backend: encoded graphs (opaque bytes) by id. Writing an id that exists
-/// replaces its entry (the content is the same, unless the old entry was corrupt).
+/// A storage backend outside the process (files, Redis): encoded graphs (opaque bytes) by
+/// id. Writing an id that exists replaces its entry (the content is the same, unless the old
+/// entry was corrupt).
 pub trait Backend: Send + Sync + fmt::Debug {
-    /// The backend's kind, for logs and errors: `memory`, `dir` or `redis`.
+    /// The backend's kind, for logs and errors: `dir` or `redis`.
     fn kind(&self) -> &'static str;
 
     /// Stores `encoded` under `id`; once this returns `Ok`, every reader sees the whole entry.
@@ -107,10 +115,10 @@ pub trait Backend: Send + Sync + fmt::Debug {
 /// Which backend to use, from `grundy-server`'s flags.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoreConfig {
-    /// In this process, at most `capacity_bytes` of encoded graphs (least recently used
-    /// dropped first).
+    /// In this process, at most `capacity_bytes` of graphs (least recently used dropped
+    /// first).
     Memory {
-        /// Bound of the encoded graphs held.
+        /// Bound of the graphs held ([`Game::heap_bytes`]).
         capacity_bytes: usize,
     },
     /// Files under `path`, durable across restarts.
@@ -127,10 +135,29 @@ pub enum StoreConfig {
     },
 }
 
+/// A graph as the store gives it back.
+#[derive(Debug, Clone)]
+pub enum StoredGraph {
+    /// The validated game itself (the memory backend): it never left this process, so there
+    /// is nothing to verify.
+    Game(Arc<Game>),
+    /// Bytes from outside the process (a file, Redis), unverified: pass them to
+    /// [`decode_sync`].
+    Encoded(Vec<u8>),
+}
+
 /// The graph store: a cheap handle to one backend.
 #[derive(Debug, Clone)]
 pub struct GraphStore {
-    backend: Arc<dyn Backend>,
+    backend: Kind,
+}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    /// Games in this process.
+    Memory(memory::MemoryStore),
+    /// Encoded graphs outside it.
+    Bytes(Arc<dyn Backend>),
 }
 
 impl GraphStore {
@@ -138,33 +165,65 @@ impl GraphStore {
     /// itself is connected to lazily, so the server starts and serves inline graphs while
     /// Redis is down).
     pub fn open(config: &StoreConfig) -> Result<Self, StoreError> {
-        let backend: Arc<dyn Backend> = match config {
+        let backend = match config {
             StoreConfig::Memory { capacity_bytes } => {
-                Arc::new(memory::MemoryStore::new(*capacity_bytes))
+                return Ok(Self::memory(memory::MemoryStore::new(*capacity_bytes)));
             }
-            StoreConfig::Dir { path } => Arc::new(dir::DirStore::open(path)?),
+            StoreConfig::Dir { path } => Arc::new(dir::DirStore::open(path)?) as Arc<dyn Backend>,
             StoreConfig::Redis { url, ttl } => Arc::new(redis::RedisStore::open(url, *ttl)?),
         };
-        Ok(Self { backend })
+        Ok(Self::from_backend(backend))
     }
 
-    /// A store over any backend (tests wrap backends to inject failures).
+    /// A store over `store` (a handle: clones of it see the same entries).
+    pub fn memory(store: memory::MemoryStore) -> Self {
+        Self {
+            backend: Kind::Memory(store),
+        }
+    }
+
+    /// A store over any byte backend (tests wrap backends to inject failures).
     pub fn from_backend(backend: Arc<dyn Backend>) -> Self {
-        Self { backend }
+        Self {
+            backend: Kind::Bytes(backend),
+        }
     }
 
     /// The backend's kind: `memory`, `dir` or `redis`.
     pub fn kind(&self) -> &'static str {
-        self.backend.kind()
+        match &self.backend {
+            Kind::Memory(_) => memory::KIND,
+            Kind::Bytes(backend) => backend.kind(),
+        }
     }
 
-    /// Stores an encoded graph (see [`encode_sync`]) under its id.
-    pub async fn put(&self, id: &GraphId, encoded: Vec<u8>) -> Result<(), StoreError> {
-        self.backend.put(id, encoded).await
+    /// Stores `game` under its id. The memory backend keeps the game itself (shared, no
+    /// copy); the others get it encoded by `encode`, which the caller runs off the async
+    /// runtime (see [`encode_sync`]) and which is called only for them.
+    pub async fn put<F, Fut, E>(&self, id: &GraphId, game: &Arc<Game>, encode: F) -> Result<(), E>
+    where
+        F: FnOnce(Arc<Game>) -> Fut,
+        Fut: Future<Output = Result<Vec<u8>, E>>,
+        E: From<StoreError>,
+    {
+        match &self.backend {
+            Kind::Memory(store) => {
+                store.insert(id, game.clone());
+                Ok(())
+            }
+            Kind::Bytes(backend) => {
+                let encoded = encode(game.clone()).await?;
+                Ok(backend.put(id, encoded).await?)
+            }
+        }
     }
 
-    /// The encoded graph stored under `id`, unverified: pass it to [`decode_sync`].
-    pub async fn get(&self, id: &GraphId) -> Result<Option<Vec<u8>>, StoreError> {
-        self.backend.get(id).await
+    /// The graph stored under `id`, or `None` when there is none (never stored, dropped,
+    /// expired). Encoded bytes are unverified: see [`StoredGraph::Encoded`].
+    pub async fn get(&self, id: &GraphId) -> Result<Option<StoredGraph>, StoreError> {
+        match &self.backend {
+            Kind::Memory(store) => Ok(store.get(id).map(StoredGraph::Game)),
+            Kind::Bytes(backend) => Ok(backend.get(id).await?.map(StoredGraph::Encoded)),
+        }
     }
 }

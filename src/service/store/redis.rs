@@ -223,8 +223,8 @@ impl Layout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::service::store::codec::tests::{same_game, sample_games};
-    use crate::service::store::{GraphStore, decode_sync, encode_sync};
+    use crate::service::store::codec::tests::{get_game, put_game, same_game, sample_games};
+    use crate::service::store::{GraphStore, StoredGraph, decode_sync};
     use std::sync::Arc;
 
     /// The URL of the test Redis (scripts/with-redis.sh sets it), or `None` with a notice.
@@ -267,15 +267,15 @@ mod tests {
         };
         for (id, game) in sample_games() {
             // 7-byte chunks: even these small graphs span several keys.
-            open(&url, 7)
-                .put(&id, encode_sync(&game))
-                .await
-                .expect("stored");
+            put_game(&open(&url, 7), &id, &game).await.expect("stored");
         }
         let reopened = open(&url, 7);
         for (id, game) in sample_games() {
-            let bytes = reopened.get(&id).await.expect("readable").expect("present");
-            assert!(same_game(&decode_sync(&id, &bytes).expect("valid"), &game));
+            let found = get_game(&reopened, &id)
+                .await
+                .expect("valid")
+                .expect("present");
+            assert!(same_game(&found, &game));
         }
     }
 
@@ -286,7 +286,7 @@ mod tests {
         };
         let store = open(&url, 7);
         let (id, game) = sample_games().remove(1);
-        store.put(&id, encode_sync(&game)).await.expect("stored");
+        put_game(&store, &id, &game).await.expect("stored");
         let mut connection = redis::Client::open(url.as_str())
             .unwrap()
             .get_multiplexed_async_connection()
@@ -299,7 +299,9 @@ mod tests {
             .query_async(&mut connection)
             .await
             .unwrap();
-        let bytes = store.get(&id).await.expect("readable").expect("present");
+        let Some(StoredGraph::Encoded(bytes)) = store.get(&id).await.expect("readable") else {
+            panic!("expected the stored bytes");
+        };
         assert!(matches!(
             decode_sync(&id, &bytes),
             Err(StoreError::Corrupt { .. })
@@ -319,7 +321,7 @@ mod tests {
             .query_async(&mut connection)
             .await
             .unwrap();
-        assert_eq!(store.get(&id).await, Ok(None));
+        assert!(matches!(store.get(&id).await, Ok(None)));
     }
 
     #[tokio::test]
@@ -331,10 +333,7 @@ mod tests {
             .port();
         let store = open(&format!("redis://127.0.0.1:{port}"), CHUNK_BYTES);
         let (id, game) = sample_games().remove(0);
-        let error = store
-            .put(&id, encode_sync(&game))
-            .await
-            .expect_err("no Redis");
+        let error = put_game(&store, &id, &game).await.expect_err("no Redis");
         let text = error.to_string();
         assert!(matches!(error, StoreError::Unavailable { .. }), "{text}");
         assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
