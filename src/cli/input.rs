@@ -11,7 +11,7 @@ use super::{JudgeArgs, JudgeFormat, RunError};
 use crate::engine::Digraph;
 use crate::judge::addsub::{AddsubEvent, AddsubReader};
 use crate::judge::chess::{ChessEvent, ChessReader};
-use crate::judge::{JudgeError, Location};
+use crate::judge::{JudgeError, ListBudget, Location};
 use crate::proto::{self, QueryBatch};
 
 /// A unit of work from the parser thread.
@@ -107,6 +107,11 @@ fn parse_cases(source: &mut impl CaseSource, batcher: &mut Batcher) -> Result<()
 
 impl<R: Read> CaseSource for ChessReader<R> {
     fn step(&mut self, batcher: &mut Batcher) -> Result<bool, ParseStop> {
+        if batcher.push_buffered(|budget, counts, vertices| {
+            self.read_buffered_queries(budget, counts, vertices)
+        })? {
+            return Ok(true);
+        }
         let Some(event) = self.next_event()? else {
             return Ok(false);
         };
@@ -301,12 +306,7 @@ impl<'a> Batcher<'a> {
                 self.max_message_bytes
             )));
         }
-        let query_bytes = request_bytes
-            + if self.explain {
-                RESPONSE_BYTES_PER_EXPLAINED_QUERY
-            } else {
-                RESPONSE_BYTES_PER_QUERY
-            };
+        let query_bytes = request_bytes + self.response_bytes_per_query();
         if self.queries > 0 && self.batch_bytes + query_bytes > self.flush_bytes {
             self.flush()?;
         }
@@ -322,6 +322,55 @@ impl<'a> Batcher<'a> {
             self.flush()?;
         }
         Ok(())
+    }
+
+    /// Lets `read` append queries straight into the batch, as many as the batch has room for
+    /// (each within the message limit, so none needs `push_tokens`'s check); false when it
+    /// read none.
+    fn push_buffered(
+        &mut self,
+        read: impl FnOnce(ListBudget, &mut Vec<u32>, &mut Vec<u32>) -> usize,
+    ) -> Result<bool, ParseStop> {
+        let item_bytes = MAX_U32_VARINT as u64;
+        let list_bytes = item_bytes + self.response_bytes_per_query() as u64;
+        let budget = ListBudget {
+            lists: self.batch_size.saturating_sub(self.queries),
+            bytes: self.flush_bytes.saturating_sub(self.batch_bytes) as u64,
+            list_bytes,
+            item_bytes,
+            // A query this long fits in a message by the bound alone.
+            max_list: (self
+                .max_message_bytes
+                .saturating_sub(MESSAGE_OVERHEAD_BYTES)
+                / MAX_U32_VARINT)
+                .saturating_sub(1)
+                .min(u32::MAX as usize) as u64,
+        };
+        let packed = self
+            .batch
+            .packed_tokens
+            .get_or_insert_with(Default::default);
+        let tokens_before = packed.vertices.len();
+        let read = read(budget, &mut packed.token_counts, &mut packed.vertices);
+        if read == 0 {
+            return Ok(false);
+        }
+        let tokens = (packed.vertices.len() - tokens_before) as u64;
+        self.queries += read;
+        self.case_queries += read as u64;
+        self.batch_bytes += (read as u64 * list_bytes + tokens * item_bytes) as usize;
+        if self.queries >= self.batch_size || self.batch_bytes >= self.flush_bytes {
+            self.flush()?;
+        }
+        Ok(true)
+    }
+
+    fn response_bytes_per_query(&self) -> usize {
+        if self.explain {
+            RESPONSE_BYTES_PER_EXPLAINED_QUERY
+        } else {
+            RESPONSE_BYTES_PER_QUERY
+        }
     }
 
     fn end_case(&mut self) -> Result<(), ParseStop> {

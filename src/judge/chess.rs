@@ -6,7 +6,7 @@
 
 use std::io::Read;
 
-use super::scanner::{JudgeError, Location, Scanner};
+use super::scanner::{JudgeError, ListBudget, Location, Scanner};
 use crate::engine::graph::MAX_EDGES;
 
 /// Largest vertex count accepted (vertex ids are `u32`).
@@ -47,8 +47,12 @@ pub struct ChessReader<R> {
 impl<R: Read> ChessReader<R> {
     /// A reader at the start of a judge file.
     pub fn new(reader: R) -> Self {
+        Self::with_scanner(Scanner::new(reader))
+    }
+
+    fn with_scanner(scanner: Scanner<R>) -> Self {
         Self {
-            scanner: Scanner::new(reader),
+            scanner,
             vertex_count: None,
             cases: 0,
             tokens: Vec::new(),
@@ -80,6 +84,26 @@ impl<R: Read> ChessReader<R> {
                 tokens.push(v)
             })?;
         Ok(Some(ChessEvent::Query(&self.tokens)))
+    }
+
+    /// Reads the queries of the current test case that are already buffered, as many as fit
+    /// in `budget`, appending their token counts to `counts` and their tokens to `vertices`
+    /// (the packed form); returns how many. 0 between test cases, before the `0` that ends
+    /// one, and before any query it cannot take in one pass: [`ChessReader::next_event`]
+    /// reads that one (and reports what is wrong with it). The same queries either way.
+    pub fn read_buffered_queries(
+        &mut self,
+        budget: ListBudget,
+        counts: &mut Vec<u32>,
+        vertices: &mut Vec<u32>,
+    ) -> usize {
+        match self.vertex_count {
+            Some(vertex_count) => {
+                self.scanner
+                    .read_buffered_lists(vertex_count, budget, counts, vertices)
+            }
+            None => 0,
+        }
     }
 
     fn read_graph(&mut self) -> Result<Option<ChessEvent<'_>>, JudgeError> {
@@ -144,6 +168,104 @@ mod tests {
         assert!(out[4].contains("case: 2"));
         assert_eq!(out[5], "Query([0])");
         assert_eq!(out[6], "EndOfCase");
+    }
+
+    /// Every query and the first error, as text, read event by event or (`bulk`) with
+    /// [`ChessReader::read_buffered_queries`] first whenever it can, through a scanner buffer
+    /// of `buffer` bytes; with how many queries were read in bulk.
+    fn transcript(input: &[u8], buffer: usize, bulk: Option<ListBudget>) -> (Vec<String>, usize) {
+        let mut reader = ChessReader::with_scanner(Scanner::with_buffer_bytes(input, buffer));
+        let mut out = Vec::new();
+        let (mut counts, mut vertices) = (Vec::new(), Vec::new());
+        let mut in_bulk = 0;
+        loop {
+            if let Some(budget) = bulk {
+                counts.clear();
+                vertices.clear();
+                let read = reader.read_buffered_queries(budget, &mut counts, &mut vertices);
+                assert_eq!(read, counts.len());
+                let mut rest = &vertices[..];
+                for &count in &counts {
+                    let (query, after) = rest.split_at(count as usize);
+                    out.push(format!("Query({query:?})"));
+                    rest = after;
+                }
+                assert!(rest.is_empty());
+                in_bulk += read;
+                if read > 0 {
+                    continue;
+                }
+            }
+            match reader.next_event() {
+                Ok(None) => return (out, in_bulk),
+                Ok(Some(event)) => out.push(format!("{event:?}")),
+                Err(error) => {
+                    out.push(error.to_string());
+                    return (out, in_bulk);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn buffered_queries_read_as_events_do() {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |bound: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % bound
+        };
+        let mut in_bulk = 0;
+        for _ in 0..3000 {
+            let n = 1 + next(20);
+            let mut text = format!("{n}\n");
+            for _ in 0..n {
+                let degree = next(3);
+                text += &degree.to_string();
+                for _ in 0..degree {
+                    text += &format!(" {}", next(n));
+                }
+                text += "\n";
+            }
+            let separators = [
+                " ", " ", " ", " ", " ", " ", " ", " ", "  ", "\n", "\t", "\r\n",
+            ];
+            for _ in 0..next(30) {
+                // Now and then a 0, which ends the test case (what follows is the next one).
+                let tokens = if next(40) == 0 { 0 } else { 1 + next(5) };
+                text += &tokens.to_string();
+                for _ in 0..tokens {
+                    text += separators[next(separators.len() as u64) as usize];
+                    // Now and then a vertex out of range, a long number or a bad byte.
+                    text += &match next(60) {
+                        0 => n.to_string(),
+                        1 => "123456789012".into(),
+                        2 => "x".into(),
+                        _ => next(n).to_string(),
+                    };
+                }
+                text += if next(4) == 0 { " \n" } else { "\n" };
+            }
+            if next(5) > 0 {
+                text += "0\n";
+            }
+            let (expected, _) = transcript(text.as_bytes(), 1 << 16, None);
+            for buffer in [1 << 16, 1 + next(40) as usize] {
+                let budget = ListBudget {
+                    lists: 1 + next(8) as usize,
+                    bytes: 20 + next(200),
+                    list_bytes: 5 + next(20),
+                    item_bytes: 5,
+                    max_list: 1 + next(6),
+                };
+                let (got, bulk) = transcript(text.as_bytes(), buffer, Some(budget));
+                assert_eq!(got, expected, "input {text:?}, buffer {buffer}, {budget:?}");
+                in_bulk += bulk;
+            }
+        }
+        // The fast path did its share (most queries are well-formed and fit the budgets).
+        assert!(in_bulk > 3_000, "only {in_bulk} queries read in bulk");
     }
 
     #[test]

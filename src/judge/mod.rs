@@ -13,7 +13,7 @@ pub mod addsub;
 pub mod chess;
 pub(crate) mod scanner;
 
-pub use scanner::{JudgeError, Location};
+pub use scanner::{JudgeError, ListBudget, Location};
 
 /// Test helper: every event of a reader as its `Debug` text, or the first error's message.
 #[cfg(test)]
