@@ -25,12 +25,13 @@ use super::error::ServiceError;
 use super::metrics::{Metrics, WorkKind};
 
 /// Evaluations costing at most this many lookups of a cache-resident table (the caller's
-/// estimate: see `QueryEvaluator::cost`) run inline on the runtime thread, at a few
-/// nanoseconds per lookup about 10-20 microseconds, within tokio's guidance between awaits.
-/// A trip to the blocking pool and back costs tens of microseconds of thread wake-ups: a
-/// stream of 64-query batches spent more there than on its answers (1.4-1.6x a no-op
-/// service's time in `benches/service`, 1.1-1.2x inline).
-pub(crate) const INLINE_LOOKUPS: u64 = 4096;
+/// estimate: see `QueryEvaluator::cost`) run inline on the runtime thread: at about a
+/// nanosecond each, up to some 30-50 microseconds, within tokio's guidance between awaits
+/// (a CLI batch of 4,096 queries of a few tokens each is about 27,000). A trip to the
+/// blocking pool and back costs tens of microseconds of thread wake-ups: streams of 64-query
+/// batches spent more there than on their answers (1.4-1.6x a no-op service's time in
+/// `benches/service`), and 4,096-query batches on 64 streams 1.5-1.7x; inline, 1.1-1.4x.
+pub(crate) const INLINE_LOOKUPS: u64 = 32768;
 
 /// Bounded CPU work off the runtime. Cheap to clone (a handle).
 #[derive(Debug, Clone)]

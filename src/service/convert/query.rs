@@ -55,8 +55,9 @@ impl QueryEvaluator {
 
     /// The cost of answering `batches`, in lookups of a cache-resident table (what the work
     /// pool compares with its inline bound): one per query and per token, value or vertex,
-    /// eight per on a table larger than a core's L2 (each a likely cache miss). `None` when
-    /// the stream asked for winning moves, whose search no count of lookups bounds.
+    /// 64 per on a table larger than a core's L2 (each a likely miss to DRAM, 50-100 ns).
+    /// `None` when the stream asked for winning moves, whose search no count of lookups
+    /// bounds.
     pub(crate) fn cost(&self, batches: &[proto::QueryBatch]) -> Option<u64> {
         if self.explain {
             return None;
@@ -64,7 +65,7 @@ impl QueryEvaluator {
         let weight = if self.analysis.heap_bytes() <= CACHED_TABLE_BYTES {
             1
         } else {
-            8
+            64
         };
         Some(weight * batches.iter().map(batch_lookups).sum::<u64>())
     }
