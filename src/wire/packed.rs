@@ -218,34 +218,43 @@ impl<'a> Fields<'a> {
     }
 }
 
+/// Reads the fields of a message whose fields the fast path knows are tags 1 to 3, each at
+/// most once, handing each to `read`, which stores it and says its tag (`None`: a field it
+/// does not take). `None` for a repeated field, or anything else unusual.
+fn read_fields<'a>(
+    bytes: &'a [u8],
+    mut read: impl FnMut(Field<'a>) -> Option<usize>,
+) -> Option<()> {
+    let mut seen = [false; 3];
+    let mut fields = Fields(bytes);
+    while let Some(field) = fields.next_field() {
+        let tag = read(field?)?;
+        if std::mem::replace(seen.get_mut(tag.checked_sub(1)?)?, true) {
+            return None;
+        }
+    }
+    Some(())
+}
+
 /// Reads an `EvaluateRequest` that carries only packed token queries, each field of them at
 /// most once; `None` for anything else.
 pub(super) fn decode_request(bytes: &[u8]) -> Option<EvaluateRequest> {
     let batch = Fields(bytes).only(key(2, LEN))?;
     let packed_bytes = Fields(batch).only(key(2, LEN))?;
     let mut packed = PackedTokenQueries::default();
-    let mut seen = [false; 3];
-    let mut fields = Fields(packed_bytes);
-    while let Some(field) = fields.next_field() {
-        let tag = match field? {
-            Field::Varint(k, value) if k == key(1, VARINT) => {
-                packed.first_query_id = value;
-                1
-            }
-            Field::Bytes(k, bytes) if k == key(2, LEN) => {
-                varint::read_packed_u32(bytes, &mut packed.token_counts)?;
-                2
-            }
-            Field::Bytes(k, bytes) if k == key(3, LEN) => {
-                varint::read_packed_u32(bytes, &mut packed.vertices)?;
-                3
-            }
-            _ => return None,
-        };
-        if std::mem::replace(&mut seen[tag - 1], true) {
-            return None;
+    read_fields(packed_bytes, |field| match field {
+        Field::Varint(k, value) if k == key(1, VARINT) => {
+            packed.first_query_id = value;
+            Some(1)
         }
-    }
+        Field::Bytes(k, bytes) if k == key(2, LEN) => {
+            varint::read_packed_u32(bytes, &mut packed.token_counts).map(|()| 2)
+        }
+        Field::Bytes(k, bytes) if k == key(3, LEN) => {
+            varint::read_packed_u32(bytes, &mut packed.vertices).map(|()| 3)
+        }
+        _ => None,
+    })?;
     Some(EvaluateRequest {
         payload: Some(Payload::Queries(QueryBatch {
             queries: Vec::new(),
@@ -259,28 +268,19 @@ pub(super) fn decode_request(bytes: &[u8]) -> Option<EvaluateRequest> {
 pub(super) fn decode_response(bytes: &[u8]) -> Option<EvaluateResponse> {
     let packed_bytes = Fields(bytes).only(key(3, LEN))?;
     let mut packed = PackedVerdicts::default();
-    let mut seen = [false; 3];
-    let mut fields = Fields(packed_bytes);
-    while let Some(field) = fields.next_field() {
-        let tag = match field? {
-            Field::Varint(k, value) if k == key(1, VARINT) => {
-                packed.first_query_id = value;
-                1
-            }
-            Field::Bytes(k, bytes) if k == key(2, LEN) => {
-                varint::read_packed_small_i32(bytes, &mut packed.outcomes)?;
-                2
-            }
-            Field::Bytes(k, bytes) if k == key(3, LEN) => {
-                varint::read_packed_u64(bytes, &mut packed.nim_sums)?;
-                3
-            }
-            _ => return None,
-        };
-        if std::mem::replace(&mut seen[tag - 1], true) {
-            return None;
+    read_fields(packed_bytes, |field| match field {
+        Field::Varint(k, value) if k == key(1, VARINT) => {
+            packed.first_query_id = value;
+            Some(1)
         }
-    }
+        Field::Bytes(k, bytes) if k == key(2, LEN) => {
+            varint::read_packed_small_i32(bytes, &mut packed.outcomes).map(|()| 2)
+        }
+        Field::Bytes(k, bytes) if k == key(3, LEN) => {
+            varint::read_packed_u64(bytes, &mut packed.nim_sums).map(|()| 3)
+        }
+        _ => None,
+    })?;
     Some(EvaluateResponse {
         verdicts: Vec::new(),
         graph: None,
