@@ -186,6 +186,17 @@ impl Registry {
         self.len() == 0
     }
 
+    /// Analyses waiting for a slot or running (each shared by every request that waits for
+    /// it; dropped or interrupted when the last one leaves).
+    pub fn analyses_in_flight(&self) -> usize {
+        self.state().in_flight.len()
+    }
+
+    /// Graphs remembered as having failed a limit (refused at once when sent again).
+    pub fn failed_len(&self) -> usize {
+        self.state().failed.len()
+    }
+
     /// The analysis of the registered graph `graph_id`: from the cache, or loaded from the
     /// store, verified, analysed and cached (once, however many requests ask). An id the
     /// store does not hold is [`ServiceError::UnknownGraph`].
