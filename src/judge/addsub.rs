@@ -6,7 +6,8 @@
 
 use std::io::Read;
 
-use super::scanner::{JudgeError, Location, Scanner};
+use super::error::{JudgeError, Location};
+use super::scanner::Scanner;
 
 /// One step of a judge file.
 #[derive(Debug, PartialEq, Eq)]

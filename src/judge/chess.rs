@@ -6,7 +6,8 @@
 
 use std::io::Read;
 
-use super::scanner::{JudgeError, ListBudget, Location, Scanner};
+use super::error::{JudgeError, Location};
+use super::scanner::{ListBudget, Scanner};
 use crate::engine::graph::MAX_EDGES;
 
 /// Largest vertex count accepted (vertex ids are `u32`).

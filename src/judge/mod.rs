@@ -2,7 +2,8 @@
 //! column. The formats and their samples are described in `docs/games.md`; the judge's output
 //! lines are written by the CLI (`cli/output.rs`).
 //!
-//! - `scanner`: whitespace-separated numbers with their locations, one fixed buffer;
+//! - `scanner`: whitespace-separated numbers with their locations, one fixed buffer, over
+//!   `digits` (its fast number reader) and `error` (locations and syntax errors);
 //! - `chess`: the POJ 2425 format;
 //! - `addsub`: the LA 4411 format.
 //!
@@ -11,9 +12,12 @@
 
 pub mod addsub;
 pub mod chess;
+mod digits;
+mod error;
 pub(crate) mod scanner;
 
-pub use scanner::{JudgeError, ListBudget, Location};
+pub use error::{JudgeError, Location};
+pub use scanner::ListBudget;
 
 /// Test helper: every event of a reader as its `Debug` text, or the first error's message.
 #[cfg(test)]

@@ -1,0 +1,133 @@
+//! The scanner's locations, errors, buffer boundaries and bulk reads.
+
+use super::*;
+
+#[test]
+fn reads_numbers_with_locations() {
+    let mut s = Scanner::new("12  7\n\n  3\r\n".as_bytes());
+    assert_eq!(
+        s.next_number("x").unwrap(),
+        Some((12, Location { line: 1, column: 1 }))
+    );
+    assert_eq!(
+        s.next_number("x").unwrap(),
+        Some((7, Location { line: 1, column: 5 }))
+    );
+    assert_eq!(
+        s.next_number("x").unwrap(),
+        Some((3, Location { line: 3, column: 3 }))
+    );
+    assert_eq!(s.next_number("x").unwrap(), None);
+}
+
+#[test]
+fn reports_bad_characters_and_overflow() {
+    let mut s = Scanner::new("1 x".as_bytes());
+    s.number("a").unwrap();
+    let err = s.number("the number of tokens M").unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "line 1, column 3: expected the number of tokens M, found 'x'"
+    );
+    let mut s = Scanner::new("12a".as_bytes());
+    let err = s.number("N").unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "line 1, column 3: expected N, found 'a' inside a number"
+    );
+    let mut s = Scanner::new("99999999999999999999".as_bytes());
+    assert!(
+        s.number("N")
+            .unwrap_err()
+            .to_string()
+            .contains("does not fit")
+    );
+    let mut s = Scanner::new("\n 5".as_bytes());
+    s.number("N").unwrap();
+    let err = s.number("M").unwrap_err().to_string();
+    assert_eq!(err, "line 2, column 3: expected M, found end of input");
+}
+
+#[test]
+fn bulk_reads_match_one_by_one_reads_across_lines_and_buffers() {
+    // Mixed separators and numbers straddling the 256 KiB buffer boundaries.
+    let text: String = (0..200_000u32)
+        .map(|i| match i % 7 {
+            0 => format!("{}\n", i % 1000),
+            3 => format!("{}\t ", i % 1000),
+            _ => format!("{} ", i % 1000),
+        })
+        .collect();
+    let mut bulk = Vec::new();
+    let mut s = Scanner::new(text.as_bytes());
+    s.read_vertices(200_000, 1000, "v", |v| bulk.push(v))
+        .unwrap();
+    let expected: Vec<u32> = (0..200_000).map(|i| i % 1000).collect();
+    assert_eq!(bulk, expected);
+    assert_eq!(s.next_number("v").unwrap(), None);
+
+    let mut s = Scanner::new("1 2\n3 999 4".as_bytes());
+    let err = s.read_vertices(5, 500, "a token", |_| {}).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "line 2, column 3: a token is 999, out of range: vertices are 0..500"
+    );
+    let mut values = Vec::new();
+    let mut s = Scanner::new("18446744073709551615 7 x".as_bytes());
+    s.read_numbers(2, "a value", |v| values.push(v)).unwrap();
+    assert_eq!(values, vec![u64::MAX, 7]);
+    let err = s.read_numbers(1, "a value", |_| {}).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "line 1, column 24: expected a value, found 'x'"
+    );
+}
+
+#[test]
+fn numbers_across_buffer_boundaries() {
+    let text: String = (0..200_000).map(|i| format!("{i}\n")).collect();
+    let mut s = Scanner::new(text.as_bytes());
+    for i in 0..200_000u64 {
+        let (value, location) = s.number("n").unwrap();
+        assert_eq!(value, i);
+        assert_eq!(
+            location,
+            Location {
+                line: i + 1,
+                column: 1
+            }
+        );
+    }
+    assert_eq!(s.next_number("n").unwrap(), None);
+}
+
+/// A reader handing out one chunk per call, like a pipe whose writer waits in between.
+struct Chunks(Vec<&'static [u8]>);
+
+impl Read for Chunks {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.0.is_empty() {
+            return Ok(0);
+        }
+        let chunk = self.0.remove(0);
+        buf[..chunk.len()].copy_from_slice(chunk);
+        Ok(chunk.len())
+    }
+}
+
+#[test]
+fn tells_when_the_next_read_may_block() {
+    let mut s = Scanner::new(Chunks(vec![b"1 2\n", b"3 \n\n", b"4"]));
+    assert!(!s.has_buffered_input(), "nothing read yet");
+    assert_eq!(s.number("n").unwrap().0, 1);
+    assert!(s.has_buffered_input());
+    assert_eq!(s.number("n").unwrap().0, 2);
+    // Only a line break is left: the next number needs a read.
+    assert!(!s.has_buffered_input());
+    assert_eq!(s.number("n").unwrap().0, 3);
+    assert!(!s.has_buffered_input());
+    let (value, location) = s.number("n").unwrap();
+    assert_eq!((value, location), (4, Location { line: 4, column: 1 }));
+    assert_eq!(s.next_number("n").unwrap(), None);
+    assert!(s.has_buffered_input(), "the end of input is known");
+}
