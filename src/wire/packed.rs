@@ -31,10 +31,12 @@ fn field_len(len: usize) -> usize {
     1 + varint::len_u64(len as u64) + len
 }
 
-/// The sizes of a request that carries only packed token queries: the packed arrays'
-/// bytes, the `PackedTokenQueries` message's and the `QueryBatch`'s. `None` for any other
-/// shape.
-fn request_sizes(request: &EvaluateRequest) -> Option<(usize, usize, usize, usize)> {
+/// The packed queries of a request that carries only those, with their sizes: the packed
+/// arrays' bytes, the `PackedTokenQueries` message's and the `QueryBatch`'s. `None` for any
+/// other shape.
+fn request_sizes(
+    request: &EvaluateRequest,
+) -> Option<(&PackedTokenQueries, usize, usize, usize, usize)> {
     let Some(Payload::Queries(batch)) = &request.payload else {
         return None;
     };
@@ -53,26 +55,19 @@ fn request_sizes(request: &EvaluateRequest) -> Option<(usize, usize, usize, usiz
     if vertices > 0 {
         packed_len += field_len(vertices);
     }
-    Some((counts, vertices, packed_len, field_len(packed_len)))
+    Some((packed, counts, vertices, packed_len, field_len(packed_len)))
 }
 
 /// The encoded size of a request that carries only packed token queries, in one pass over
 /// its arrays (prost's `encoded_len` makes a call per element); `None` for any other shape.
 pub(super) fn request_len(request: &EvaluateRequest) -> Option<usize> {
-    request_sizes(request).map(|(_, _, _, batch_len)| field_len(batch_len))
+    request_sizes(request).map(|(_, _, _, _, batch_len)| field_len(batch_len))
 }
 
 /// Writes `request` when it carries only packed token queries; `false` (nothing written)
 /// for any other shape.
 pub(super) fn encode_request(request: &EvaluateRequest, buf: &mut impl BufMut) -> bool {
-    let Some((counts, vertices, packed_len, batch_len)) = request_sizes(request) else {
-        return false;
-    };
-    let Some(Payload::Queries(QueryBatch {
-        packed_tokens: Some(packed),
-        ..
-    })) = &request.payload
-    else {
+    let Some((packed, counts, vertices, packed_len, batch_len)) = request_sizes(request) else {
         return false;
     };
     varint::put(key(2, LEN), buf); // EvaluateRequest.queries
@@ -98,9 +93,9 @@ pub(super) fn encode_request(request: &EvaluateRequest, buf: &mut impl BufMut) -
     true
 }
 
-/// The sizes of a response that carries only packed verdicts: the packed arrays' bytes and
-/// the `PackedVerdicts` message's. `None` for any other shape.
-fn response_sizes(response: &EvaluateResponse) -> Option<(usize, usize, usize)> {
+/// The packed verdicts of a response that carries only those, with their sizes: the packed
+/// arrays' bytes and the `PackedVerdicts` message's. `None` for any other shape.
+fn response_sizes(response: &EvaluateResponse) -> Option<(&PackedVerdicts, usize, usize, usize)> {
     let (true, None, Some(packed)) = (
         response.verdicts.is_empty(),
         &response.graph,
@@ -125,21 +120,19 @@ fn response_sizes(response: &EvaluateResponse) -> Option<(usize, usize, usize)> 
         .iter()
         .map(|error| field_len(prost::Message::encoded_len(error)))
         .sum::<usize>();
-    Some((outcomes, nim_sums, packed_len))
+    Some((packed, outcomes, nim_sums, packed_len))
 }
 
 /// The encoded size of a response that carries only packed verdicts, in one pass over its
 /// arrays; `None` for any other shape.
 pub(super) fn response_len(response: &EvaluateResponse) -> Option<usize> {
-    response_sizes(response).map(|(_, _, packed_len)| field_len(packed_len))
+    response_sizes(response).map(|(_, _, _, packed_len)| field_len(packed_len))
 }
 
 /// Writes `response` when it carries only packed verdicts; `false` (nothing written) for any
 /// other shape.
 pub(super) fn encode_response(response: &EvaluateResponse, buf: &mut impl BufMut) -> bool {
-    let (Some((outcomes, nim_sums, packed_len)), Some(packed)) =
-        (response_sizes(response), &response.packed_verdicts)
-    else {
+    let Some((packed, outcomes, nim_sums, packed_len)) = response_sizes(response) else {
         return false;
     };
     varint::put(key(3, LEN), buf); // EvaluateResponse.packed_verdicts

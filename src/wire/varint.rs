@@ -81,9 +81,9 @@ pub(super) fn put_packed(values: impl Iterator<Item = u64>, buf: &mut impl BufMu
     buf.put_slice(&stage[..used]);
 }
 
-/// Writes one varint into `buf`.
+/// Writes one varint into `buf` (prost's, without the stack buffer `put_packed` fills).
 pub(super) fn put(value: u64, buf: &mut impl BufMut) {
-    put_packed(std::iter::once(value), buf);
+    prost::encoding::encode_varint(value, buf);
 }
 
 /// Reads a packed field of `u32` varints, appending to `out`; `None` (with `out` in any
