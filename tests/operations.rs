@@ -793,7 +793,6 @@ impl Drop for Child {
 
 #[tokio::test]
 async fn server_binary_logs_json_and_exits_cleanly_on_sigterm() {
-    use std::io::BufRead;
     let mut child = Child(
         Command::new(env!("CARGO_BIN_EXE_grundy-server"))
             .env("GRUNDY_LISTEN", "127.0.0.1:0")
@@ -806,16 +805,7 @@ async fn server_binary_logs_json_and_exits_cleanly_on_sigterm() {
             .spawn()
             .unwrap(),
     );
-    let stderr = child.0.stderr.take().unwrap();
-    let (lines_tx, mut lines) = mpsc::unbounded_channel::<String>();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            let _ = lines_tx.send(line);
-        }
-    });
+    let mut lines = support::process::stderr_lines(&mut child.0);
     // {"timestamp":..,"level":"INFO","fields":{"message":"grundy-server listening","address":"127.0.0.1:PORT",..},..}
     let address = loop {
         let line = next_line(&mut lines)

@@ -133,3 +133,22 @@ impl ServerProcess {
         format!("http://{}", self.address)
     }
 }
+
+/// The lines `child` writes to its piped stderr, as they come (a thread reads them, so that
+/// the child never blocks on a full pipe).
+pub fn stderr_lines(
+    child: &mut std::process::Child,
+) -> tokio::sync::mpsc::UnboundedReceiver<String> {
+    use std::io::BufRead;
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let (lines_tx, lines) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = lines_tx.send(line);
+        }
+    });
+    lines
+}

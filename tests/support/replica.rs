@@ -1,12 +1,10 @@
 //! `grundy-server` processes for the fleet tests: started with an environment, ready once
 //! their health service says SERVING, stopped with SIGKILL or SIGTERM.
 
-use std::io::BufRead;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use grundy::proto::grundy_service_client::GrundyServiceClient;
-use tokio::sync::mpsc;
 use tonic::transport::Channel;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
@@ -39,16 +37,7 @@ impl Replica {
             command.env(key, value);
         }
         let mut child = command.spawn().expect("grundy-server starts");
-        let stderr = child.stderr.take().expect("piped");
-        let (lines_tx, mut lines) = mpsc::unbounded_channel::<String>();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stderr)
-                .lines()
-                .map_while(Result::ok)
-            {
-                let _ = lines_tx.send(line);
-            }
-        });
+        let mut lines = super::process::stderr_lines(&mut child);
         let address = tokio::time::timeout(PATIENCE, async {
             while let Some(line) = lines.recv().await {
                 if let Some(at) = line.find("\"address\":\"")
