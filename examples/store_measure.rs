@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use grundy::engine::Game;
 use grundy::generate::{Shape, graph};
+use grundy::service::MemoryStore;
 use grundy::service::graph_id_blocking;
-use grundy::service::store::memory::MemoryStore;
-use grundy::service::store::{
+use grundy::service::{
     GraphId, GraphStore, StoreConfig, StoreError, StoredGraph, decode_sync, encode_sync,
 };
 

@@ -39,4 +39,4 @@ pub mod judge;
 pub mod render;
 pub mod service;
 pub mod token;
-pub mod wire;
+mod wire;

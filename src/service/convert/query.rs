@@ -108,7 +108,7 @@ impl QueryEvaluator {
             first_query_id: packed.first_query_id,
             outcomes: Vec::with_capacity(count),
             nim_sums: Vec::with_capacity(count),
-            errors: Vec::new(),
+            ..Default::default()
         };
         for (index, offset, tokens) in packed_queries(packed) {
             let (outcome, nim_sum) = match self.analysis.evaluate_tokens(tokens) {
@@ -323,8 +323,8 @@ fn verdict(query_id: u64, evaluation: &Evaluation, move_: Option<proto::Move>) -
         query_id,
         outcome: outcome_to_proto(evaluation.outcome).into(),
         nim_sum: evaluation.nim_sum,
-        error: None,
         best_move: move_,
+        ..Default::default()
     }
 }
 

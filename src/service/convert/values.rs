@@ -4,6 +4,7 @@ use prost::Message;
 
 use crate::engine::{Analysis, VertexValue};
 use crate::proto;
+use crate::wire::size;
 
 /// Summary of an analysed graph, with its id and the bytes its table holds.
 pub(crate) fn graph_summary(analysis: &Analysis, graph_id: &str) -> proto::GraphSummary {
@@ -27,12 +28,14 @@ pub(crate) fn vertex_value(analysis: &Analysis, vertex: u32) -> proto::VertexVal
         Some(VertexValue::Finite(value)) => proto::VertexValue {
             value: Some(Value::Finite(value)),
             counter: analysis.loopy_table().map(|table| table.counter(vertex)),
+            remoteness: None,
         },
         Some(VertexValue::Infinite { finite_followers }) => proto::VertexValue {
             value: Some(Value::Infinite(proto::InfiniteValue {
                 finite_followers: finite_followers.to_vec(),
             })),
             counter: None,
+            remoteness: None,
         },
         None => proto::VertexValue::default(),
     }
@@ -98,8 +101,7 @@ impl Iterator for ValuePages<'_> {
         .encoded_len();
         while self.next < self.end && values.len() < self.page_vertices {
             let value = vertex_value(self.analysis, self.next);
-            let len = value.encoded_len();
-            let with_value = bytes + 1 + prost::length_delimiter_len(len) + len;
+            let with_value = size::page_len_with(bytes, &value);
             if !values.is_empty() && with_value > self.max_bytes {
                 break;
             }

@@ -113,7 +113,8 @@ async fn open_stream<M: Verdicts>(
 /// client that sends one query per message produces exactly those. The bound is in bytes so
 /// that many small messages fit while a few large ones wait.
 const READ_AHEAD_BYTES: usize = 16 << 20;
-/// What a message read ahead counts beyond its encoded size (its buffers and bookkeeping).
+/// What a message read ahead counts in memory beyond its encoded size (its buffers and
+/// bookkeeping: a memory estimate, not a protobuf size).
 const READ_AHEAD_OVERHEAD: usize = 64;
 
 /// A query batch read ahead, with its share of the read-ahead bound (released when dropped).

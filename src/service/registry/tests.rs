@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::engine::Digraph;
-use crate::service::store::memory::MemoryStore;
+use crate::service::store::MemoryStore;
 
 /// A path of `n` vertices, with its content id.
 fn chain(n: u32) -> (String, Game) {
