@@ -23,10 +23,10 @@
 //!   [`telemetry`]: OTLP trace export and `traceparent` propagation;
 //! - [`web`]: the browser playground served with `--web`: its files and `POST /render`.
 
-pub mod args;
+mod args;
 mod auth;
 mod blocking;
-pub mod config;
+mod config;
 mod convert;
 mod deadline;
 mod error;
@@ -34,23 +34,36 @@ mod graph_id;
 mod graphs;
 mod handlers;
 mod lifecycle;
-pub mod logging;
-pub mod metrics;
+mod logging;
+mod metrics;
 mod registry;
 mod rpc;
-pub mod server;
+mod server;
 mod state;
-pub mod store;
-pub mod telemetry;
-pub mod web;
+mod store;
+mod telemetry;
+mod web;
 
+// The service's public API, in one list.
 pub use args::{ConfigError, ServerArgs};
-pub use config::{ServerConfig, ServiceConfig, TlsConfig};
+pub use config::{
+    ConnectionConfig, DEFAULT_ANALYSIS_QUEUE_TIMEOUT, DEFAULT_CACHE_BYTES,
+    DEFAULT_CYCLIC_WORK_BUDGET, DEFAULT_DRAIN_TIMEOUT, DEFAULT_FAILED_GRAPHS,
+    DEFAULT_KEEPALIVE_INTERVAL, DEFAULT_KEEPALIVE_TIMEOUT, DEFAULT_MAX_CONCURRENT_STREAMS,
+    DEFAULT_MAX_CONNECTION_AGE, DEFAULT_MAX_EDGES, DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_MAX_QUERIES_PER_STREAM, DEFAULT_MAX_VERTICES, DEFAULT_START_TIMEOUT, ServerConfig,
+    ServiceConfig, TlsConfig,
+};
 pub use convert::game_from_proto;
 pub use graph_id::graph_id_blocking;
 pub use logging::{LogFormat, init_tracing, init_tracing_with};
-pub use metrics::Metrics;
+pub use metrics::{Metrics, serve as serve_metrics};
 pub use registry::Registry;
 pub use server::{SERVICE_NAME, ServerError, run, run_service};
 pub use state::GameService;
-pub use telemetry::Telemetry;
+pub use store::{
+    Backend, DirStore, GraphId, GraphStore, MemoryStore, RedisStore, StoreConfig, StoreError,
+    StoreFuture, StoredGraph, decode_sync, encode_sync,
+};
+pub use telemetry::{BoxedLayer, Telemetry, TelemetryError};
+pub use web::{Preload, WebConfig};

@@ -14,7 +14,7 @@ use super::metrics::{Metrics, code_name};
 use super::registry::Registry;
 use super::rpc::{Rpc, RpcParts};
 use super::store::GraphStore;
-use super::store::memory::MemoryStore;
+use super::store::MemoryStore;
 use super::telemetry::continue_remote_trace;
 
 /// The state of the `grundy.v1.GrundyService` implementation, shared by all streams. Cheap to

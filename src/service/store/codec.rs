@@ -14,7 +14,7 @@
 use crate::engine::{Digraph, Game};
 use crate::service::graph_id::graph_id_blocking;
 
-use super::{GraphId, StoreError};
+use super::backend::{GraphId, StoreError};
 
 const MAGIC: &[u8; 8] = b"GRUNDYG\0";
 /// Bumped when the layout changes; readers refuse formats they do not know.
