@@ -44,7 +44,7 @@ async fn main() {
     };
     let game = grundy::service::game_from_proto(graph.clone()).expect("a valid graph");
     let started = Instant::now();
-    let graph_id = grundy::service::graph_id_blocking(&game);
+    let graph_id = grundy::service::graph_id_sync(&game);
     report("graph_id_sync", started.elapsed());
 
     let chunks = chunks(&graph);

@@ -134,7 +134,7 @@ pub struct ServerArgs {
     pub store_dir: Option<PathBuf>,
 
     /// Keep registered graphs in Redis, shared by every replica using the same URL:
-    /// redis://[:PASSWORD@]HOST[:PORT][/DB]. While Redis is unreachable, PutGraph and
+    /// `redis://[:PASSWORD@]HOST[:PORT][/DB]`. While Redis is unreachable, PutGraph and
     /// lookups of uncached ids fail with UNAVAILABLE; inline graphs still work.
     #[arg(long, env = "GRUNDY_STORE_URL")]
     pub store_url: Option<String>,

@@ -115,7 +115,7 @@ pub struct ServerConfig {
     /// When set, the server speaks TLS only.
     pub tls: Option<TlsConfig>,
     /// When set, the browser playground is served on the same port: its page, gRPC-Web
-    /// (HTTP/1.1 accepted) and `POST /render` (see [`crate::service::web`]).
+    /// (HTTP/1.1 accepted) and `POST /render` (see `crate::service::web`).
     pub web: Option<WebConfig>,
     /// HTTP/2 keepalive and connection ageing.
     pub connections: ConnectionConfig,

@@ -2,10 +2,10 @@
 //! server around it. Dependencies run one way: this module uses [`crate::engine`] and
 //! [`crate::proto`], never the client or the CLI.
 //!
-//! - [`server`]: `run(listener, config, shutdown)`: the router (health, reflection,
+//! - `server`: `run(listener, config, shutdown)`: the router (health, reflection,
 //!   compression, auth, TLS) and the draining shutdown;
-//! - [`config`]: the settings as plain structs and their defaults; [`args`]: `grundy-server`'s
-//!   flags that fill them; [`logging`]: the log setup;
+//! - `config`: the settings as plain structs and their defaults; `args`: `grundy-server`'s
+//!   flags that fill them; `logging`: the log setup;
 //! - `handlers`: the four RPCs, one file each, over `rpc`: the per-RPC guard (slot,
 //!   deadline, cancellation, span, metrics) and the one response-stream helper;
 //! - `state`: [`GameService`], the state streams share, and admission; `lifecycle`: serving,
@@ -15,13 +15,13 @@
 //!   with single-flight computation, cancelled when no request waits for it any more, and
 //!   the bounded memory of graphs that failed a limit; `blocking`: the one bounded pool for
 //!   CPU work, with a bounded wait for an analysis slot;
-//! - [`store`]: the graph store behind the registry (memory, `--store-dir` files, Redis),
+//! - `store`: the graph store behind the registry (memory, `--store-dir` files, Redis),
 //!   with the verified stored encoding;
 //! - `convert`: the only place protobuf types meet engine types; `error`: the one mapping
 //!   from errors to gRPC statuses;
-//! - `auth`: bearer tokens; [`metrics`]: Prometheus metrics and their exporter;
-//!   [`telemetry`]: OTLP trace export and `traceparent` propagation;
-//! - [`web`]: the browser playground served with `--web`: its files and `POST /render`.
+//! - `auth`: bearer tokens; `metrics`: Prometheus metrics and their exporter;
+//!   `telemetry`: OTLP trace export and `traceparent` propagation;
+//! - `web`: the browser playground served with `--web`: its files and `POST /render`.
 
 mod args;
 mod auth;
@@ -55,7 +55,7 @@ pub use config::{
     ServiceConfig, TlsConfig,
 };
 pub use convert::game_from_proto;
-pub use graph_id::graph_id_blocking;
+pub use graph_id::graph_id_sync;
 pub use logging::{LogFormat, init_tracing, init_tracing_with};
 pub use metrics::{Metrics, serve as serve_metrics};
 pub use registry::Registry;

@@ -34,9 +34,8 @@ const CACHED_TABLE_BYTES: usize = 1 << 20;
 pub(crate) struct QueryEvaluator {
     analysis: Arc<Analysis>,
     explain: bool,
-    items: Vec<(u32, u64)>,
-    /// For dense positions: the vertex of each item (zero values are skipped).
-    item_vertex: Vec<u32>,
+    /// The position of the query being answered (a buffer reused from query to query).
+    position: Position,
     /// Split picks by `(vertex, target)`: finding one reruns the vertex's method (up to
     /// 2^26 steps), and a stream's WIN positions often need the same ones.
     moves: MoveMemo,
@@ -47,8 +46,7 @@ impl QueryEvaluator {
         Self {
             analysis,
             explain,
-            items: Vec::new(),
-            item_vertex: Vec::new(),
+            position: Position::default(),
             moves: MoveMemo::default(),
         }
     }
@@ -135,12 +133,12 @@ impl QueryEvaluator {
     ) {
         for (index, offset, tokens) in packed_queries(packed) {
             let query_id = packed.first_query_id.wrapping_add(index as u64);
-            self.items.clear();
-            self.items.extend(tokens.iter().map(|&v| (v, 1)));
-            verdicts.push(match self.analysis.evaluate(&self.items) {
+            self.position.items.clear();
+            self.position.items.extend(tokens.iter().map(|&v| (v, 1)));
+            verdicts.push(match self.analysis.evaluate(&self.position.items) {
                 Ok(evaluation) => {
                     let move_ = self.explained_move(PositionForm::Tokens, &evaluation);
-                    verdict(query_id, &evaluation, move_)
+                    evaluated_verdict(query_id, &evaluation, move_)
                 }
                 Err(e) => proto::Verdict {
                     query_id,
@@ -151,7 +149,7 @@ impl QueryEvaluator {
         }
     }
 
-    /// The move shown with a verdict on `self.items`, when the stream asked for moves.
+    /// The move shown with a verdict on `self.position.items`, when the stream asked for moves.
     fn explained_move(
         &mut self,
         form: PositionForm,
@@ -160,9 +158,9 @@ impl QueryEvaluator {
         if !self.explain {
             return None;
         }
-        let move_ = self
-            .analysis
-            .best_move_memo(&self.items, evaluation, &mut self.moves)?;
+        let move_ =
+            self.analysis
+                .best_move_memo(&self.position.items, evaluation, &mut self.moves)?;
         Some(self.move_to_proto(form, move_))
     }
 
@@ -181,29 +179,31 @@ impl QueryEvaluator {
 
     fn try_verdict(&mut self, query: &proto::Query) -> Result<proto::Verdict, proto::QueryError> {
         let form = self.load_items(query)?;
-        let evaluation = self.analysis.evaluate(&self.items).map_err(|e| {
+        let evaluation = self.analysis.evaluate(&self.position.items).map_err(|e| {
             let index = match form {
-                PositionForm::Dense => self.item_vertex[e.index] as usize,
+                PositionForm::Dense => self.position.item_vertex[e.index] as usize,
                 _ => e.index,
             };
             query_error(form.vertex_field(index), e.to_string())
         })?;
         let move_ = self.explained_move(form, &evaluation);
-        Ok(verdict(query.id, &evaluation, move_))
+        Ok(evaluated_verdict(query.id, &evaluation, move_))
     }
 
-    /// Fills `self.items` with `(vertex, count)` pairs for the query's position.
+    /// Fills `self.position.items` with `(vertex, count)` pairs for the query's position.
     fn load_items(&mut self, query: &proto::Query) -> Result<PositionForm, proto::QueryError> {
         use proto::query::Position;
-        self.items.clear();
-        self.item_vertex.clear();
+        self.position.items.clear();
+        self.position.item_vertex.clear();
         match &query.position {
             None => Err(query_error(
                 "position".into(),
                 "a query needs a position: tokens, dense_values or sparse_values".into(),
             )),
             Some(Position::Tokens(tokens)) => {
-                self.items.extend(tokens.vertices.iter().map(|&v| (v, 1)));
+                self.position
+                    .items
+                    .extend(tokens.vertices.iter().map(|&v| (v, 1)));
                 Ok(PositionForm::Tokens)
             }
             Some(Position::DenseValues(dense)) => {
@@ -219,8 +219,8 @@ impl QueryEvaluator {
                 }
                 for (vertex, &value) in dense.values.iter().enumerate() {
                     if value != 0 {
-                        self.items.push((vertex as u32, value));
-                        self.item_vertex.push(vertex as u32);
+                        self.position.items.push((vertex as u32, value));
+                        self.position.item_vertex.push(vertex as u32);
                     }
                 }
                 Ok(PositionForm::Dense)
@@ -236,7 +236,7 @@ impl QueryEvaluator {
                         ),
                     ));
                 }
-                self.items.extend(
+                self.position.items.extend(
                     sparse
                         .vertices
                         .iter()
@@ -251,7 +251,7 @@ impl QueryEvaluator {
     fn move_to_proto(&self, form: PositionForm, move_: Move) -> proto::Move {
         use proto::r#move::Kind;
         let token_index = |item_index: usize| match form {
-            PositionForm::Dense => self.item_vertex[item_index],
+            PositionForm::Dense => self.position.item_vertex[item_index],
             _ => item_index as u32,
         };
         let kind = match move_ {
@@ -279,6 +279,15 @@ impl QueryEvaluator {
         };
         proto::Move { kind: Some(kind) }
     }
+}
+
+/// A query's position as the engine takes it: `(vertex, count)` items (a token is a count of
+/// 1; for dense and sparse positions, a vertex's value), and for dense positions the vertex
+/// of each item (zero values are skipped, so item indexes are not vertices).
+#[derive(Default)]
+struct Position {
+    items: Vec<(u32, u64)>,
+    item_vertex: Vec<u32>,
 }
 
 /// Each packed query: its index, the offset of its first token in `vertices`, and its tokens.
@@ -318,7 +327,11 @@ fn outcome_to_proto(outcome: Outcome) -> proto::Outcome {
     }
 }
 
-fn verdict(query_id: u64, evaluation: &Evaluation, move_: Option<proto::Move>) -> proto::Verdict {
+fn evaluated_verdict(
+    query_id: u64,
+    evaluation: &Evaluation,
+    move_: Option<proto::Move>,
+) -> proto::Verdict {
     proto::Verdict {
         query_id,
         outcome: outcome_to_proto(evaluation.outcome).into(),
@@ -328,7 +341,6 @@ fn verdict(query_id: u64, evaluation: &Evaluation, move_: Option<proto::Move>) -
     }
 }
 
-/// Queries in a request batch, in both forms.
 /// The table lookups answering `batch` takes: one per query and one per token, value or
 /// vertex of its position.
 fn batch_lookups(batch: &proto::QueryBatch) -> u64 {
