@@ -7,6 +7,9 @@
 //! - [`sliding`]: Grundy values of token sliding on acyclic graphs;
 //! - [`loopy`]: the generalized Sprague-Grundy function of token sliding on cyclic graphs;
 //! - [`split`]: values of the Addition-Subtraction game (split counts), method chosen per vertex;
+//! - [`remoteness`]: how many moves a token-sliding position lasts under optimal play, the
+//!   one-token table and the analysis of a position with its moves (the sum search is the
+//!   private `position` module);
 //! - this module: [`Game`], [`analyse`] (the per-vertex table) and position evaluation.
 
 #![warn(missing_docs)]
@@ -15,7 +18,9 @@ pub mod graph;
 pub mod interrupt;
 pub mod loopy;
 pub mod order;
+mod position;
 mod prefetch;
+pub mod remoteness;
 pub mod sliding;
 pub mod split;
 
@@ -25,6 +30,9 @@ use std::sync::Arc;
 pub use graph::{Digraph, GraphError};
 pub use interrupt::{Cancelled, Interrupt};
 pub use order::Cycle;
+pub use remoteness::{
+    AnalysisOptions, DEFAULT_POSITION_BUDGET, MoveAnalysis, PositionAnalysis, Remoteness,
+};
 
 /// The outcome of a position for the player to move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -147,6 +155,9 @@ impl Default for Limits {
 pub struct Analysis {
     game: Arc<Game>,
     table: Table,
+    /// The one-token remoteness of every vertex ([`remoteness::DRAW`] for draws); `None` for
+    /// games with split counts.
+    remoteness: Option<Vec<u32>>,
 }
 
 /// Per-vertex values, by the method that computed them.
@@ -180,18 +191,27 @@ pub fn analyse_interruptible(
 ) -> Result<Analysis, AnalysisError> {
     let game = game.into();
     interrupt.check()?;
-    let table = match &game.split_counts {
+    let (table, remoteness) = match &game.split_counts {
         None => match order::acyclic_order_interruptible(&game.graph, interrupt)? {
-            Some(order) => Table::Acyclic(sliding::grundy_table_interruptible(
-                &game.graph,
-                &order,
-                interrupt,
-            )?),
-            None => Table::Loopy(loopy::generalized_grundy_interruptible(
-                &game.graph,
-                limits.cyclic_work_budget,
-                interrupt,
-            )?),
+            Some(order) => {
+                let values = sliding::grundy_table_interruptible(&game.graph, &order, interrupt)?;
+                let remoteness =
+                    remoteness::acyclic_remoteness_interruptible(&game.graph, &order, interrupt)?;
+                (Table::Acyclic(values), Some(remoteness))
+            }
+            None => {
+                let (table, predecessors) = loopy::generalized_grundy_and_predecessors(
+                    &game.graph,
+                    limits.cyclic_work_budget,
+                    interrupt,
+                )?;
+                let remoteness = remoteness::cyclic_remoteness_interruptible(
+                    &game.graph,
+                    &predecessors,
+                    interrupt,
+                )?;
+                (Table::Loopy(table), Some(remoteness))
+            }
         },
         Some(split_counts) => {
             let order = match order::acyclic_order_interruptible(&game.graph, interrupt)? {
@@ -202,16 +222,21 @@ pub fn analyse_interruptible(
                     return Err(AnalysisError::Cycle { cycle });
                 }
             };
-            Table::Split(split::split_grundy_table_interruptible(
+            let table = split::split_grundy_table_interruptible(
                 &game.graph,
                 split_counts,
                 &order,
                 &limits.split,
                 interrupt,
-            )?)
+            )?;
+            (Table::Split(table), None)
         }
     };
-    Ok(Analysis { game, table })
+    Ok(Analysis {
+        game,
+        table,
+        remoteness,
+    })
 }
 
 /// A position item referred to a vertex that does not exist.
@@ -401,6 +426,10 @@ impl Analysis {
                 Table::Split(table) => table.values.capacity() * 8 + table.methods.capacity(),
                 Table::Loopy(table) => table.heap_bytes(),
             }
+            + self
+                .remoteness
+                .as_ref()
+                .map_or(0, |table| table.capacity() * 4)
     }
 
     /// Largest finite value.
