@@ -386,6 +386,60 @@ impl Analysis {
         })
     }
 
+    /// On a game with split counts, one winning move from each vertex of the position from
+    /// which one exists (each vertex with a unit and an out-edge whose move can bring the
+    /// nim-sum to 0), by increasing vertex, at most `max_moves` of them; and how many more
+    /// vertices have one. Empty for other games and for LOSE positions. Each vertex costs one
+    /// search of its picks (memoised in `memo`), never a listing of all of them.
+    pub fn winning_split_moves(
+        &self,
+        items: &[(u32, u64)],
+        evaluation: &Evaluation,
+        memo: &mut MoveMemo,
+        max_moves: u32,
+    ) -> (Vec<Move>, u64) {
+        let (Table::Split(table), Some(split_counts)) =
+            (&self.table, self.game.split_counts.as_deref())
+        else {
+            return (Vec::new(), 0);
+        };
+        if evaluation.outcome != Outcome::Win {
+            return (Vec::new(), 0);
+        }
+        let mut vertices: Vec<(u32, usize)> = items
+            .iter()
+            .enumerate()
+            .filter(|&(_, &(vertex, count))| count > 0 && self.game.graph.out_degree(vertex) > 0)
+            .map(|(item_index, &(vertex, _))| (vertex, item_index))
+            .collect();
+        vertices.sort_unstable();
+        vertices.dedup_by_key(|&mut (vertex, _)| vertex);
+        let mut moves = Vec::new();
+        let mut omitted = 0;
+        for (vertex, item_index) in vertices {
+            // Moving a unit off `vertex` flips its parity (its value leaves or joins the
+            // xor); the picks must make up the rest.
+            let target = table.values[vertex as usize] ^ evaluation.nim_sum;
+            let Some(picks) = memo.split_picks(vertex, target, || {
+                split::find_split_picks(&self.game.graph, split_counts, table, vertex, target)
+            }) else {
+                continue;
+            };
+            if moves.len() >= max_moves as usize {
+                omitted += 1;
+                continue;
+            }
+            moves.push(Move::Split {
+                item_index,
+                vertex,
+                odd_targets: picks.odd_targets,
+                pair_target: picks.pair_target,
+                pair_count: picks.pair_count,
+            });
+        }
+        (moves, omitted)
+    }
+
     /// Value of every vertex; [`loopy::INFINITE`] marks an infinite vertex.
     pub fn values(&self) -> &[u64] {
         match &self.table {

@@ -54,7 +54,7 @@ pub use config::{
     DEFAULT_MAX_QUERIES_PER_STREAM, DEFAULT_MAX_VERTICES, DEFAULT_START_TIMEOUT, ServerConfig,
     ServiceConfig, TlsConfig,
 };
-pub use convert::game_from_proto;
+pub use convert::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES, game_from_proto};
 pub use graph_id::graph_id_sync;
 pub use logging::{LogFormat, init_tracing, init_tracing_with};
 pub use metrics::{Metrics, serve as serve_metrics};

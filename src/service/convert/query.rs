@@ -3,9 +3,14 @@
 
 use std::sync::Arc;
 
-use crate::engine::{Analysis, Evaluation, Move, MoveMemo, Outcome, VertexOutOfRange};
+use crate::engine::{
+    Analysis, AnalysisOptions, Evaluation, Move, MoveMemo, VertexOutOfRange,
+};
 use crate::proto;
 use crate::service::error::ServiceError;
+
+use super::analysis::{self as analysed, MAX_ANALYSED_TOKENS};
+use super::outcome::outcome_to_proto;
 
 /// Which form a query's position took, to name fields in errors and map item indexes back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,11 +34,24 @@ impl PositionForm {
 /// core's L2 on the machines measured).
 const CACHED_TABLE_BYTES: usize = 1 << 20;
 
+/// What a stream asked for beyond outcomes and nim-sums.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct StreamOptions {
+    /// `EvaluateStart.explain`: a winning (or draw-keeping) move per verdict.
+    pub(crate) explain: bool,
+    /// `EvaluateStart.analysis`, within the server's caps: remoteness and every move.
+    pub(crate) analysis: Option<AnalysisOptions>,
+}
+
 /// Evaluates the queries of one stream against its analysis, reusing buffers (and, with
 /// `explain`, the split moves found) from query to query and batch to batch.
 pub(crate) struct QueryEvaluator {
     analysis: Arc<Analysis>,
     explain: bool,
+    /// The position analysis the stream asked for.
+    analysed: Option<AnalysisOptions>,
+    /// The tokens of the position analysed (a buffer).
+    tokens: Vec<u32>,
     /// The position of the query being answered (a buffer reused from query to query).
     position: Position,
     /// Split picks by `(vertex, target)`: finding one reruns the vertex's method (up to
@@ -42,10 +60,12 @@ pub(crate) struct QueryEvaluator {
 }
 
 impl QueryEvaluator {
-    pub(crate) fn new(analysis: Arc<Analysis>, explain: bool) -> Self {
+    pub(crate) fn new(analysis: Arc<Analysis>, options: StreamOptions) -> Self {
         Self {
             analysis,
-            explain,
+            explain: options.explain,
+            analysed: options.analysis,
+            tokens: Vec::new(),
             position: Position::default(),
             moves: MoveMemo::default(),
         }
@@ -57,7 +77,7 @@ impl QueryEvaluator {
     /// `None` when the stream asked for winning moves, whose search no count of lookups
     /// bounds.
     pub(crate) fn cost(&self, batches: &[proto::QueryBatch]) -> Option<u64> {
-        if self.explain {
+        if self.explain || self.analysed.is_some() {
             return None;
         }
         let weight = if self.analysis.heap_bytes() <= CACHED_TABLE_BYTES {
@@ -90,10 +110,15 @@ impl QueryEvaluator {
                     ),
                 ));
             }
-            if self.explain {
-                self.answer_packed_in_full(packed, &mut response.verdicts);
-            } else {
-                response.packed_verdicts = Some(self.answer_packed(packed));
+            let split_counts = self.analysis.game().split_counts().is_some();
+            match self.analysed {
+                Some(options) if !self.explain && !split_counts => {
+                    response.packed_verdicts = Some(self.answer_packed_analysed(packed, &options));
+                }
+                _ if self.explain || self.analysed.is_some() => {
+                    self.answer_packed_in_full(packed, &mut response.verdicts);
+                }
+                _ => response.packed_verdicts = Some(self.answer_packed(packed)),
             }
         }
         Ok(response)
@@ -125,6 +150,40 @@ impl QueryEvaluator {
         verdicts
     }
 
+    /// Packed token queries of token sliding answered in columnar form with their analysis.
+    fn answer_packed_analysed(
+        &self,
+        packed: &proto::PackedTokenQueries,
+        options: &AnalysisOptions,
+    ) -> proto::PackedVerdicts {
+        let count = packed.token_counts.len();
+        let mut verdicts = proto::PackedVerdicts {
+            first_query_id: packed.first_query_id,
+            outcomes: Vec::with_capacity(count),
+            nim_sums: Vec::with_capacity(count),
+            ..Default::default()
+        };
+        for (index, offset, tokens) in packed_queries(packed) {
+            match self.analysis.analyse_position(tokens, options) {
+                Ok(position) => {
+                    verdicts.outcomes.push(outcome_to_proto(position.outcome).into());
+                    verdicts.nim_sums.push(position.nim_sum);
+                    analysed::push_columns(&mut verdicts, index as u32, &position);
+                }
+                Err(e) => {
+                    verdicts.errors.push(proto::PackedQueryError {
+                        index: index as u32,
+                        error: Some(packed_error(offset, e)),
+                    });
+                    verdicts.outcomes.push(proto::Outcome::Unspecified.into());
+                    verdicts.nim_sums.push(0);
+                    analysed::push_empty_columns(&mut verdicts);
+                }
+            }
+        }
+        verdicts
+    }
+
     /// Packed token queries answered with full verdicts (and moves).
     fn answer_packed_in_full(
         &mut self,
@@ -136,10 +195,7 @@ impl QueryEvaluator {
             self.position.items.clear();
             self.position.items.extend(tokens.iter().map(|&v| (v, 1)));
             verdicts.push(match self.analysis.evaluate(&self.position.items) {
-                Ok(evaluation) => {
-                    let move_ = self.explained_move(PositionForm::Tokens, &evaluation);
-                    evaluated_verdict(query_id, &evaluation, move_)
-                }
+                Ok(evaluation) => self.full_verdict(query_id, PositionForm::Tokens, &evaluation),
                 Err(e) => proto::Verdict {
                     query_id,
                     error: Some(packed_error(offset, e)),
@@ -186,8 +242,79 @@ impl QueryEvaluator {
             };
             query_error(form.vertex_field(index), e.to_string())
         })?;
-        let move_ = self.explained_move(form, &evaluation);
-        Ok(evaluated_verdict(query.id, &evaluation, move_))
+        Ok(self.full_verdict(query.id, form, &evaluation))
+    }
+
+    /// The verdict on `self.position`, evaluated as `evaluation`, with the move (`explain`)
+    /// or the analysis the stream asked for.
+    fn full_verdict(
+        &mut self,
+        query_id: u64,
+        form: PositionForm,
+        evaluation: &Evaluation,
+    ) -> proto::Verdict {
+        let move_ = self.explained_move(form, evaluation);
+        let mut verdict = evaluated_verdict(query_id, evaluation, move_);
+        if let Some(options) = self.analysed {
+            self.fill_analysis(&mut verdict, form, evaluation, &options);
+        }
+        verdict
+    }
+
+    /// The analysis fields of the verdict on `self.position`.
+    fn fill_analysis(
+        &mut self,
+        verdict: &mut proto::Verdict,
+        form: PositionForm,
+        evaluation: &Evaluation,
+        options: &AnalysisOptions,
+    ) {
+        if self.analysis.game().split_counts().is_some() {
+            // One winning move per vertex; the first is the best move.
+            let (moves, omitted) = self.analysis.winning_split_moves(
+                &self.position.items,
+                evaluation,
+                &mut self.moves,
+                options.max_moves,
+            );
+            verdict.remoteness_unknown = proto::RemotenessUnknown::NotComputed.into();
+            verdict.moves_omitted = omitted;
+            verdict.moves = moves
+                .into_iter()
+                .map(|move_| proto::AnalysedMove {
+                    r#move: Some(self.move_to_proto(form, move_)),
+                    outcome: proto::Outcome::Win.into(),
+                    remoteness: None,
+                    over_budget: false,
+                })
+                .collect();
+            verdict.best_move = verdict.moves.first().and_then(|m| m.r#move.clone());
+            return;
+        }
+        let total: u64 = self.position.items.iter().map(|&(_, count)| count).sum();
+        if total > MAX_ANALYSED_TOKENS {
+            analysed::fill_too_many_tokens(verdict);
+            return;
+        }
+        self.tokens.clear();
+        for &(vertex, count) in &self.position.items {
+            self.tokens
+                .extend(std::iter::repeat_n(vertex, count as usize));
+        }
+        let Ok(position) = self.analysis.analyse_position(&self.tokens, options) else {
+            // The position passed `evaluate` above, so its vertices are in range.
+            return;
+        };
+        let items = &self.position.items;
+        let item_vertex = &self.position.item_vertex;
+        analysed::fill_sliding(verdict, &position, |from| {
+            let item = items.iter().position(|&(vertex, count)| vertex == from && count > 0);
+            let item = item.unwrap_or(0);
+            match form {
+                PositionForm::Dense => item_vertex[item],
+                _ => item as u32,
+            }
+        });
     }
 
     /// Fills `self.position.items` with `(vertex, count)` pairs for the query's position.
@@ -317,14 +444,6 @@ fn packed_error(offset: usize, error: VertexOutOfRange) -> proto::QueryError {
 
 fn query_error(field: String, message: String) -> proto::QueryError {
     proto::QueryError { field, message }
-}
-
-fn outcome_to_proto(outcome: Outcome) -> proto::Outcome {
-    match outcome {
-        Outcome::Win => proto::Outcome::Win,
-        Outcome::Lose => proto::Outcome::Lose,
-        Outcome::Draw => proto::Outcome::Draw,
-    }
 }
 
 fn evaluated_verdict(

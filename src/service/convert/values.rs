@@ -21,21 +21,21 @@ pub(crate) fn graph_summary(analysis: &Analysis, graph_id: &str) -> proto::Graph
 }
 
 /// The value of `vertex` (< vertex_count) as a `grundy.v1.VertexValue`: finite or ∞(K), with
-/// the counter of finite vertices on cyclic graphs.
+/// the counter of finite vertices on cyclic graphs and the remoteness of one token there.
 pub(crate) fn vertex_value(analysis: &Analysis, vertex: u32) -> proto::VertexValue {
     use proto::vertex_value::Value;
     match analysis.vertex_value(vertex) {
         Some(VertexValue::Finite(value)) => proto::VertexValue {
             value: Some(Value::Finite(value)),
             counter: analysis.loopy_table().map(|table| table.counter(vertex)),
-            remoteness: None,
+            remoteness: analysis.remoteness(vertex),
         },
         Some(VertexValue::Infinite { finite_followers }) => proto::VertexValue {
             value: Some(Value::Infinite(proto::InfiniteValue {
                 finite_followers: finite_followers.to_vec(),
             })),
             counter: None,
-            remoteness: None,
+            remoteness: analysis.remoteness(vertex),
         },
         None => proto::VertexValue::default(),
     }
