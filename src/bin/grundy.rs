@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use std::io::Write;
 
-use grundy::cli::{self, JudgeArgs, PlayArgs, RenderArgs};
+use grundy::cli::{self, AnalyseArgs, JudgeArgs, PlayArgs, RenderArgs};
 use grundy::generate;
 use grundy::service::{LogFormat, init_tracing};
 
@@ -25,6 +25,15 @@ enum Command {
     /// 2 malformed input (reported as "error: line L, column C: ..." after printing the
     /// verdicts of everything before it).
     Judge(JudgeArgs),
+    /// Analyse every query of a judge file: a JSON object per query, one per line, in input
+    /// order: its outcome, nim-sum, remoteness (moves to the end with best play) and every
+    /// move best first with its outcome and remoteness (chess); one winning move per vertex
+    /// that has one (addsub). The judge's flags apply.
+    ///
+    /// Exit codes as for judge: 0 success, 1 failure, 2 malformed input (reported with its
+    /// line and column after the lines of everything before it).
+    #[command(alias = "analyze")]
+    Analyse(AnalyseArgs),
     /// Draw one test case of a judge file as SVG (or DOT): each vertex with its value and
     /// coloured by the outcome of a single token there; with --tokens, the position, its
     /// verdict and the server's move.
@@ -76,6 +85,7 @@ fn main() -> ExitCode {
     let args = Args::parse();
     let code = match args.command {
         Command::Judge(judge) => cli::run_judge(judge),
+        Command::Analyse(analyse) => cli::run_analyse(analyse),
         Command::Render(render) => cli::run_render(render),
         Command::Play(play) => cli::run_play(play),
         Command::Gen { format } => run_gen(format),

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::client::ConnectionArgs;
+use crate::proto;
 use crate::service::DEFAULT_MAX_MESSAGE_BYTES;
 
 use super::retry::DEFAULT_RETRIES;
@@ -30,6 +31,35 @@ pub enum Progress {
 /// Options of `grundy judge`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct JudgeArgs {
+    /// Append the winning move to each winning line (and a draw-keeping move to DRAW lines).
+    /// Output is then no longer judge-exact.
+    #[arg(long)]
+    pub explain: bool,
+    /// The input and how it travels.
+    #[command(flatten)]
+    pub input: InputArgs,
+}
+
+/// Options of `grundy analyse`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AnalyseArgs {
+    /// Most moves listed per position (the best ones; the others are counted in
+    /// "moves_omitted"); 0 means the server's cap (--analysis-max-moves, 256 by default).
+    #[arg(long, default_value_t = 0)]
+    pub max_moves: u32,
+    /// Most positions the exact remoteness search of one query may visit (positions with
+    /// several tokens); 0 means the server's budget (--analysis-position-budget, 10^6 by
+    /// default). Over it, "remoteness" is absent and "remoteness_unknown" says why.
+    #[arg(long, default_value_t = 0)]
+    pub position_budget: u64,
+    /// The input and how it travels.
+    #[command(flatten)]
+    pub input: InputArgs,
+}
+
+/// What `judge` and `analyse` share: the judge file, the servers, batching and reporting.
+#[derive(Debug, Clone, clap::Args)]
+pub struct InputArgs {
     /// Judge input format.
     #[arg(value_enum)]
     pub format: JudgeFormat,
@@ -46,10 +76,6 @@ pub struct JudgeArgs {
     /// fails (exit 1).
     #[arg(long, env = "GRUNDY_RETRIES", default_value_t = DEFAULT_RETRIES)]
     pub retries: u32,
-    /// Append the winning move to each winning line (and a draw-keeping move to DRAW lines).
-    /// Output is then no longer judge-exact.
-    #[arg(long)]
-    pub explain: bool,
     /// Queries per request message.
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
     pub batch_size: u32,
@@ -69,4 +95,31 @@ pub struct JudgeArgs {
     /// plaintext on loopback).
     #[command(flatten)]
     pub connection: ConnectionArgs,
+}
+
+/// What a run prints for each query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Report {
+    /// The judge's lines (with the winning move appended, with `explain`).
+    Judge {
+        /// `--explain`.
+        explain: bool,
+    },
+    /// A JSON object per query: the position analysis (`grundy analyse`).
+    Analysis(proto::AnalysisOptions),
+}
+
+impl Report {
+    /// `EvaluateStart.explain`.
+    pub(super) fn explain(&self) -> bool {
+        matches!(self, Self::Judge { explain: true })
+    }
+
+    /// `EvaluateStart.analysis`.
+    pub(super) fn analysis(&self) -> Option<proto::AnalysisOptions> {
+        match self {
+            Self::Judge { .. } => None,
+            Self::Analysis(options) => Some(*options),
+        }
+    }
 }

@@ -11,11 +11,13 @@ use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Code, Status, Streaming};
 
+use super::args::Report;
 use super::case_output::{CaseOutput, send_text};
 use super::endpoints::Endpoint;
 use super::error::RunError;
 use super::input::InputEvent;
 use super::output::ProgressCounters;
+use super::query_log::QueryLog;
 use super::replay::{Replay, merge};
 use super::upload::put_graph;
 use super::verdicts::JudgeLines;
@@ -47,7 +49,8 @@ pub(super) enum Input {
 pub(super) struct SentGraph {
     /// The graph's message (shared with the upload's chunks).
     pub(super) message: Arc<proto::Graph>,
-    pub(super) explain: bool,
+    /// What the stream asks for (`explain`, `analysis`).
+    pub(super) report: Report,
     /// Uploaded with `PutGraph` (too large for one message), then named by id.
     pub(super) upload: bool,
     /// The id of an uploaded graph, once known.
@@ -98,7 +101,9 @@ impl CaseState<'_> {
             header: _,
         } = self;
         replay.trim(lines.received);
+        let log = lines.query_log();
         let send = send_queries(
+            log,
             replay,
             input,
             pending,
@@ -146,8 +151,8 @@ async fn open(
         let start = EvaluateRequest {
             payload: Some(Payload::Start(EvaluateStart {
                 graph_source: Some(source),
-                explain: graph.explain,
-                analysis: None,
+                explain: graph.report.explain(),
+                analysis: graph.report.analysis(),
             })),
         };
         if requests.send(start).await.is_err() {
@@ -175,6 +180,7 @@ async fn open(
 /// the server answers what it has and ends the stream. Every batch is queued in `replay`
 /// before it is sent, so a stream that breaks at any point loses none.
 async fn send_queries(
+    log: Option<QueryLog>,
     replay: &mut Replay,
     input: &mut Input,
     pending: &mut Option<InputEvent>,
@@ -223,6 +229,9 @@ async fn send_queries(
             }
         };
         merge_waiting(&mut batch, &mut bytes, merge_bytes, events, pending);
+        if let Some(log) = &log {
+            log.push(&batch);
+        }
         let batch = replay.push(batch, bytes);
         loop {
             replay.trim(*answers.borrow_and_update());

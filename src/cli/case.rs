@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tonic::{Code, Status};
 
-use super::args::JudgeFormat;
+use super::args::{JudgeFormat, Report};
 use super::attempt::{Broken, CaseState, Input, SentGraph};
 use super::case_output::{CaseOutput, send_text};
 use super::endpoints::Endpoints;
@@ -32,6 +32,8 @@ pub(super) struct Case {
     pub(super) number: u64,
     pub(super) label: String,
     pub(super) format: JudgeFormat,
+    /// What is printed for each query.
+    pub(super) report: Report,
     pub(super) progress: Arc<ProgressCounters>,
     /// Attempts after a failure without progress, before giving up.
     pub(super) retries: u32,
@@ -67,13 +69,12 @@ impl Case {
     ) -> Result<Option<RunError>, RunError> {
         let CaseStart {
             graph,
-            explain,
             upload,
             parsed_in,
         } = graph;
         let mut graph = SentGraph {
             message: Arc::new(graph),
-            explain,
+            report: self.report.clone(),
             upload,
             id: None,
             chunk_bytes: self.batch_bytes,
@@ -81,17 +82,12 @@ impl Case {
             open_time: Duration::ZERO,
         };
         let mut state = CaseState {
-            lines: JudgeLines {
-                label: &self.label,
-                format: self.format,
-                explain,
-                received: 0,
-            },
+            lines: JudgeLines::new(&self.label, self.number, self.format, self.report.clone()),
             replay: Replay::default(),
             input: Input::Open,
             pending: None,
             merge_bytes: self.batch_bytes,
-            header: Some(case_header(self.format, self.number)),
+            header: Some(self.header()),
         };
         let began = Instant::now();
         self.attempts(&mut state, &mut graph, events, output)
@@ -205,7 +201,7 @@ impl Case {
         }
         self.progress.cases.fetch_add(1, Ordering::Relaxed);
         if input_error.is_none() {
-            send_text(output, case_footer(self.format)).await?;
+            send_text(output, self.footer()).await?;
         }
         Ok(input_error)
     }
@@ -223,6 +219,22 @@ impl Case {
             format!("; last: {last}")
         };
         RunError::Failure(format!("{}: {first}; {retries}{last}", self.label))
+    }
+
+    /// The case's header line (`Game#g:`); none in a JSON report.
+    fn header(&self) -> Vec<u8> {
+        match self.report {
+            Report::Judge { .. } => case_header(self.format, self.number),
+            Report::Analysis(_) => Vec::new(),
+        }
+    }
+
+    /// The case's footer (a blank line after an addsub game); none in a JSON report.
+    fn footer(&self) -> Vec<u8> {
+        match self.report {
+            Report::Judge { .. } => case_footer(self.format),
+            Report::Analysis(_) => Vec::new(),
+        }
     }
 
     fn server_said(&self, status: &Status) -> String {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
-use super::args::JudgeFormat;
+use super::args::{JudgeFormat, Report};
 use super::case::Case;
 use super::case_output::CaseOutput;
 use super::endpoints::Endpoints;
@@ -37,6 +37,8 @@ pub(super) enum Slot {
 pub(super) struct Dispatcher {
     pub(super) endpoints: Arc<Endpoints>,
     pub(super) format: JudgeFormat,
+    /// What is printed for each query.
+    pub(super) report: Report,
     pub(super) progress: Arc<ProgressCounters>,
     pub(super) slots: mpsc::UnboundedSender<Slot>,
     /// `--retries`.
@@ -131,6 +133,7 @@ impl Dispatcher {
             number,
             label,
             format: self.format,
+            report: self.report.clone(),
             progress: self.progress.clone(),
             retries: self.retries,
             batch_bytes: self.batch_bytes,

@@ -6,7 +6,7 @@ use std::io::Read;
 use prost::Message;
 use tokio::sync::mpsc;
 
-use super::args::{JudgeArgs, JudgeFormat};
+use super::args::{InputArgs, JudgeFormat, Report};
 use super::error::{RunError, judge_error};
 use super::graphs::{InputGraph, addsub_graph, chess_graph};
 use crate::judge::addsub::{AddsubEvent, AddsubReader};
@@ -35,11 +35,12 @@ pub(super) enum InputEvent {
 
 /// Parser thread: reads the judge file and sends request-ready events.
 pub(super) fn parse_input(
-    args: JudgeArgs,
+    args: InputArgs,
+    report: Report,
     input: Box<dyn Read + Send>,
     events: mpsc::Sender<InputEvent>,
 ) {
-    let mut batcher = Batcher::new(&events, &args);
+    let mut batcher = Batcher::new(&events, &args, report);
     let result = match args.format {
         JudgeFormat::Chess => parse_cases(&mut ChessReader::new(input), &mut batcher),
         JudgeFormat::Addsub => parse_cases(
@@ -188,8 +189,6 @@ fn odd_vertices(values: &[u64], out: &mut Vec<u32>) {
 /// A test case's graph, as its stream sends it.
 pub(super) struct CaseStart {
     pub(super) graph: proto::Graph,
-    /// Whether `EvaluateStart.explain` is set.
-    pub(super) explain: bool,
     /// The graph does not fit in one message: it goes through `PutGraph` in chunks, and the
     /// stream names it by id.
     pub(super) upload: bool,
@@ -213,7 +212,8 @@ pub(super) fn batch_limit_bytes(max_message_bytes: usize) -> usize {
 /// `--batch-size` queries or its encoded size nears the message limit.
 struct Batcher<'a> {
     events: &'a mpsc::Sender<InputEvent>,
-    explain: bool,
+    /// What the stream asks for (it sizes the `start` message and the verdicts).
+    report: Report,
     batch: QueryBatch,
     queries: usize,
     /// At least the encoded bytes of `batch` (a bound: five per token), plus the room its
@@ -231,10 +231,10 @@ struct Batcher<'a> {
 }
 
 impl<'a> Batcher<'a> {
-    fn new(events: &'a mpsc::Sender<InputEvent>, args: &JudgeArgs) -> Self {
+    fn new(events: &'a mpsc::Sender<InputEvent>, args: &InputArgs, report: Report) -> Self {
         Self {
             events,
-            explain: args.explain,
+            report,
             batch: QueryBatch::default(),
             queries: 0,
             batch_bytes: 0,
@@ -252,8 +252,8 @@ impl<'a> Batcher<'a> {
         // The size of the `start` message, computed without building it.
         let options = proto::EvaluateStart {
             graph_source: None,
-            explain: self.explain,
-            analysis: None,
+            explain: self.report.explain(),
+            analysis: self.report.analysis(),
         };
         let request_bytes = size::start_request_len(&options, graph.encoded_len());
         let upload = request_bytes > self.max_message_bytes;
@@ -264,7 +264,6 @@ impl<'a> Batcher<'a> {
             label,
             graph: CaseStart {
                 graph,
-                explain: self.explain,
                 upload,
                 parsed_in: self.case_began.elapsed(),
             },
@@ -349,7 +348,7 @@ impl<'a> Batcher<'a> {
     }
 
     fn response_bytes_per_query(&self) -> usize {
-        if self.explain {
+        if self.report != (Report::Judge { explain: false }) {
             size::EXPLAINED_VERDICT_ROOM
         } else {
             size::PACKED_VERDICT_ROOM

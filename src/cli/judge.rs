@@ -1,24 +1,38 @@
-//! One run of `grundy judge`: the parser thread, the dispatcher of test cases and the
-//! in-order writer, wired together.
+//! One run of `grundy judge` or `grundy analyse`: the parser thread, the dispatcher of test
+//! cases and the in-order writer, wired together.
 
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use super::args::JudgeArgs;
+use super::args::{AnalyseArgs, InputArgs, JudgeArgs, Report};
 use super::dispatch::{Dispatcher, write_in_order};
 use super::endpoints::Endpoints;
 use super::error::RunError;
 use super::input::{batch_limit_bytes, parse_input};
 use super::output::{Output, ProgressReport};
 use super::run::{open_input, run_async};
+use crate::proto;
 
 /// Runs `grundy judge`; returns the process exit code. Errors are printed to stderr.
 pub fn run_judge(args: JudgeArgs) -> u8 {
-    run_async(judge(args))
+    let report = Report::Judge {
+        explain: args.explain,
+    };
+    run_async(run(args.input, report))
 }
 
-async fn judge(args: JudgeArgs) -> Result<(), RunError> {
+/// Runs `grundy analyse`; returns the process exit code. Errors are printed to stderr.
+pub fn run_analyse(args: AnalyseArgs) -> u8 {
+    let report = Report::Analysis(proto::AnalysisOptions {
+        max_moves: args.max_moves,
+        position_budget: args.position_budget,
+    });
+    run_async(run(args.input, report))
+}
+
+/// One run over the judge file of `args`, printing `report` for each query.
+async fn run(args: InputArgs, report: Report) -> Result<(), RunError> {
     let input = open_input(args.file.as_ref())?;
     let endpoints = match &args.server {
         Some(servers) => {
@@ -31,9 +45,10 @@ async fn judge(args: JudgeArgs) -> Result<(), RunError> {
 
     let (event_tx, events) = mpsc::channel(16);
     let parser_args = args.clone();
+    let parser_report = report.clone();
     let parser = std::thread::Builder::new()
         .name("grundy-parser".into())
-        .spawn(move || parse_input(parser_args, input, event_tx))
+        .spawn(move || parse_input(parser_args, parser_report, input, event_tx))
         .map_err(|e| RunError::Failure(format!("cannot start the parser thread: {e}")))?;
     let mut output = Output::spawn()?;
     let progress = ProgressReport::start(args.progress);
@@ -42,6 +57,7 @@ async fn judge(args: JudgeArgs) -> Result<(), RunError> {
     let dispatcher = Dispatcher {
         endpoints: Arc::new(endpoints),
         format: args.format,
+        report,
         progress: progress.counters(),
         slots: slot_tx,
         retries: args.retries,

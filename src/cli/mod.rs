@@ -21,9 +21,11 @@
 //!   which failures are retried; `replay`: the batches not yet answered; `upload`: graphs
 //!   too large for one message, through `PutGraph`;
 //! - `endpoints`: the servers (or the embedded one, `embedded`);
-//! - `verdicts`, `output`: verdicts to judge lines, stdout, progress;
+//! - `verdicts`, `output`: verdicts to judge lines, stdout, progress; `analysis_lines`:
+//!   the JSON lines of `analyse`, with the positions kept in `query_log`;
 //! - `render`, `play`: the `render` and `play` commands.
 
+mod analysis_lines;
 mod args;
 mod attempt;
 mod case;
@@ -37,6 +39,7 @@ mod input;
 mod judge;
 mod output;
 mod play;
+mod query_log;
 mod render;
 mod replay;
 mod retry;
@@ -44,8 +47,8 @@ mod run;
 mod upload;
 mod verdicts;
 
-pub use args::{JudgeArgs, JudgeFormat, Progress};
+pub use args::{AnalyseArgs, InputArgs, JudgeArgs, JudgeFormat, Progress};
 pub use error::{EXIT_BAD_INPUT, EXIT_FAILURE};
-pub use judge::run_judge;
+pub use judge::{run_analyse, run_judge};
 pub use play::{PlayArgs, run_play};
 pub use render::{ImageFormat, RenderArgs, ServerChoice, run_render};

@@ -1,21 +1,46 @@
-//! A test case's verdicts turned into judge lines, checked to arrive in query order.
+//! A test case's verdicts turned into judge lines (or the JSON lines of `analyse`), checked
+//! to arrive in query order.
 
-use super::args::JudgeFormat;
+use super::analysis_lines::{
+    AnalysedQuery, SlidingMove, verdict_moves, write_sliding, write_split,
+};
+use super::args::{JudgeFormat, Report};
 use super::error::RunError;
 use super::output::{format_outcome, format_verdict};
-use crate::proto::{Outcome, PackedVerdicts, Verdict};
+use super::query_log::QueryLog;
+use crate::proto::{Outcome, PackedVerdicts, RemotenessUnknown, Verdict};
 
 /// Turns a case's verdicts into judge lines, checking that they arrive in query order.
 pub(super) struct JudgeLines<'a> {
     /// The case, for messages.
     pub(super) label: &'a str,
-    pub(super) format: JudgeFormat,
-    pub(super) explain: bool,
+    /// 1-based test case (or game) number.
+    number: u64,
+    format: JudgeFormat,
+    explain: bool,
+    /// The queries' positions, for a JSON report (`analyse`).
+    log: Option<QueryLog>,
     /// Verdicts so far: the id the next one must carry.
     pub(super) received: u64,
 }
 
-impl JudgeLines<'_> {
+impl<'a> JudgeLines<'a> {
+    pub(super) fn new(label: &'a str, number: u64, format: JudgeFormat, report: Report) -> Self {
+        Self {
+            label,
+            number,
+            format,
+            explain: report.explain(),
+            log: report.analysis().map(|_| QueryLog::default()),
+            received: 0,
+        }
+    }
+
+    /// Where the sending half records the queries' positions (a JSON report only).
+    pub(super) fn query_log(&self) -> Option<QueryLog> {
+        self.log.clone()
+    }
+
     /// Appends a line per verdict of the per-query form (`--explain`, or rejected queries).
     pub(super) fn append_verdicts(
         &mut self,
@@ -25,6 +50,27 @@ impl JudgeLines<'_> {
         for verdict in verdicts {
             self.expect_id(verdict.query_id)?;
             self.received += 1;
+            if let Some(log) = &self.log {
+                if let Some(error) = &verdict.error {
+                    return Err(self.failure(format!(
+                        "query rejected: {}: {}",
+                        error.field, error.message
+                    )));
+                }
+                let (number, query) = (self.number, self.received);
+                let format = self.format;
+                log.take(1, |position| match format {
+                    JudgeFormat::Chess => write_sliding(
+                        analysed(number, query, position, verdict, verdict_moves(verdict)),
+                        text,
+                    ),
+                    JudgeFormat::Addsub => write_split(
+                        analysed(number, query, position, verdict, &verdict.moves[..]),
+                        text,
+                    ),
+                });
+                continue;
+            }
             format_verdict(self.format, self.explain, self.received, verdict, text)
                 .map_err(|error| self.failure(error))?;
         }
@@ -44,6 +90,10 @@ impl JudgeLines<'_> {
                 self.label, error.field, error.message
             )));
         }
+        if let Some(log) = self.log.clone() {
+            self.append_packed_analysis(&log, packed, text);
+            return Ok(());
+        }
         for &outcome in &packed.outcomes {
             self.received += 1;
             let outcome = Outcome::try_from(outcome).unwrap_or(Outcome::Unspecified);
@@ -52,6 +102,65 @@ impl JudgeLines<'_> {
             text.push(b'\n');
         }
         Ok(())
+    }
+
+    /// The JSON lines of packed verdicts with their analysis columns (token sliding).
+    fn append_packed_analysis(
+        &mut self,
+        log: &QueryLog,
+        packed: &PackedVerdicts,
+        text: &mut Vec<u8>,
+    ) {
+        let mut next_move = 0usize;
+        let mut index = 0usize;
+        let mut over_budget = packed.over_budget.iter().peekable();
+        let mut move_over_budget = packed.move_over_budget.iter().peekable();
+        log.take(packed.outcomes.len(), |position| {
+            let moves = packed.move_counts.get(index).map_or(0, |&n| n as usize);
+            let first_move = next_move;
+            next_move += moves;
+            let over = over_budget.next_if(|&&i| i as usize == index).is_some();
+            let remoteness = packed.remotenesses.get(index).copied();
+            let outcome = packed.outcomes[index];
+            let known = !over && outcome != i32::from(Outcome::Draw);
+            let mut listed = Vec::with_capacity(moves);
+            for m in first_move..next_move.min(packed.move_sources.len()) {
+                let move_over = move_over_budget.next_if(|&&i| i as usize == m).is_some();
+                let move_outcome = packed.move_outcomes.get(m).copied().unwrap_or(0);
+                let move_known = !move_over && move_outcome != i32::from(Outcome::Draw);
+                listed.push(SlidingMove {
+                    from: packed.move_sources[m],
+                    to: packed.move_targets.get(m).copied().unwrap_or(0),
+                    outcome: move_outcome,
+                    remoteness: packed
+                        .move_remotenesses
+                        .get(m)
+                        .copied()
+                        .filter(|_| move_known),
+                    over_budget: move_over,
+                });
+            }
+            self.received += 1;
+            write_sliding(
+                AnalysedQuery {
+                    case: self.number,
+                    query: self.received,
+                    position,
+                    outcome,
+                    nim_sum: packed.nim_sums.get(index).copied().unwrap_or(0),
+                    remoteness: remoteness.filter(|_| known),
+                    unknown: if over {
+                        RemotenessUnknown::OverBudget
+                    } else {
+                        RemotenessUnknown::Unspecified
+                    },
+                    moves: listed.into_iter(),
+                    moves_omitted: packed.moves_omitted.get(index).copied().unwrap_or(0),
+                },
+                text,
+            );
+            index += 1;
+        });
     }
 
     fn expect_id(&self, id: u64) -> Result<(), RunError> {
@@ -69,18 +178,35 @@ impl JudgeLines<'_> {
     }
 }
 
+/// The analysis of query `query` of case `case` at `position`, from its full verdict.
+fn analysed<'p, M>(
+    case: u64,
+    query: u64,
+    position: &'p [u32],
+    verdict: &Verdict,
+    moves: M,
+) -> AnalysedQuery<'p, M> {
+    AnalysedQuery {
+        case,
+        query,
+        position,
+        outcome: verdict.outcome,
+        nim_sum: verdict.nim_sum,
+        remoteness: verdict.remoteness,
+        unknown: verdict.remoteness_unknown(),
+        moves,
+        moves_omitted: verdict.moves_omitted,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn verdicts_out_of_order_fail_the_case() {
-        let mut lines = JudgeLines {
-            label: "test case 3 (line 9)",
-            format: JudgeFormat::Chess,
-            explain: false,
-            received: 0,
-        };
+        let report = Report::Judge { explain: false };
+        let mut lines = JudgeLines::new("test case 3 (line 9)", 3, JudgeFormat::Chess, report);
         let mut text = Vec::new();
         let packed = PackedVerdicts {
             first_query_id: 0,

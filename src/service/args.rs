@@ -5,13 +5,13 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::convert::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES};
 use super::config::ConnectionConfig;
 use super::config::{
     DEFAULT_CACHE_BYTES, DEFAULT_CYCLIC_WORK_BUDGET, DEFAULT_MAX_CONCURRENT_STREAMS,
     DEFAULT_MAX_EDGES, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_QUERIES_PER_STREAM,
     DEFAULT_MAX_VERTICES, ServerConfig, ServiceConfig, TlsConfig,
 };
+use super::convert::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES};
 use super::logging::LogFormat;
 use super::store::{GraphStore, StoreConfig, StoreError};
 use crate::engine::Limits;

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use tonic::{Request, Status};
 
 use super::blocking::WorkPool;
-use super::convert::{StreamOptions, stream_analysis};
 use super::config::{DEFAULT_MAX_MESSAGE_BYTES, ServiceConfig};
+use super::convert::{StreamOptions, stream_analysis};
 use super::deadline::start_and_deadline;
 use super::error::{Limit, ServiceError};
 use super::lifecycle::Lifecycle;

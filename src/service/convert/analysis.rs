@@ -2,9 +2,7 @@
 //! within the server's caps, a verdict's remoteness and moves, and their columns in
 //! `PackedVerdicts`.
 
-use crate::engine::{
-    self, AnalysisOptions, MoveAnalysis, Outcome, PositionAnalysis, Remoteness,
-};
+use crate::engine::{self, AnalysisOptions, MoveAnalysis, Outcome, PositionAnalysis, Remoteness};
 use crate::proto;
 
 use super::outcome::outcome_to_proto;
@@ -122,7 +120,11 @@ pub(crate) fn fill_too_many_tokens(verdict: &mut proto::Verdict) {
 
 /// Appends the analysis of packed query `index` to the columns of `packed` (the outcome and
 /// nim-sum are the caller's).
-pub(crate) fn push_columns(packed: &mut proto::PackedVerdicts, index: u32, analysed: &PositionAnalysis) {
+pub(crate) fn push_columns(
+    packed: &mut proto::PackedVerdicts,
+    index: u32,
+    analysed: &PositionAnalysis,
+) {
     let (remoteness, unknown) = remoteness_fields(analysed.remoteness);
     packed.remotenesses.push(remoteness.unwrap_or(0));
     if unknown == proto::RemotenessUnknown::OverBudget {
@@ -132,7 +134,9 @@ pub(crate) fn push_columns(packed: &mut proto::PackedVerdicts, index: u32, analy
     for analysed_move in &analysed.moves {
         let (remoteness, unknown) = remoteness_fields(analysed_move.remoteness);
         if unknown == proto::RemotenessUnknown::OverBudget {
-            packed.move_over_budget.push(packed.move_sources.len() as u32);
+            packed
+                .move_over_budget
+                .push(packed.move_sources.len() as u32);
         }
         packed.move_sources.push(analysed_move.from);
         packed.move_targets.push(analysed_move.to);
@@ -177,7 +181,10 @@ mod tests {
     #[test]
     fn an_absent_remoteness_says_why() {
         use proto::RemotenessUnknown as Unknown;
-        assert_eq!(remoteness_fields(Remoteness::Known(4)), (Some(4), Unknown::Unspecified));
+        assert_eq!(
+            remoteness_fields(Remoteness::Known(4)),
+            (Some(4), Unknown::Unspecified)
+        );
         assert_eq!(remoteness_fields(Remoteness::Draw), (None, Unknown::Draw));
         let over = Remoteness::OverBudget {
             budget: 5,

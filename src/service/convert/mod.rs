@@ -15,10 +15,10 @@ pub(crate) mod query;
 pub(crate) mod split;
 pub(crate) mod values;
 
+pub(crate) use analysis::stream_analysis;
+pub use analysis::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES};
 pub(crate) use graph::GraphAssembler;
 pub use graph::game_from_proto;
-pub use analysis::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES};
-pub(crate) use analysis::stream_analysis;
 pub(crate) use query::{QueryEvaluator, StreamOptions, batch_query_count};
 pub(crate) use split::fit_response;
 pub(crate) use values::{ValuePages, graph_summary};

@@ -3,9 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::engine::{
-    Analysis, AnalysisOptions, Evaluation, Move, MoveMemo, VertexOutOfRange,
-};
+use crate::engine::{Analysis, AnalysisOptions, Evaluation, Move, MoveMemo, VertexOutOfRange};
 use crate::proto;
 use crate::service::error::ServiceError;
 
@@ -166,7 +164,9 @@ impl QueryEvaluator {
         for (index, offset, tokens) in packed_queries(packed) {
             match self.analysis.analyse_position(tokens, options) {
                 Ok(position) => {
-                    verdicts.outcomes.push(outcome_to_proto(position.outcome).into());
+                    verdicts
+                        .outcomes
+                        .push(outcome_to_proto(position.outcome).into());
                     verdicts.nim_sums.push(position.nim_sum);
                     analysed::push_columns(&mut verdicts, index as u32, &position);
                 }
@@ -308,7 +308,9 @@ impl QueryEvaluator {
         let items = &self.position.items;
         let item_vertex = &self.position.item_vertex;
         analysed::fill_sliding(verdict, &position, |from| {
-            let item = items.iter().position(|&(vertex, count)| vertex == from && count > 0);
+            let item = items
+                .iter()
+                .position(|&(vertex, count)| vertex == from && count > 0);
             let item = item.unwrap_or(0);
             match form {
                 PositionForm::Dense => item_vertex[item],
