@@ -1059,3 +1059,105 @@ fn parse_explained(line: &str) -> (&str, Option<(u32, u32)>) {
         _ => panic!("{line:?}: expected `VERDICT` or `VERDICT move FROM -> TO`"),
     }
 }
+
+/// `grundy analyse`: every `<stem>.analyse.jsonl` is the output for `<stem>.in`, exactly; and
+/// independently of that recording, each line's outcome is the judge's (the `.out` file, from
+/// the original C++ solutions or brute force), every chess move is listed best first, and a
+/// malformed input fails as `judge` fails, with the lines of everything before it.
+#[test]
+fn analyse_prints_one_json_line_per_query_in_input_order() {
+    let stems = [
+        "chess_sample",
+        "chess_cyclic_small",
+        "chess_multi_edges",
+        "addsub_sample",
+    ];
+    for stem in stems {
+        let format = Format::from_stem(stem).expect("the stem names its format");
+        let input_path = data_dir().join(format!("{stem}.in"));
+        let output = run(analyse_command(format).arg(&input_path), None);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{stem}: {}",
+            lossy(&output.stderr)
+        );
+        let expected = data_dir().join(format!("{stem}.analyse.jsonl"));
+        if let Err(difference) = check_expected(&expected, &output.stdout, blessing()) {
+            panic!("{stem}.analyse.jsonl: {difference}");
+        }
+        let judged = String::from_utf8(read(&data_dir().join(format!("{stem}.out")))).unwrap();
+        let outcomes: Vec<&str> = judged
+            .lines()
+            .filter_map(|line| match format {
+                Format::Chess => Some(line.trim()),
+                Format::Addsub => line.strip_prefix("Round#")?.split(": ").nth(1),
+            })
+            .collect();
+        let lines: Vec<serde_json::Value> = String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("each line is a JSON object"))
+            .collect();
+        assert_eq!(lines.len(), outcomes.len(), "{stem}: one line per query");
+        for (line, judged) in lines.iter().zip(&outcomes) {
+            let outcome = line["outcome"].as_str().unwrap();
+            let expected = match *judged {
+                "WINNING" => "WIN",
+                "LOSING" => "LOSE",
+                other => other,
+            };
+            assert_eq!(outcome, expected, "{stem}: {line}");
+            if format == Format::Chess {
+                check_best_first(stem, line);
+            }
+        }
+    }
+    let bad = data_dir().join("bad_chess_token_out_of_range.in");
+    let output = run(analyse_command(Format::Chess).arg(&bad), None);
+    assert_eq!(output.status.code(), Some(EXIT_BAD_INPUT));
+    let judged = run(judge_command(Format::Chess).arg(&bad), None);
+    assert_eq!(lossy(&output.stderr), lossy(&judged.stderr));
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap().lines().count(),
+        String::from_utf8(judged.stdout).unwrap().lines().count(),
+        "the lines of everything before the error are printed"
+    );
+}
+
+/// Winning moves by increasing remoteness, then drawing moves, then losing moves by
+/// decreasing remoteness; the position's remoteness follows from its best move.
+fn check_best_first(stem: &str, line: &serde_json::Value) {
+    let rank = |m: &serde_json::Value| match m["outcome"].as_str().unwrap() {
+        "WIN" => (0, m["remoteness"].as_i64().unwrap_or(i64::MAX)),
+        "DRAW" => (1, 0),
+        _ => (2, -m["remoteness"].as_i64().unwrap_or(i64::MIN + 1)),
+    };
+    let moves = line["moves"].as_array().unwrap();
+    for pair in moves.windows(2) {
+        assert!(
+            rank(&pair[0]) <= rank(&pair[1]),
+            "{stem}: not best first: {line}"
+        );
+    }
+    let remoteness = line["remoteness"].as_i64();
+    match (line["outcome"].as_str().unwrap(), moves.first()) {
+        ("LOSE", None) => assert_eq!(remoteness, Some(0), "{stem}: {line}"),
+        ("WIN" | "LOSE", Some(best)) => assert_eq!(
+            remoteness,
+            best["remoteness"].as_i64().map(|r| r + 1),
+            "{stem}: {line}"
+        ),
+        ("DRAW", _) => assert_eq!(remoteness, None, "{stem}: {line}"),
+        _ => panic!("{stem}: {line}"),
+    }
+}
+
+fn analyse_command(format: Format) -> Command {
+    let mut command = Command::new(GRUNDY);
+    command
+        .args(["analyse", format.subcommand_arg()])
+        .env_remove("RUST_LOG")
+        .env_remove("GRUNDY_SERVER");
+    command
+}

@@ -103,10 +103,12 @@ def move_text(verdict):
     return "none"
 
 
-def evaluate_batch(stub, pb, graph, queries, explain):
+def evaluate_batch(stub, pb, graph, queries, explain, analysis=None):
     """EvaluateBatch: the graph and every query in one request; returns the verdicts."""
-    request = pb.EvaluateBatchRequest(
-        start=pb.EvaluateStart(graph=graph, explain=explain), queries=queries)
+    start = pb.EvaluateStart(graph=graph, explain=explain)
+    if analysis is not None:
+        start.analysis.CopyFrom(analysis)
+    request = pb.EvaluateBatchRequest(start=start, queries=queries)
     return [verdict
             for response in stub.EvaluateBatch(request, timeout=TIMEOUT)
             for verdict in response.verdicts]
@@ -174,6 +176,17 @@ def run(channel, pb, rpc):
     (verdict,) = evaluate_batch(stub, pb, chess_1, [query], explain=True)
     print(f"tokens on 0 and 2: {outcome_name(pb, verdict.outcome)}, nim-sum {verdict.nim_sum},"
           f" move {move_text(verdict)}")
+
+    print("== the analysis of one position: tokens on 0 and 2 of the chess sample, test case 1")
+    (verdict,) = evaluate_batch(stub, pb, chess_1, [query], explain=False,
+                                analysis=pb.AnalysisOptions())
+    remoteness = verdict.remoteness if verdict.HasField("remoteness") else "unknown"
+    print(f"{outcome_name(pb, verdict.outcome)} in {remoteness} moves, nim-sum {verdict.nim_sum}")
+    for analysed in verdict.moves:
+        token = getattr(analysed, "move").token
+        after = analysed.remoteness if analysed.HasField("remoteness") else "unknown"
+        print(f"  {token.source_vertex} -> {token.target_vertex}:"
+              f" {outcome_name(pb, analysed.outcome)} for the mover, remoteness after it {after}")
 
     print("== a bad graph: vertex 7 of 4 in targets")
     bad = pb.Graph(vertex_count=4, out_degrees=[2, 0, 1, 0], targets=[1, 2, 7])
