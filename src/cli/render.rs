@@ -171,7 +171,10 @@ async fn render(args: RenderArgs) -> Result<String, RunError> {
         values,
         tokens: tokens_per_vertex,
         highlight,
+        last_move: None,
         caption: Some(caption),
+        ids: None,
+        partial: Vec::new(),
     };
     let picture = match args.format {
         ImageFormat::Svg => drawing.to_svg(),
