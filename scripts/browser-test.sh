@@ -27,7 +27,7 @@ cleanup() {
 trap cleanup EXIT
 
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/token"
-./target/debug/grundy-server --listen 127.0.0.1:0 --web --auth-token-file "$work/token" \
+"${CARGO_TARGET_DIR:-target}/debug/grundy-server" --listen 127.0.0.1:0 --web --auth-token-file "$work/token" \
   --log-format json 2> "$work/server.log" &
 server_pid=$!
 
@@ -42,7 +42,7 @@ done
 [ -n "$address" ] || { cat "$work/server.log"; echo "server not ready after 30 s" >&2; exit 1; }
 
 GRUNDY_URL="http://$address/" \
-GRUNDY_CLI="$PWD/target/debug/grundy" \
+GRUNDY_CLI="$(realpath "${CARGO_TARGET_DIR:-target}")/debug/grundy" \
 GRUNDY_TOKEN_FILE="$work/token" \
 GRUNDY_SAMPLE="$PWD/tests/data/chess_sample.in" \
 GRUNDY_CYCLIC="$PWD/tests/data/chess_cyclic_small.in" \

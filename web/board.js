@@ -10,6 +10,7 @@
 const Board = (() => {
   const MIN_READABLE = 0.6; // below this scale a fitted drawing opens zoomed in instead
   const MAX_SCALE = 4;
+  const MAX_FIT = 1.5; // a small drawing is enlarged this much at most
   const DRAG_PIXELS = 4; // a press that moves less than this is a click, not a pan
 
   function create(frame, { onVertex }) {
@@ -41,7 +42,7 @@ const Board = (() => {
     }
     function fitScale() {
       const { width, height } = frameSize();
-      return Math.min(width / natural.width, height / natural.height);
+      return Math.min(width / natural.width, height / natural.height, MAX_FIT);
     }
     function fit() { setView(fitScale(), natural.width / 2, natural.height / 2); }
     function zoomAt(factor, px, py) {

@@ -175,6 +175,7 @@ async fn render(args: RenderArgs) -> Result<String, RunError> {
         caption: Some(caption),
         ids: None,
         partial: Vec::new(),
+        legend: true,
     };
     let picture = match args.format {
         ImageFormat::Svg => drawing.to_svg(),

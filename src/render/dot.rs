@@ -69,7 +69,9 @@ pub(super) fn write(drawing: &Drawing) -> String {
             }
         }
     }
-    write_legend(&mut dot, drawing);
+    if drawing.legend {
+        write_legend(&mut dot, drawing);
+    }
     dot.push_str("}\n");
     dot
 }

@@ -97,6 +97,9 @@ pub struct Drawing {
     pub ids: Option<Vec<u32>>,
     /// Vertices with moves that are not drawn (they leave the part shown): dashed outline.
     pub partial: Vec<bool>,
+    /// Whether the SVG carries its legend (the playground explains the board beside it, so
+    /// it asks for the caption alone and keeps the drawing narrow).
+    pub legend: bool,
 }
 
 /// Why a drawing cannot be made.

@@ -47,7 +47,7 @@ pub(super) fn write(drawing: &Drawing) -> String {
     let row_y = |row: u32| top + f64::from(row) * ROW_PITCH;
     let legend_width = legend
         .iter()
-        .map(|(_, text)| 40.0 + 7.0 * text.chars().count() as f64)
+        .map(|(_, text)| 40.0 + 7.6 * text.chars().count() as f64)
         .fold(0.0, f64::max);
     let width = (layout.width + 2.0 * MARGIN)
         .max(legend_width + 2.0 * MARGIN)
@@ -172,6 +172,9 @@ fn legend_lines(drawing: &Drawing) -> Vec<(Swatch, String)> {
     let mut lines = Vec::new();
     if let Some(caption) = &drawing.caption {
         lines.push((Swatch::Caption, caption.clone()));
+    }
+    if !drawing.legend {
+        return lines;
     }
     for outcome in [Outcome::Lose, Outcome::Win, Outcome::Draw] {
         lines.push((

@@ -16,6 +16,7 @@ fn drawing(graph: Digraph, values: Vec<Value>) -> Drawing {
         caption: None,
         ids: None,
         partial: Vec::new(),
+        legend: true,
     }
 }
 

@@ -46,6 +46,9 @@ pub struct RenderRequest {
     /// Vertices (indices into this graph) with moves left out of the part sent.
     #[serde(default)]
     pub partial: Vec<u32>,
+    /// Whether to draw the legend (default true); without it only the caption is drawn.
+    #[serde(default = "yes")]
+    pub legend: bool,
     /// A caption line.
     #[serde(default)]
     pub caption: Option<String>,
@@ -69,6 +72,10 @@ pub struct HighlightJson {
     pub from: u32,
     /// The vertices moved to.
     pub to: Vec<u32>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Longest caption drawn: it is client text, so it is kept short.
@@ -121,6 +128,7 @@ pub fn render_svg(request: RenderRequest) -> Result<String, RenderError> {
         } else {
             partial
         },
+        legend: request.legend,
     };
     drawing.to_svg()
 }
