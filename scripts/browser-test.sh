@@ -10,7 +10,7 @@ if ! command -v chromium >/dev/null; then
   apt-get update
   apt-get install -y chromium
 fi
-if [ ! -d tests/browser/node_modules/playwright-core ]; then
+if [ ! -d tests/browser/node_modules/playwright-core ] || [ ! -d tests/browser/node_modules/axe-core ]; then
   (cd tests/browser && npm ci --no-audit --no-fund)
 fi
 cargo build --bin grundy --bin grundy-server

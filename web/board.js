@@ -93,12 +93,17 @@ const Board = (() => {
       svg.setAttribute("height", "100%");
       svg.setAttribute("preserveAspectRatio", "xMinYMin meet");
       svg.setAttribute("focusable", "false");
+      // The drawing holds buttons, so it is a group, not an image.
+      svg.setAttribute("role", "group");
+      svg.setAttribute("aria-label", "Board: the game graph");
       for (const group of svg.querySelectorAll("g.vertex")) {
         const title = group.querySelector("title");
         const tokens = Number(group.dataset.tokens || 0);
+        // The name starts with the text drawn on the vertex (what a speech user says).
+        const drawn = [...group.querySelectorAll("text")].map((t) => t.textContent).join(" ");
         group.setAttribute("tabindex", "0");
         group.setAttribute("role", "button");
-        group.setAttribute("aria-label", (title ? title.textContent : `vertex ${group.dataset.vertex}`)
+        group.setAttribute("aria-label", `${drawn}: ${title ? title.textContent : `vertex ${group.dataset.vertex}`}`
           + (tokens > 0 ? `; ${tokens} on it` : ""));
       }
       if (keepView) apply(); else opening(focus);
