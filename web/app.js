@@ -368,6 +368,7 @@ function goTo(index) {
 
 // ---- showing ----
 async function showAll() {
+  if (state.selected === null) $("selection").textContent = "";
   showVerdict();
   showMoves();
   showHistory();
