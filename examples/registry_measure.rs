@@ -12,7 +12,7 @@ use grundy::proto::{
     evaluate_request::Payload, evaluate_start::GraphSource,
     grundy_service_client::GrundyServiceClient, query::Position,
 };
-use grundy::service::{self as server, ServerConfig};
+use grundy::service::{self, ServerConfig};
 use tonic::transport::Channel;
 
 /// Entries per list in one `PutGraph` chunk: 250 000 targets of up to 4 bytes, about 1 MiB.
@@ -27,7 +27,7 @@ async fn main() {
         .await
         .expect("a loopback port");
     let address = listener.local_addr().expect("bound");
-    tokio::spawn(server::run(
+    tokio::spawn(service::run(
         listener,
         ServerConfig::default(),
         std::future::pending(),
@@ -44,7 +44,7 @@ async fn main() {
     };
     let game = grundy::service::game_from_proto(graph.clone()).expect("a valid graph");
     let started = Instant::now();
-    let graph_id = grundy::service::graph_id_blocking(&game);
+    let graph_id = grundy::service::graph_id_sync(&game);
     report("graph_id_sync", started.elapsed());
 
     let chunks = chunks(&graph);
@@ -95,6 +95,7 @@ async fn evaluate(client: &mut GrundyServiceClient<Channel>, source: GraphSource
             payload: Some(Payload::Start(EvaluateStart {
                 graph_source: Some(source),
                 explain: false,
+                analysis: None,
             })),
         },
         EvaluateRequest {

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use grundy::engine::Game;
 use grundy::generate::{Shape, graph};
-use grundy::service::graph_id_blocking;
-use grundy::service::store::memory::MemoryStore;
-use grundy::service::store::{
+use grundy::service::MemoryStore;
+use grundy::service::graph_id_sync;
+use grundy::service::{
     GraphId, GraphStore, StoreConfig, StoreError, StoredGraph, decode_sync, encode_sync,
 };
 
@@ -30,8 +30,8 @@ async fn main() {
         .map_or(10_000_000, |a| a.parse().expect("EDGES"));
     let game = Arc::new(Game::token_sliding(graph(Shape::Dag, vertices, edges, 7)));
     let started = Instant::now();
-    let id = GraphId::parse(&graph_id_blocking(&game)).expect("a registry id");
-    report("graph_id_blocking", started.elapsed(), None);
+    let id = GraphId::parse(&graph_id_sync(&game)).expect("a registry id");
+    report("graph_id_sync", started.elapsed(), None);
     let started = Instant::now();
     let encoded = encode_sync(&game);
     let bytes = encoded.len();

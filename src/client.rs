@@ -206,7 +206,7 @@ pub fn connect_lazy(
 
 /// The URLs of a `--server` list: comma-separated, spaces around them ignored, empty items
 /// skipped.
-pub fn server_list(servers: &str) -> Vec<String> {
+pub(crate) fn server_list(servers: &str) -> Vec<String> {
     servers
         .split(',')
         .map(str::trim)
@@ -218,7 +218,7 @@ pub fn server_list(servers: &str) -> Vec<String> {
 /// Whether the server at `url` (an http:// URL) answers the HTTP/2 preface with a TLS record:
 /// the sign of a TLS server dialled in plaintext, whose refusal reaches the client only as a
 /// closed connection. False when it cannot tell (unreachable, silent for a second).
-pub async fn speaks_tls(url: &str) -> bool {
+pub(crate) async fn speaks_tls(url: &str) -> bool {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let Ok(uri) = url.parse::<http::Uri>() else {
         return false;

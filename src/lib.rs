@@ -1,12 +1,15 @@
 //! grundy: evaluate impartial combinatorial games on directed graphs, over gRPC.
 //!
 //! The crate's map; dependencies run one way, from the binaries down:
-//! `bin/` -> [`cli`] and [`service`] -> [`client`], [`judge`], [`engine`], [`proto`].
+//! `bin/` -> [`cli`] -> [`service`] (the embedded server, its defaults) -> [`render`],
+//! [`engine`], [`proto`]; [`cli`] also -> [`client`], [`judge`], [`render`]; [`proto`] ->
+//! `wire` (its codec). Nothing points back up: the engine uses none of the others, the
+//! service neither the client nor the CLI.
 //!
 //! - [`engine`]: the pure game engine (no async, no gRPC): graphs, Grundy tables, verdicts,
 //!   winning moves; the theory is in `docs/games.md`;
 //! - [`proto`]: the generated `grundy.v1` messages, client and server, over the codec in
-//!   [`wire`] (prost's encoding, the hot packed messages by hand);
+//!   `wire` (prost's encoding, the hot packed messages by hand);
 //! - [`service`]: everything `grundy-server` runs: the RPC handlers, limits, deadlines,
 //!   cancellation, the graph registry, the work pool, auth, metrics, the server and its flags;
 //! - [`client`]: connecting to a server (TLS, mutual TLS, bearer token), depending on nothing
@@ -39,4 +42,4 @@ pub mod judge;
 pub mod render;
 pub mod service;
 pub mod token;
-pub mod wire;
+mod wire;

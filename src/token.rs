@@ -1,5 +1,5 @@
-//! Bearer-token files, read alike by the client (`--token-file`) and the server
-//! (`--auth-token-file`): neither side depends on the other for it.
+//! Bearer-token files, read alike by the client and the server (both take
+//! `--auth-token-file`): neither side depends on the other for it.
 
 use std::path::{Path, PathBuf};
 

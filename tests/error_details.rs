@@ -114,6 +114,7 @@ fn graph_id_start(graph_id: &str) -> EvaluateRequest {
         payload: Some(Payload::Start(EvaluateStart {
             graph_source: Some(GraphSource::GraphId(graph_id.into())),
             explain: false,
+            analysis: None,
         })),
     }
 }
@@ -123,6 +124,7 @@ fn batch_request(graph: proto::Graph, queries: Vec<Query>) -> EvaluateBatchReque
         start: Some(EvaluateStart {
             graph_source: Some(GraphSource::Graph(graph)),
             explain: false,
+            analysis: None,
         }),
         queries,
     }
@@ -183,6 +185,7 @@ async fn bad_graphs_and_bad_requests_carry_the_field_in_bad_request() {
         payload: Some(Payload::Start(EvaluateStart {
             graph_source: None,
             explain: false,
+            analysis: None,
         })),
     };
     for (messages, field) in [

@@ -43,6 +43,7 @@ async fn evaluate(replica: &Replica, source: GraphSource) -> Result<Vec<i32>, to
         start: Some(EvaluateStart {
             graph_source: Some(source),
             explain: false,
+            analysis: None,
         }),
         queries: vec![
             tokens(1, &[0]),

@@ -296,6 +296,7 @@ async fn responses_stay_under_max_message_bytes() {
         payload: Some(Payload::Start(EvaluateStart {
             graph_source: Some(GraphSource::Graph(sample_graph())),
             explain: true,
+            analysis: None,
         })),
     };
     let packed = EvaluateRequest {
@@ -340,6 +341,7 @@ async fn a_huge_unknown_graph_id_gets_a_short_not_found() {
         payload: Some(Payload::Start(EvaluateStart {
             graph_source: Some(GraphSource::GraphId("x".repeat(20_000))),
             explain: false,
+            analysis: None,
         })),
     };
     let status = client

@@ -212,6 +212,7 @@ async fn compressed_requests_and_responses_are_accepted_and_sent() {
                 start: Some(EvaluateStart {
                     graph_source: Some(GraphSource::Graph(sample_graph())),
                     explain: false,
+                    analysis: None,
                 }),
                 queries,
             })
@@ -287,6 +288,7 @@ async fn graph_and_query_limits_name_the_limit_and_its_value() {
             start: Some(EvaluateStart {
                 graph_source: Some(GraphSource::Graph(sample_graph())),
                 explain: false,
+                analysis: None,
             }),
             queries: six,
         })
@@ -301,6 +303,7 @@ async fn graph_and_query_limits_name_the_limit_and_its_value() {
             start: Some(EvaluateStart {
                 graph_source: Some(GraphSource::Graph(sample_graph())),
                 explain: false,
+                analysis: None,
             }),
             queries: big.clone(),
         })
@@ -405,6 +408,7 @@ async fn deadline_before_the_first_response_is_reported_by_the_tonic_client_itse
             start: Some(EvaluateStart {
                 graph_source: Some(GraphSource::Graph(dense.clone())),
                 explain: false,
+                analysis: None,
             }),
             queries: vec![tokens(1, &[0])],
         });
@@ -452,7 +456,7 @@ async fn metrics_are_served_over_http() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
-    let exporter = tokio::spawn(grundy::service::metrics::serve(
+    let exporter = tokio::spawn(grundy::service::serve_metrics(
         listener,
         server.service.metrics().clone(),
         async {

@@ -74,6 +74,7 @@ async fn rpc_spans_reach_the_collector_in_the_callers_trace() {
         start: Some(EvaluateStart {
             graph_source: Some(GraphSource::Graph(sample_graph())),
             explain: false,
+            analysis: None,
         }),
         queries: vec![tokens(1, &[0]), tokens(2, &[1])],
     });

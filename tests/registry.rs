@@ -9,9 +9,9 @@ use grundy::proto::{
     PutGraphResponse, Query, QueryBatch, evaluate_request::Payload, evaluate_start::GraphSource,
     grundy_service_client::GrundyServiceClient, vertex_value::Value,
 };
+use grundy::service::GraphStore;
+use grundy::service::MemoryStore;
 use grundy::service::ServiceConfig;
-use grundy::service::store::GraphStore;
-use grundy::service::store::memory::MemoryStore;
 use support::server::{
     PATIENCE, TestServer, chain, cycle, sample_graph, serve_service, service_config, tokens,
 };
@@ -68,6 +68,7 @@ async fn evaluate(
         payload: Some(Payload::Start(EvaluateStart {
             graph_source: Some(source),
             explain: false,
+            analysis: None,
         })),
     })
     .await

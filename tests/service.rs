@@ -206,6 +206,7 @@ async fn bad_graph_is_rejected_with_invalid_argument() {
         payload: Some(Payload::Start(EvaluateStart {
             graph_source: Some(GraphSource::GraphId("nope".into())),
             explain: false,
+            analysis: None,
         })),
     };
     let (_tx, stream) = open(&mut client, vec![request]).await;
@@ -326,6 +327,7 @@ async fn explain_returns_moves_for_token_and_split_games() {
         payload: Some(Payload::Start(EvaluateStart {
             graph_source: Some(GraphSource::Graph(graph)),
             explain: true,
+            analysis: None,
         })),
     };
     // Packed queries with `explain` come back as full verdicts with moves.
@@ -437,6 +439,7 @@ async fn evaluate_batch_streams_verdicts_in_chunks() {
         start: Some(EvaluateStart {
             graph_source: Some(GraphSource::Graph(sample_graph())),
             explain: false,
+            analysis: None,
         }),
         queries,
     };
@@ -526,6 +529,7 @@ async fn explained_split_moves_are_the_same_across_batches_of_a_stream() {
         payload: Some(Payload::Start(EvaluateStart {
             graph_source: Some(GraphSource::Graph(graph)),
             explain: true,
+            analysis: None,
         })),
     };
     let (_server, mut client) = start_server().await;

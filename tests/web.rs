@@ -6,7 +6,7 @@ mod support;
 
 use grundy::proto::{self, PutGraphRequest, PutGraphResponse};
 use grundy::service::ServerConfig;
-use grundy::service::web::WebConfig;
+use grundy::service::WebConfig;
 use prost::Message;
 use support::server::{PATIENCE, TestServer, sample_graph, serve, service_config};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

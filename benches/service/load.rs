@@ -194,6 +194,7 @@ fn start(graph: proto::Graph) -> EvaluateRequest {
         payload: Some(Payload::Start(EvaluateStart {
             graph_source: Some(GraphSource::Graph(graph)),
             explain: false,
+            analysis: None,
         })),
     }
 }

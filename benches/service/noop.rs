@@ -129,7 +129,7 @@ fn answer(batch: &proto::QueryBatch) -> EvaluateResponse {
             first_query_id: packed.map_or(0, |p| p.first_query_id),
             outcomes: vec![proto::Outcome::Win.into(); count],
             nim_sums: vec![NIM_SUM; count],
-            errors: Vec::new(),
+            ..Default::default()
         }),
         ..Default::default()
     }

@@ -30,7 +30,7 @@ async fn main() -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("cannot listen for metrics on {address}: {e}"))?;
         tracing::info!(address = %metrics_listener.local_addr()?, "metrics at /metrics");
         let mut stopping = stopping.clone();
-        tokio::spawn(service::metrics::serve(
+        tokio::spawn(service::serve_metrics(
             metrics_listener,
             state.metrics().clone(),
             async move {

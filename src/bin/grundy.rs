@@ -7,7 +7,7 @@ use std::io::Write;
 
 use grundy::cli::{self, JudgeArgs, PlayArgs, RenderArgs};
 use grundy::generate;
-use grundy::service::logging::{self as config, LogFormat};
+use grundy::service::{LogFormat, init_tracing};
 
 /// Evaluate impartial games on directed graphs through the grundy gRPC service.
 #[derive(Debug, Parser)]
@@ -72,7 +72,7 @@ fn run_gen(format: GenFormat) -> u8 {
 fn main() -> ExitCode {
     // Only warnings and errors unless RUST_LOG says otherwise: the embedded server's
     // per-call info lines would bury the messages meant for the user.
-    config::init_tracing(LogFormat::Text, "warn");
+    init_tracing(LogFormat::Text, "warn");
     let args = Args::parse();
     let code = match args.command {
         Command::Judge(judge) => cli::run_judge(judge),

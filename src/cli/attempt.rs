@@ -11,9 +11,9 @@ use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Code, Status, Streaming};
 
-use super::RunError;
-use super::case::{CaseOutput, send_text};
+use super::case_output::{CaseOutput, send_text};
 use super::endpoints::Endpoint;
+use super::error::RunError;
 use super::input::InputEvent;
 use super::output::ProgressCounters;
 use super::replay::{Replay, merge};
@@ -44,8 +44,9 @@ pub(super) enum Input {
 }
 
 /// The graph of a test case and how it travels.
-pub(super) struct Graph {
-    pub(super) graph: Arc<proto::Graph>,
+pub(super) struct SentGraph {
+    /// The graph's message (shared with the upload's chunks).
+    pub(super) message: Arc<proto::Graph>,
     pub(super) explain: bool,
     /// Uploaded with `PutGraph` (too large for one message), then named by id.
     pub(super) upload: bool,
@@ -78,7 +79,7 @@ impl CaseState<'_> {
     pub(super) async fn attempt(
         &mut self,
         endpoint: &Endpoint,
-        graph: &mut Graph,
+        graph: &mut SentGraph,
         events: &mut mpsc::Receiver<InputEvent>,
         output: &mpsc::Sender<CaseOutput>,
         progress: &ProgressCounters,
@@ -116,7 +117,7 @@ impl CaseState<'_> {
 /// answers NOT_FOUND: it does not share the store of the server that took the upload).
 async fn open(
     endpoint: &Endpoint,
-    graph: &mut Graph,
+    graph: &mut SentGraph,
     label: &str,
 ) -> Result<(mpsc::Sender<EvaluateRequest>, Streaming<EvaluateResponse>), Broken> {
     let opening = |status| Broken::Status {
@@ -128,24 +129,25 @@ async fn open(
     loop {
         if graph.upload && graph.id.is_none() {
             let began = Instant::now();
-            let id = put_graph(&mut client, graph.graph.clone(), graph.chunk_bytes).await;
+            let id = put_graph(&mut client, graph.message.clone(), graph.chunk_bytes).await;
             graph.upload_time += began.elapsed();
             graph.id = Some(id.map_err(opening)?);
             if endpoint.keeps_uploads {
                 // No other server to upload to: the copy would only double the memory.
-                graph.graph = Arc::new(proto::Graph::default());
+                graph.message = Arc::new(proto::Graph::default());
             }
             uploaded_here = true;
         }
         let source = match &graph.id {
             Some(id) if graph.upload => GraphSource::GraphId(id.clone()),
-            _ => GraphSource::Graph(proto::Graph::clone(&graph.graph)),
+            _ => GraphSource::Graph(proto::Graph::clone(&graph.message)),
         };
         let (requests, request_stream) = mpsc::channel(4);
         let start = EvaluateRequest {
             payload: Some(Payload::Start(EvaluateStart {
                 graph_source: Some(source),
                 explain: graph.explain,
+                analysis: None,
             })),
         };
         if requests.send(start).await.is_err() {

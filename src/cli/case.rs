@@ -14,14 +14,16 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tonic::{Code, Status};
 
-use super::attempt::{Broken, CaseState, Graph, Input};
+use super::args::JudgeFormat;
+use super::attempt::{Broken, CaseState, Input, SentGraph};
+use super::case_output::{CaseOutput, send_text};
 use super::endpoints::Endpoints;
-use super::input::{CaseGraph, InputEvent};
+use super::error::{RunError, describe};
+use super::input::{CaseStart, InputEvent};
 use super::output::{ProgressCounters, case_footer, case_header};
 use super::replay::Replay;
 use super::retry;
 use super::verdicts::JudgeLines;
-use super::{JudgeFormat, RunError};
 
 /// One test case: one `Evaluate` stream (or more, when one breaks).
 pub(super) struct Case {
@@ -39,22 +41,12 @@ pub(super) struct Case {
     pub(super) timings: bool,
 }
 
-/// What a test case hands to the in-order writer.
-pub(super) enum CaseOutput {
-    /// Judge output of the case, in order.
-    Text(Vec<u8>),
-    /// The case is complete.
-    Done,
-    /// The case ended with this error, after the text before it.
-    Failed(RunError),
-}
-
 impl Case {
     /// Streams the case's events (up to its `End`) to the servers and its output to `chunks`,
     /// which always ends with `Done` or `Failed` (unless the writer is gone).
     pub(super) async fn run(
         self,
-        graph: CaseGraph,
+        graph: CaseStart,
         mut events: mpsc::Receiver<InputEvent>,
         chunks: mpsc::Sender<CaseOutput>,
     ) {
@@ -69,18 +61,18 @@ impl Case {
     /// sending every verdict before it).
     async fn stream(
         &self,
-        graph: CaseGraph,
+        graph: CaseStart,
         events: &mut mpsc::Receiver<InputEvent>,
         output: &mpsc::Sender<CaseOutput>,
     ) -> Result<Option<RunError>, RunError> {
-        let CaseGraph {
+        let CaseStart {
             graph,
             explain,
             upload,
             parsed_in,
         } = graph;
-        let mut graph = Graph {
-            graph: Arc::new(graph),
+        let mut graph = SentGraph {
+            message: Arc::new(graph),
             explain,
             upload,
             id: None,
@@ -115,7 +107,7 @@ impl Case {
     async fn attempts(
         &self,
         state: &mut CaseState<'_>,
-        graph: &mut Graph,
+        graph: &mut SentGraph,
         events: &mut mpsc::Receiver<InputEvent>,
         output: &mpsc::Sender<CaseOutput>,
     ) -> Result<(), RunError> {
@@ -170,7 +162,13 @@ impl Case {
     }
 
     /// The `--timings` line: where the case's time went.
-    fn report_timings(&self, parsed_in: Duration, total: Duration, graph: &Graph, queries: u64) {
+    fn report_timings(
+        &self,
+        parsed_in: Duration,
+        total: Duration,
+        graph: &SentGraph,
+        queries: u64,
+    ) {
         let streaming = total.saturating_sub(graph.upload_time + graph.open_time);
         eprintln!(
             "grundy: {}: parse {:.3} s, upload {:.3} s (PutGraph, with the server's analysis), \
@@ -229,28 +227,5 @@ impl Case {
 
     fn server_said(&self, status: &Status) -> String {
         format!("{}: {}", self.label, describe(status))
-    }
-}
-
-/// Hands `text` to the in-order writer; fails quietly when the writer has stopped.
-pub(super) async fn send_text(
-    output: &mpsc::Sender<CaseOutput>,
-    text: Vec<u8>,
-) -> Result<(), RunError> {
-    if text.is_empty() {
-        return Ok(());
-    }
-    output
-        .send(CaseOutput::Text(text))
-        .await
-        .map_err(|_| RunError::OutputClosed)
-}
-
-pub(super) fn describe(status: &Status) -> String {
-    match status.code() {
-        Code::InvalidArgument => format!("rejected by the server: {}", status.message()),
-        Code::ResourceExhausted => format!("over a server limit: {}", status.message()),
-        Code::Unavailable => format!("server unavailable: {}", status.message()),
-        code => format!("server error ({code:?}): {}", status.message()),
     }
 }

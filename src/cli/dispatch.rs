@@ -8,12 +8,14 @@ use std::sync::Arc;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
-use super::case::{Case, CaseOutput};
+use super::args::JudgeFormat;
+use super::case::Case;
+use super::case_output::CaseOutput;
 use super::endpoints::Endpoints;
-use super::input::CaseGraph;
+use super::error::RunError;
+use super::input::CaseStart;
 use super::input::InputEvent;
 use super::output::{Output, ProgressCounters};
-use super::{JudgeFormat, RunError};
 
 /// Test cases whose streams run at once. Many small test cases are bound by round trips, not
 /// by work: a few streams in flight hide them. Their output is still written in input order.
@@ -114,7 +116,7 @@ impl Dispatcher {
         &self,
         number: u64,
         label: String,
-        graph: CaseGraph,
+        graph: CaseStart,
         permit: OwnedSemaphorePermit,
     ) -> Option<mpsc::Sender<InputEvent>> {
         let (case_events, case_receiver) = mpsc::channel(16);
@@ -213,7 +215,7 @@ fn join_parser(parser: std::thread::JoinHandle<()>, inside_case: bool) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::EXIT_FAILURE;
+    use crate::cli::error::EXIT_FAILURE;
 
     #[test]
     fn a_parser_that_panics_fails_the_run() {

@@ -3,9 +3,9 @@
 
 use tokio::sync::oneshot;
 
-use super::RunError;
+use super::error::RunError;
 use crate::engine::graph::MAX_EDGES;
-use crate::service::{self as server, ServerConfig, ServiceConfig};
+use crate::service::{self, ServerConfig, ServiceConfig};
 
 /// The in-process server used without `--server`; stops when dropped.
 pub(super) struct EmbeddedServer {
@@ -35,7 +35,7 @@ impl EmbeddedServer {
             let stop = async {
                 let _ = stopped.await;
             };
-            if let Err(e) = server::run(listener, config, stop).await {
+            if let Err(e) = service::run(listener, config, stop).await {
                 tracing::error!("embedded server failed: {e}");
             }
         });

@@ -4,8 +4,8 @@
 
 use tokio::sync::OnceCell;
 
-use super::RunError;
 use super::embedded::{EmbeddedServer, upload_config};
+use super::error::RunError;
 use crate::client::{self, ClientError, ConnectionArgs, GrundyClient};
 
 /// One server: its URL (for messages) and a client whose channel reconnects after a lost

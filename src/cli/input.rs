@@ -4,15 +4,16 @@
 use std::io::Read;
 
 use prost::Message;
-use prost::encoding::encoded_len_varint;
 use tokio::sync::mpsc;
 
-use super::{JudgeArgs, JudgeFormat, RunError};
-use crate::engine::Digraph;
+use super::args::{JudgeArgs, JudgeFormat};
+use super::error::{RunError, judge_error};
+use super::graphs::{InputGraph, addsub_graph, chess_graph};
 use crate::judge::addsub::{AddsubEvent, AddsubReader};
 use crate::judge::chess::{ChessEvent, ChessReader};
-use crate::judge::{JudgeError, ListBudget, Location};
+use crate::judge::{JudgeError, ListBudget};
 use crate::proto::{self, QueryBatch};
+use crate::wire::size;
 
 /// A unit of work from the parser thread.
 pub(super) enum InputEvent {
@@ -20,7 +21,7 @@ pub(super) enum InputEvent {
     Start {
         number: u64,
         label: String,
-        graph: CaseGraph,
+        graph: CaseStart,
     },
     /// Queries of the current test case (ids still to be assigned), and the bytes they take
     /// in a request (and their verdicts in a response).
@@ -30,13 +31,6 @@ pub(super) enum InputEvent {
     /// The input is malformed (or unreadable, or too large for a message) here; everything
     /// before it was sent.
     Error(RunError),
-}
-
-pub(super) fn judge_error(error: JudgeError) -> RunError {
-    match error {
-        JudgeError::Syntax { .. } => RunError::BadInput(error.to_string()),
-        JudgeError::Io(_) => RunError::Failure(error.to_string()),
-    }
 }
 
 /// Parser thread: reads the judge file and sends request-ready events.
@@ -123,13 +117,8 @@ impl<R: Read> CaseSource for ChessReader<R> {
                 out_degrees,
                 targets,
             } => {
-                let graph = proto::Graph {
-                    vertex_count,
-                    out_degrees,
-                    targets,
-                    split_counts: Vec::new(),
-                };
-                batcher.start_case(case, case_label("test case", case, location), graph)?;
+                let case_graph = chess_graph(case, location, vertex_count, out_degrees, targets);
+                batcher.start_case(case, case_graph)?;
             }
             ChessEvent::Query(tokens) => batcher.push_tokens(tokens)?,
             ChessEvent::EndOfCase => batcher.end_case()?,
@@ -162,8 +151,8 @@ impl<R: Read> CaseSource for AddsubCases<R> {
                 split_counts,
                 rounds: _,
             } => {
-                let graph = graph_from_edges(vertex_count, &edges, split_counts);
-                batcher.start_case(game, case_label("game", game, location), graph)?;
+                let case_graph = addsub_graph(game, location, vertex_count, &edges, split_counts);
+                batcher.start_case(game, case_graph)?;
             }
             AddsubEvent::Round(values) => {
                 // Only parity matters (two units on a vertex cancel, and the game is acyclic),
@@ -197,7 +186,7 @@ fn odd_vertices(values: &[u64], out: &mut Vec<u32>) {
 }
 
 /// A test case's graph, as its stream sends it.
-pub(super) struct CaseGraph {
+pub(super) struct CaseStart {
     pub(super) graph: proto::Graph,
     /// Whether `EvaluateStart.explain` is set.
     pub(super) explain: bool,
@@ -209,14 +198,6 @@ pub(super) struct CaseGraph {
 }
 
 /// Bytes a varint of a `u32` takes at most.
-const MAX_U32_VARINT: usize = 5;
-
-/// Bytes a request message takes beyond its packed lists: tags, lengths and `first_query_id`.
-const MESSAGE_OVERHEAD_BYTES: usize = 64;
-/// Room reserved per query for its verdict in the response (outcome and nim-sum; a move
-/// with `--explain`), so that responses stay under the limit too.
-const RESPONSE_BYTES_PER_QUERY: usize = 16;
-const RESPONSE_BYTES_PER_EXPLAINED_QUERY: usize = 64;
 /// Requests are cut at this size even when the message limit is far larger: smaller messages
 /// keep the pipeline moving.
 const MAX_BATCH_BYTES: usize = 4 << 20;
@@ -266,23 +247,22 @@ impl<'a> Batcher<'a> {
         }
     }
 
-    fn start_case(
-        &mut self,
-        number: u64,
-        label: String,
-        graph: proto::Graph,
-    ) -> Result<(), ParseStop> {
+    fn start_case(&mut self, number: u64, case_graph: InputGraph) -> Result<(), ParseStop> {
+        let InputGraph { label, graph } = case_graph;
         // The size of the `start` message, computed without building it.
-        let graph_bytes = graph.encoded_len();
-        let start_bytes = 1 + encoded_len_varint(graph_bytes as u64) + graph_bytes + 2;
-        let request_bytes = 1 + encoded_len_varint(start_bytes as u64) + start_bytes;
+        let options = proto::EvaluateStart {
+            graph_source: None,
+            explain: self.explain,
+            analysis: None,
+        };
+        let request_bytes = size::start_request_len(&options, graph.encoded_len());
         let upload = request_bytes > self.max_message_bytes;
         self.label.clone_from(&label);
         self.case_queries = 0;
         self.send(InputEvent::Start {
             number,
             label,
-            graph: CaseGraph {
+            graph: CaseStart {
                 graph,
                 explain: self.explain,
                 upload,
@@ -295,21 +275,17 @@ impl<'a> Batcher<'a> {
         self.case_queries += 1;
         // A bound (a varint of a u32 takes at most five bytes) instead of a pass over the
         // tokens; the exact size only when the bound is over the limit.
-        let mut request_bytes = MAX_U32_VARINT * (1 + tokens.len());
-        if request_bytes + MESSAGE_OVERHEAD_BYTES > self.max_message_bytes {
-            request_bytes = encoded_len_varint(tokens.len() as u64)
-                + tokens
-                    .iter()
-                    .map(|&vertex| encoded_len_varint(u64::from(vertex)))
-                    .sum::<usize>();
+        let mut request_bytes = size::MAX_U32_VARINT * (1 + tokens.len());
+        if request_bytes + size::PACKED_QUERIES_FRAME > self.max_message_bytes {
+            request_bytes = size::packed_query_len(tokens);
         }
-        if request_bytes + MESSAGE_OVERHEAD_BYTES > self.max_message_bytes {
+        if request_bytes + size::PACKED_QUERIES_FRAME > self.max_message_bytes {
             return Err(ParseStop::TooLarge(format!(
                 "{}: query {} takes {} bytes encoded, more than --max-message-bytes {} allows \
                  in one message",
                 self.label,
                 self.case_queries,
-                request_bytes + MESSAGE_OVERHEAD_BYTES,
+                request_bytes + size::PACKED_QUERIES_FRAME,
                 self.max_message_bytes
             )));
         }
@@ -338,7 +314,7 @@ impl<'a> Batcher<'a> {
         &mut self,
         read: impl FnOnce(ListBudget, &mut Vec<u32>, &mut Vec<u32>) -> usize,
     ) -> Result<bool, ParseStop> {
-        let item_bytes = MAX_U32_VARINT as u64;
+        let item_bytes = size::MAX_U32_VARINT as u64;
         let list_bytes = item_bytes + self.response_bytes_per_query() as u64;
         let budget = ListBudget {
             lists: self.batch_size.saturating_sub(self.queries),
@@ -348,8 +324,8 @@ impl<'a> Batcher<'a> {
             // A query this long fits in a message by the bound alone.
             max_list: (self
                 .max_message_bytes
-                .saturating_sub(MESSAGE_OVERHEAD_BYTES)
-                / MAX_U32_VARINT)
+                .saturating_sub(size::PACKED_QUERIES_FRAME)
+                / size::MAX_U32_VARINT)
                 .saturating_sub(1)
                 .min(u32::MAX as usize) as u64,
         };
@@ -374,9 +350,9 @@ impl<'a> Batcher<'a> {
 
     fn response_bytes_per_query(&self) -> usize {
         if self.explain {
-            RESPONSE_BYTES_PER_EXPLAINED_QUERY
+            size::EXPLAINED_VERDICT_ROOM
         } else {
-            RESPONSE_BYTES_PER_QUERY
+            size::PACKED_VERDICT_ROOM
         }
     }
 
@@ -411,38 +387,9 @@ impl<'a> Batcher<'a> {
     }
 }
 
-fn case_label(kind: &str, number: u64, location: Location) -> String {
-    format!("{kind} {number} (line {})", location.line)
-}
-
-/// Wire graph from an edge list (validated by the parser: endpoints in range), in the CSR
-/// form the engine builds.
-pub(super) fn graph_from_edges(
-    vertex_count: u32,
-    edges: &[(u32, u32)],
-    split_counts: Vec<u32>,
-) -> proto::Graph {
-    let (offsets, targets) = Digraph::from_edges(vertex_count, edges)
-        .expect("the parser checks the vertex count, the edge count and the endpoints")
-        .into_parts();
-    proto::Graph {
-        vertex_count,
-        out_degrees: offsets.windows(2).map(|pair| pair[1] - pair[0]).collect(),
-        targets,
-        split_counts,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn graphs_from_edges_are_csr() {
-        let graph = graph_from_edges(4, &[(2, 1), (0, 3), (2, 3), (0, 1)], vec![1; 4]);
-        assert_eq!(graph.out_degrees, vec![2, 0, 2, 0]);
-        assert_eq!(graph.targets, vec![3, 1, 1, 3]);
-    }
 
     #[test]
     fn odd_vertices_are_those_of_odd_values() {

@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use super::{JudgeFormat, Progress, RunError};
+use super::args::{JudgeFormat, Progress};
+use super::error::RunError;
 use crate::proto::{self, Outcome, Verdict};
 
 /// Why a verdict has no judge line. The caller prefixes the test case.

@@ -5,13 +5,15 @@ use std::io::Read;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use super::args::JudgeFormat;
+use super::embedded::EmbeddedServer;
 use super::embedded::viewer_config;
-use super::input::judge_error;
-use super::{EmbeddedServer, JudgeFormat, RunError, open_input};
+use super::error::{RunError, judge_error};
+use super::run::{open_input, run_async};
 use crate::judge::addsub::AddsubReader;
 use crate::judge::chess::ChessReader;
-use crate::service::config::DEFAULT_MAX_MESSAGE_BYTES;
-use crate::service::web::{Preload, WebConfig};
+use crate::service::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::service::{Preload, WebConfig};
 
 /// Largest judge file handed to the page: it draws a few hundred vertices at most.
 const MAX_PRELOAD_BYTES: u64 = 1 << 20;
@@ -32,7 +34,7 @@ pub struct PlayArgs {
 
 /// Runs `grundy play` until Ctrl-C; returns the exit code.
 pub fn run_play(args: PlayArgs) -> u8 {
-    super::run_async(play(args))
+    run_async(play(args))
 }
 
 async fn play(args: PlayArgs) -> Result<(), RunError> {

@@ -7,9 +7,12 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
+use super::args::JudgeFormat;
+use super::embedded::EmbeddedServer;
 use super::embedded::viewer_config;
-use super::input::{graph_from_edges, judge_error};
-use super::{EmbeddedServer, JudgeFormat, RunError, open_input};
+use super::error::{RunError, describe, judge_error};
+use super::graphs::{InputGraph, addsub_graph, chess_graph};
+use super::run::{open_input, run_async};
 use crate::client::ConnectionArgs;
 use crate::client::GrundyClient;
 use crate::client::connect;
@@ -18,7 +21,7 @@ use crate::judge::addsub::{AddsubEvent, AddsubReader};
 use crate::judge::chess::{ChessEvent, ChessReader};
 use crate::proto::{self, evaluate_start::GraphSource, query::Position, vertex_value};
 use crate::render::{self, Drawing, Highlight, MAX_SVG_EDGES, MAX_SVG_VERTICES, Value};
-use crate::service::config::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::service::DEFAULT_MAX_MESSAGE_BYTES;
 
 /// Picture format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -85,7 +88,7 @@ impl ServerChoice {
 
 /// Runs `grundy render`: the picture on stdout; returns the exit code.
 pub fn run_render(args: RenderArgs) -> u8 {
-    super::run_async(async move {
+    run_async(async move {
         let picture = render(args).await?;
         let mut stdout = std::io::stdout().lock();
         match stdout
@@ -97,12 +100,6 @@ pub fn run_render(args: RenderArgs) -> u8 {
             Err(e) => Err(RunError::Failure(format!("cannot write output: {e}"))),
         }
     })
-}
-
-/// One test case of the input, as drawn.
-struct CaseGraph {
-    label: String,
-    graph: proto::Graph,
 }
 
 async fn render(args: RenderArgs) -> Result<String, RunError> {
@@ -162,7 +159,7 @@ async fn render(args: RenderArgs) -> Result<String, RunError> {
         );
         highlight = verdict.best_move.and_then(|m| m.kind).map(highlight_of);
     }
-    let CaseGraph { label, graph } = case;
+    let InputGraph { label, graph } = case;
     let digraph = Digraph::from_out_degrees(graph.vertex_count, &graph.out_degrees, graph.targets)
         .map_err(|e| RunError::Failure(format!("{label}: {e}")))?;
     let drawing = Drawing {
@@ -185,10 +182,8 @@ async fn render(args: RenderArgs) -> Result<String, RunError> {
 }
 
 /// Reads the input up to test case (or game) `wanted` and returns its graph.
-fn read_case(input: impl Read, game: JudgeFormat, wanted: u64) -> Result<CaseGraph, RunError> {
+fn read_case(input: impl Read, game: JudgeFormat, wanted: u64) -> Result<InputGraph, RunError> {
     let mut seen = 0u64;
-    let location_label =
-        |kind: &str, number: u64, line: u64| format!("{kind} {number} (line {line})");
     match game {
         JudgeFormat::Chess => {
             let mut reader = ChessReader::new(input);
@@ -203,15 +198,13 @@ fn read_case(input: impl Read, game: JudgeFormat, wanted: u64) -> Result<CaseGra
                 {
                     seen = case;
                     if case == wanted {
-                        return Ok(CaseGraph {
-                            label: location_label("test case", case, location.line),
-                            graph: proto::Graph {
-                                vertex_count,
-                                out_degrees,
-                                targets,
-                                split_counts: Vec::new(),
-                            },
-                        });
+                        return Ok(chess_graph(
+                            case,
+                            location,
+                            vertex_count,
+                            out_degrees,
+                            targets,
+                        ));
                     }
                 }
             }
@@ -230,10 +223,13 @@ fn read_case(input: impl Read, game: JudgeFormat, wanted: u64) -> Result<CaseGra
                 {
                     seen = game;
                     if game == wanted {
-                        return Ok(CaseGraph {
-                            label: location_label("game", game, location.line),
-                            graph: graph_from_edges(vertex_count, &edges, split_counts),
-                        });
+                        return Ok(addsub_graph(
+                            game,
+                            location,
+                            vertex_count,
+                            &edges,
+                            split_counts,
+                        ));
                     }
                 }
             }
@@ -246,7 +242,7 @@ fn read_case(input: impl Read, game: JudgeFormat, wanted: u64) -> Result<CaseGra
 }
 
 fn server_error(label: &str, what: &str, status: tonic::Status) -> RunError {
-    let message = format!("{label}: {what}: {}", super::case::describe(&status));
+    let message = format!("{label}: {what}: {}", describe(&status));
     match status.code() {
         tonic::Code::InvalidArgument => RunError::BadInput(message),
         _ => RunError::Failure(message),
@@ -254,7 +250,7 @@ fn server_error(label: &str, what: &str, status: tonic::Status) -> RunError {
 }
 
 /// Registers the graph (one chunk) and returns its id.
-async fn register(client: &mut GrundyClient, case: &CaseGraph) -> Result<String, RunError> {
+async fn register(client: &mut GrundyClient, case: &InputGraph) -> Result<String, RunError> {
     let chunk = proto::PutGraphRequest {
         chunk: Some(case.graph.clone()),
     };
@@ -323,6 +319,7 @@ async fn evaluate(
         start: Some(proto::EvaluateStart {
             graph_source: Some(GraphSource::GraphId(graph_id.to_string())),
             explain: true,
+            analysis: None,
         }),
         queries: vec![proto::Query {
             id: 0,

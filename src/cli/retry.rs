@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tonic::{Code, Status};
 
-use super::case::describe;
+use super::error::{RunError, describe};
 
 /// Default of `--retries`.
 pub(crate) const DEFAULT_RETRIES: u32 = 5;
@@ -22,14 +22,10 @@ const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
 /// Whether `status` (from a call to the server at `url`) is worth another attempt; `Err` is
 /// the error that ends the run. A plaintext URL dialled at a TLS server is final, with the fix.
-pub(super) async fn classify(
-    status: &Status,
-    url: &str,
-    label: &str,
-) -> Result<String, super::RunError> {
+pub(super) async fn classify(status: &Status, url: &str, label: &str) -> Result<String, RunError> {
     if is_transport_error(status) {
         if url.starts_with("http://") && crate::client::speaks_tls(url).await {
-            return Err(super::RunError::Failure(format!(
+            return Err(RunError::Failure(format!(
                 "{label}: {url} is a TLS server, and the URL is plaintext (http://): use \
                  https://{}, with --tls-ca CA.pem if its certificate is not signed by a \
                  system-trusted authority",
@@ -41,10 +37,7 @@ pub(super) async fn classify(
     if status.code() == Code::Unavailable {
         return Ok(format!("{url}: {}", describe(status)));
     }
-    Err(super::RunError::Failure(format!(
-        "{label}: {}",
-        describe(status)
-    )))
+    Err(RunError::Failure(format!("{label}: {}", describe(status))))
 }
 
 /// True for a status the client made up from a failed connection (it keeps the transport

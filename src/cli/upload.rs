@@ -9,11 +9,7 @@ use tonic::Status;
 
 use crate::client::GrundyClient;
 use crate::proto::{self, PutGraphRequest};
-
-/// Bytes a list element may take encoded (a varint of a u32).
-const MAX_ELEMENT_BYTES: usize = 5;
-/// Bytes of a chunk beyond its list: tags, lengths, `vertex_count`.
-const CHUNK_OVERHEAD_BYTES: usize = 32;
+use crate::wire::size;
 
 /// Uploads `graph` to `client` in chunks of at most `chunk_bytes` encoded; returns its id.
 pub(super) async fn put_graph(
@@ -42,7 +38,7 @@ struct Chunks {
 impl Chunks {
     fn new(graph: Arc<proto::Graph>, chunk_bytes: usize) -> Self {
         let elements =
-            (chunk_bytes.saturating_sub(CHUNK_OVERHEAD_BYTES) / MAX_ELEMENT_BYTES).max(1);
+            (chunk_bytes.saturating_sub(size::PUT_GRAPH_CHUNK_FRAME) / size::MAX_U32_VARINT).max(1);
         Self {
             graph,
             elements,

@@ -1,7 +1,8 @@
 //! A test case's verdicts turned into judge lines, checked to arrive in query order.
 
+use super::args::JudgeFormat;
+use super::error::RunError;
 use super::output::{format_outcome, format_verdict};
-use super::{JudgeFormat, RunError};
 use crate::proto::{Outcome, PackedVerdicts, Verdict};
 
 /// Turns a case's verdicts into judge lines, checking that they arrive in query order.

@@ -127,6 +127,16 @@ pub fn generalized_grundy_interruptible(
     work_budget: u64,
     interrupt: &Interrupt,
 ) -> Result<LoopyTable, AnalysisError> {
+    generalized_grundy_and_predecessors(graph, work_budget, interrupt).map(|(table, _)| table)
+}
+
+/// [`generalized_grundy_interruptible`], also handing back the predecessor lists it built, for
+/// the retrograde remoteness pass ([`super::remoteness`]) to reuse.
+pub(super) fn generalized_grundy_and_predecessors(
+    graph: &Digraph,
+    work_budget: u64,
+    interrupt: &Interrupt,
+) -> Result<(LoopyTable, Predecessors), AnalysisError> {
     let mut poller = interrupt.poller();
     let predecessors = Predecessors::of(graph, &mut poller)?;
     let Labelling {
@@ -136,12 +146,13 @@ pub fn generalized_grundy_interruptible(
     } = label_vertices(graph, &predecessors, work_budget, &mut poller)?;
     let (follower_value_offsets, follower_values) =
         infinite_follower_sets(&values, &order, &predecessors, &mut poller)?;
-    Ok(LoopyTable {
+    let table = LoopyTable {
         values,
         counters,
         follower_value_offsets,
         follower_values,
-    })
+    };
+    Ok((table, predecessors))
 }
 
 /// The staged labelling of a cyclic graph needed more edge visits than its budget. Each stage
@@ -167,7 +178,7 @@ pub struct CyclicWorkExceeded {
 }
 
 /// The edges into each vertex, in CSR form: one source per edge, so multi-edges repeat.
-struct Predecessors {
+pub(super) struct Predecessors {
     offsets: Vec<u32>,
     sources: Vec<u32>,
 }
@@ -200,7 +211,8 @@ impl Predecessors {
         Ok(Self { offsets, sources })
     }
 
-    fn of_vertex(&self, v: u32) -> &[u32] {
+    /// The source of every edge into `v` (repeated for multi-edges).
+    pub(super) fn of_vertex(&self, v: u32) -> &[u32] {
         let v = v as usize;
         &self.sources[self.offsets[v] as usize..self.offsets[v + 1] as usize]
     }

@@ -7,6 +7,9 @@
 //! - [`sliding`]: Grundy values of token sliding on acyclic graphs;
 //! - [`loopy`]: the generalized Sprague-Grundy function of token sliding on cyclic graphs;
 //! - [`split`]: values of the Addition-Subtraction game (split counts), method chosen per vertex;
+//! - [`remoteness`]: how many moves a token-sliding position lasts under optimal play, the
+//!   one-token table and the analysis of a position with its moves (the sum search is the
+//!   private `position` module);
 //! - this module: [`Game`], [`analyse`] (the per-vertex table) and position evaluation.
 
 #![warn(missing_docs)]
@@ -15,7 +18,9 @@ pub mod graph;
 pub mod interrupt;
 pub mod loopy;
 pub mod order;
+mod position;
 mod prefetch;
+pub mod remoteness;
 pub mod sliding;
 pub mod split;
 
@@ -25,6 +30,9 @@ use std::sync::Arc;
 pub use graph::{Digraph, GraphError};
 pub use interrupt::{Cancelled, Interrupt};
 pub use order::Cycle;
+pub use remoteness::{
+    AnalysisOptions, DEFAULT_POSITION_BUDGET, MoveAnalysis, PositionAnalysis, Remoteness,
+};
 
 /// The outcome of a position for the player to move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -147,6 +155,9 @@ impl Default for Limits {
 pub struct Analysis {
     game: Arc<Game>,
     table: Table,
+    /// The one-token remoteness of every vertex ([`remoteness::DRAW`] for draws); `None` for
+    /// games with split counts.
+    remoteness: Option<Vec<u32>>,
 }
 
 /// Per-vertex values, by the method that computed them.
@@ -180,18 +191,27 @@ pub fn analyse_interruptible(
 ) -> Result<Analysis, AnalysisError> {
     let game = game.into();
     interrupt.check()?;
-    let table = match &game.split_counts {
+    let (table, remoteness) = match &game.split_counts {
         None => match order::acyclic_order_interruptible(&game.graph, interrupt)? {
-            Some(order) => Table::Acyclic(sliding::grundy_table_interruptible(
-                &game.graph,
-                &order,
-                interrupt,
-            )?),
-            None => Table::Loopy(loopy::generalized_grundy_interruptible(
-                &game.graph,
-                limits.cyclic_work_budget,
-                interrupt,
-            )?),
+            Some(order) => {
+                let values = sliding::grundy_table_interruptible(&game.graph, &order, interrupt)?;
+                let remoteness =
+                    remoteness::acyclic_remoteness_interruptible(&game.graph, &order, interrupt)?;
+                (Table::Acyclic(values), Some(remoteness))
+            }
+            None => {
+                let (table, predecessors) = loopy::generalized_grundy_and_predecessors(
+                    &game.graph,
+                    limits.cyclic_work_budget,
+                    interrupt,
+                )?;
+                let remoteness = remoteness::cyclic_remoteness_interruptible(
+                    &game.graph,
+                    &predecessors,
+                    interrupt,
+                )?;
+                (Table::Loopy(table), Some(remoteness))
+            }
         },
         Some(split_counts) => {
             let order = match order::acyclic_order_interruptible(&game.graph, interrupt)? {
@@ -202,16 +222,21 @@ pub fn analyse_interruptible(
                     return Err(AnalysisError::Cycle { cycle });
                 }
             };
-            Table::Split(split::split_grundy_table_interruptible(
+            let table = split::split_grundy_table_interruptible(
                 &game.graph,
                 split_counts,
                 &order,
                 &limits.split,
                 interrupt,
-            )?)
+            )?;
+            (Table::Split(table), None)
         }
     };
-    Ok(Analysis { game, table })
+    Ok(Analysis {
+        game,
+        table,
+        remoteness,
+    })
 }
 
 /// A position item referred to a vertex that does not exist.
@@ -361,6 +386,60 @@ impl Analysis {
         })
     }
 
+    /// On a game with split counts, one winning move from each vertex of the position from
+    /// which one exists (each vertex with a unit and an out-edge whose move can bring the
+    /// nim-sum to 0), by increasing vertex, at most `max_moves` of them; and how many more
+    /// vertices have one. Empty for other games and for LOSE positions. Each vertex costs one
+    /// search of its picks (memoised in `memo`), never a listing of all of them.
+    pub fn winning_split_moves(
+        &self,
+        items: &[(u32, u64)],
+        evaluation: &Evaluation,
+        memo: &mut MoveMemo,
+        max_moves: u32,
+    ) -> (Vec<Move>, u64) {
+        let (Table::Split(table), Some(split_counts)) =
+            (&self.table, self.game.split_counts.as_deref())
+        else {
+            return (Vec::new(), 0);
+        };
+        if evaluation.outcome != Outcome::Win {
+            return (Vec::new(), 0);
+        }
+        let mut vertices: Vec<(u32, usize)> = items
+            .iter()
+            .enumerate()
+            .filter(|&(_, &(vertex, count))| count > 0 && self.game.graph.out_degree(vertex) > 0)
+            .map(|(item_index, &(vertex, _))| (vertex, item_index))
+            .collect();
+        vertices.sort_unstable();
+        vertices.dedup_by_key(|&mut (vertex, _)| vertex);
+        let mut moves = Vec::new();
+        let mut omitted = 0;
+        for (vertex, item_index) in vertices {
+            // Moving a unit off `vertex` flips its parity (its value leaves or joins the
+            // xor); the picks must make up the rest.
+            let target = table.values[vertex as usize] ^ evaluation.nim_sum;
+            let Some(picks) = memo.split_picks(vertex, target, || {
+                split::find_split_picks(&self.game.graph, split_counts, table, vertex, target)
+            }) else {
+                continue;
+            };
+            if moves.len() >= max_moves as usize {
+                omitted += 1;
+                continue;
+            }
+            moves.push(Move::Split {
+                item_index,
+                vertex,
+                odd_targets: picks.odd_targets,
+                pair_target: picks.pair_target,
+                pair_count: picks.pair_count,
+            });
+        }
+        (moves, omitted)
+    }
+
     /// Value of every vertex; [`loopy::INFINITE`] marks an infinite vertex.
     pub fn values(&self) -> &[u64] {
         match &self.table {
@@ -401,6 +480,10 @@ impl Analysis {
                 Table::Split(table) => table.values.capacity() * 8 + table.methods.capacity(),
                 Table::Loopy(table) => table.heap_bytes(),
             }
+            + self
+                .remoteness
+                .as_ref()
+                .map_or(0, |table| table.capacity() * 4)
     }
 
     /// Largest finite value.

@@ -69,7 +69,7 @@ impl<R: Read> AddsubReader<R> {
     }
 
     /// Whether the next event can start without reading (see
-    /// [`Scanner::has_buffered_input`]).
+    /// `Scanner::has_buffered_input`).
     pub fn has_buffered_input(&mut self) -> bool {
         self.scanner.has_buffered_input()
     }

@@ -61,7 +61,7 @@ impl<R: Read> ChessReader<R> {
     }
 
     /// Whether the next event can start without reading (see
-    /// [`Scanner::has_buffered_input`]).
+    /// `Scanner::has_buffered_input`).
     pub fn has_buffered_input(&mut self) -> bool {
         self.scanner.has_buffered_input()
     }

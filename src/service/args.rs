@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::convert::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES};
 use super::config::ConnectionConfig;
 use super::config::{
     DEFAULT_CACHE_BYTES, DEFAULT_CYCLIC_WORK_BUDGET, DEFAULT_MAX_CONCURRENT_STREAMS,
@@ -86,6 +87,19 @@ pub struct ServerArgs {
           default_value = "30s")]
     pub analysis_queue_timeout: Duration,
 
+    /// Most moves listed per verdict of a stream that asks for the position analysis
+    /// (`EvaluateStart.analysis`); the moves left out are counted. A stream may ask for
+    /// fewer.
+    #[arg(long, env = "GRUNDY_ANALYSIS_MAX_MOVES", default_value_t = DEFAULT_ANALYSIS_MAX_MOVES)]
+    pub analysis_max_moves: u32,
+
+    /// Most positions the exact remoteness search of one query (several tokens) may visit;
+    /// over it, the verdict says the remoteness is over the budget and answers the rest. A
+    /// stream may ask for less.
+    #[arg(long, env = "GRUNDY_ANALYSIS_POSITION_BUDGET",
+          default_value_t = crate::engine::DEFAULT_POSITION_BUDGET)]
+    pub analysis_position_budget: u64,
+
     /// How long a new Evaluate or PutGraph stream may take to send its first message
     /// (`start`, or the first chunk) before it is ended with DEADLINE_EXCEEDED.
     #[arg(long, env = "GRUNDY_START_TIMEOUT", value_parser = parse_duration, default_value = "10s")]
@@ -134,7 +148,7 @@ pub struct ServerArgs {
     pub store_dir: Option<PathBuf>,
 
     /// Keep registered graphs in Redis, shared by every replica using the same URL:
-    /// redis://[:PASSWORD@]HOST[:PORT][/DB]. While Redis is unreachable, PutGraph and
+    /// `redis://[:PASSWORD@]HOST[:PORT][/DB]`. While Redis is unreachable, PutGraph and
     /// lookups of uncached ids fail with UNAVAILABLE; inline graphs still work.
     #[arg(long, env = "GRUNDY_STORE_URL")]
     pub store_url: Option<String>,
@@ -204,6 +218,10 @@ impl ServerArgs {
                 n => n,
             },
             analysis_queue_timeout: self.analysis_queue_timeout,
+            analysis: AnalysisCaps {
+                max_moves: self.analysis_max_moves,
+                position_budget: self.analysis_position_budget,
+            },
             start_timeout: self.start_timeout,
             cache_bytes: self.cache_bytes,
             store: self

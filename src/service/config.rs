@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use super::convert::AnalysisCaps;
 use super::store::GraphStore;
 use crate::engine::Limits;
 use crate::service::web::WebConfig;
@@ -69,6 +70,8 @@ pub struct ServiceConfig {
     /// Where registered graphs are kept behind the cache; `None`: in memory, at most
     /// `cache_bytes` of graphs (shared with the cached analyses, not copied).
     pub store: Option<GraphStore>,
+    /// The caps on a stream's position analysis (`EvaluateStart.analysis`).
+    pub analysis: AnalysisCaps,
 }
 
 impl Default for ServiceConfig {
@@ -92,6 +95,7 @@ impl Default for ServiceConfig {
             max_concurrent_streams: DEFAULT_MAX_CONCURRENT_STREAMS,
             cache_bytes: DEFAULT_CACHE_BYTES,
             store: None,
+            analysis: AnalysisCaps::default(),
         }
     }
 }
@@ -115,7 +119,7 @@ pub struct ServerConfig {
     /// When set, the server speaks TLS only.
     pub tls: Option<TlsConfig>,
     /// When set, the browser playground is served on the same port: its page, gRPC-Web
-    /// (HTTP/1.1 accepted) and `POST /render` (see [`crate::service::web`]).
+    /// (HTTP/1.1 accepted) and `POST /render` (see `crate::service::web`).
     pub web: Option<WebConfig>,
     /// HTTP/2 keepalive and connection ageing.
     pub connections: ConnectionConfig,

@@ -16,7 +16,7 @@ const CANONICAL_TAG: &[u8] = b"grundy.v1.Graph/1\0";
 /// Out-neighbour lists are sorted because their order changes no value or verdict, so the
 /// same graph gets the same id however its lists were ordered. O(V + E log Δ), blocking the
 /// thread: call it off the async runtime for big graphs.
-pub fn graph_id_blocking(game: &Game) -> String {
+pub fn graph_id_sync(game: &Game) -> String {
     let graph = game.graph();
     let mut writer = HashWriter::default();
     writer.bytes(CANONICAL_TAG);
@@ -42,13 +42,7 @@ pub fn graph_id_blocking(game: &Game) -> String {
             }
         }
     }
-    let digest = writer.finish();
-    let mut id = String::with_capacity(64);
-    for byte in digest {
-        id.push(char::from(HEX[usize::from(byte >> 4)]));
-        id.push(char::from(HEX[usize::from(byte & 15)]));
-    }
-    id
+    format!("{:x}", writer.finish())
 }
 
 /// Feeds SHA-256 through a buffer: one `update` per 64 KiB instead of one per integer.
@@ -73,10 +67,8 @@ impl HashWriter {
         self.bytes(&value.to_le_bytes());
     }
 
-    fn finish(mut self) -> [u8; 32] {
+    fn finish(mut self) -> impl std::fmt::LowerHex {
         self.hasher.update(&self.buffer);
-        self.hasher.finalize().into()
+        self.hasher.finalize()
     }
 }
-
-const HEX: &[u8; 16] = b"0123456789abcdef";

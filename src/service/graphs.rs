@@ -68,7 +68,7 @@ impl GameService {
         let (game, graph_id) = rpc
             .guard(self.pool.analyse(move || {
                 let game = convert::game_from_proto(graph)?;
-                let graph_id = graph_id::graph_id_blocking(&game);
+                let graph_id = graph_id::graph_id_sync(&game);
                 Ok((game, graph_id))
             }))
             .await??;

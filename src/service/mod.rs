@@ -2,10 +2,10 @@
 //! server around it. Dependencies run one way: this module uses [`crate::engine`] and
 //! [`crate::proto`], never the client or the CLI.
 //!
-//! - [`server`]: `run(listener, config, shutdown)`: the router (health, reflection,
+//! - `server`: `run(listener, config, shutdown)`: the router (health, reflection,
 //!   compression, auth, TLS) and the draining shutdown;
-//! - [`config`]: the settings as plain structs and their defaults; [`args`]: `grundy-server`'s
-//!   flags that fill them; [`logging`]: the log setup;
+//! - `config`: the settings as plain structs and their defaults; `args`: `grundy-server`'s
+//!   flags that fill them; `logging`: the log setup;
 //! - `handlers`: the four RPCs, one file each, over `rpc`: the per-RPC guard (slot,
 //!   deadline, cancellation, span, metrics) and the one response-stream helper;
 //! - `state`: [`GameService`], the state streams share, and admission; `lifecycle`: serving,
@@ -15,18 +15,18 @@
 //!   with single-flight computation, cancelled when no request waits for it any more, and
 //!   the bounded memory of graphs that failed a limit; `blocking`: the one bounded pool for
 //!   CPU work, with a bounded wait for an analysis slot;
-//! - [`store`]: the graph store behind the registry (memory, `--store-dir` files, Redis),
+//! - `store`: the graph store behind the registry (memory, `--store-dir` files, Redis),
 //!   with the verified stored encoding;
 //! - `convert`: the only place protobuf types meet engine types; `error`: the one mapping
 //!   from errors to gRPC statuses;
-//! - `auth`: bearer tokens; [`metrics`]: Prometheus metrics and their exporter;
-//!   [`telemetry`]: OTLP trace export and `traceparent` propagation;
-//! - [`web`]: the browser playground served with `--web`: its files and `POST /render`.
+//! - `auth`: bearer tokens; `metrics`: Prometheus metrics and their exporter;
+//!   `telemetry`: OTLP trace export and `traceparent` propagation;
+//! - `web`: the browser playground served with `--web`: its files and `POST /render`.
 
-pub mod args;
+mod args;
 mod auth;
 mod blocking;
-pub mod config;
+mod config;
 mod convert;
 mod deadline;
 mod error;
@@ -34,23 +34,36 @@ mod graph_id;
 mod graphs;
 mod handlers;
 mod lifecycle;
-pub mod logging;
-pub mod metrics;
+mod logging;
+mod metrics;
 mod registry;
 mod rpc;
-pub mod server;
+mod server;
 mod state;
-pub mod store;
-pub mod telemetry;
-pub mod web;
+mod store;
+mod telemetry;
+mod web;
 
+// The service's public API, in one list.
 pub use args::{ConfigError, ServerArgs};
-pub use config::{ServerConfig, ServiceConfig, TlsConfig};
-pub use convert::game_from_proto;
-pub use graph_id::graph_id_blocking;
+pub use config::{
+    ConnectionConfig, DEFAULT_ANALYSIS_QUEUE_TIMEOUT, DEFAULT_CACHE_BYTES,
+    DEFAULT_CYCLIC_WORK_BUDGET, DEFAULT_DRAIN_TIMEOUT, DEFAULT_FAILED_GRAPHS,
+    DEFAULT_KEEPALIVE_INTERVAL, DEFAULT_KEEPALIVE_TIMEOUT, DEFAULT_MAX_CONCURRENT_STREAMS,
+    DEFAULT_MAX_CONNECTION_AGE, DEFAULT_MAX_EDGES, DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_MAX_QUERIES_PER_STREAM, DEFAULT_MAX_VERTICES, DEFAULT_START_TIMEOUT, ServerConfig,
+    ServiceConfig, TlsConfig,
+};
+pub use convert::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES, game_from_proto};
+pub use graph_id::graph_id_sync;
 pub use logging::{LogFormat, init_tracing, init_tracing_with};
-pub use metrics::Metrics;
+pub use metrics::{Metrics, serve as serve_metrics};
 pub use registry::Registry;
 pub use server::{SERVICE_NAME, ServerError, run, run_service};
 pub use state::GameService;
-pub use telemetry::Telemetry;
+pub use store::{
+    Backend, DirStore, GraphId, GraphStore, MemoryStore, RedisStore, StoreConfig, StoreError,
+    StoreFuture, StoredGraph, decode_sync, encode_sync,
+};
+pub use telemetry::{BoxedLayer, Telemetry, TelemetryError};
+pub use web::{Preload, WebConfig};

@@ -20,6 +20,7 @@ use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, ServerTlsConfig};
 use tonic::{Code, Status};
 use tonic_health::ServingStatus;
+use tonic_reflection::server::{v1, v1alpha};
 use tower::util::{MapRequestLayer, MapResponseLayer, option_layer};
 
 use super::auth::BearerAuth;
@@ -82,20 +83,7 @@ pub async fn run_service(
     health
         .set_service_status(SERVICE_NAME, ServingStatus::Serving)
         .await;
-    // Each version describes both (a builder describes only its own by default), so that a
-    // client of either lists every service the server has.
-    let reflection = || {
-        tonic_reflection::server::Builder::configure()
-            .include_reflection_service(false)
-            .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(
-                tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET,
-            )
-    };
-    let reflection_v1 = reflection().build_v1()?;
-    let reflection_v1alpha = reflection().build_v1alpha()?;
+    let (reflection_v1, reflection_v1alpha) = reflection_services()?;
     let auth = BearerAuth::new(config.auth_token.as_deref(), service.metrics().clone());
     let grundy = GrundyServiceServer::new(
         service
@@ -109,26 +97,7 @@ pub async fn run_service(
     .send_compressed(CompressionEncoding::Gzip)
     .send_compressed(CompressionEncoding::Zstd);
 
-    let connections = config.connections;
-    let mut builder = tonic::transport::Server::builder()
-        .initial_stream_window_size(STREAM_WINDOW_BYTES)
-        .initial_connection_window_size(CONNECTION_WINDOW_BYTES)
-        .http2_keepalive_interval(connections.keepalive_interval)
-        .http2_keepalive_timeout(Some(connections.keepalive_timeout));
-    if let Some(age) = connections.max_age {
-        builder = builder.max_connection_age(age);
-    }
-    if let Some(grace) = connections.max_age_grace {
-        builder = builder.max_connection_age_grace(grace);
-    }
-    if let Some(tls) = &config.tls {
-        let mut tls_config =
-            ServerTlsConfig::new().identity(Identity::from_pem(&tls.cert_pem, &tls.key_pem));
-        if let Some(client_ca) = &tls.client_ca_pem {
-            tls_config = tls_config.client_ca_root(Certificate::from_pem(client_ca));
-        }
-        builder = builder.tls_config(tls_config)?;
-    }
+    let builder = transport(config)?;
     let remap: fn(http::Response<tonic::body::Body>) -> http::Response<tonic::body::Body> =
         remap_message_size_status;
     let stamp: fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> =
@@ -163,6 +132,66 @@ pub async fn run_service(
         () = shutdown => {}
     }
 
+    drain(&service, &health, config, server, stop_serving).await
+}
+
+/// The reflection services, v1 and v1alpha. Each version describes every service the server
+/// has (a builder describes only its own by default), so that a client of either lists them
+/// all.
+fn reflection_services() -> Result<
+    (
+        v1::ServerReflectionServer<impl v1::ServerReflection>,
+        v1alpha::ServerReflectionServer<impl v1alpha::ServerReflection>,
+    ),
+    ServerError,
+> {
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .include_reflection_service(false)
+            .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(
+                tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET,
+            )
+    };
+    Ok((reflection().build_v1()?, reflection().build_v1alpha()?))
+}
+
+/// The HTTP/2 transport: flow-control windows, keepalives, connection ages, TLS.
+fn transport(config: &ServerConfig) -> Result<tonic::transport::Server, ServerError> {
+    let connections = config.connections;
+    let mut builder = tonic::transport::Server::builder()
+        .initial_stream_window_size(STREAM_WINDOW_BYTES)
+        .initial_connection_window_size(CONNECTION_WINDOW_BYTES)
+        .http2_keepalive_interval(connections.keepalive_interval)
+        .http2_keepalive_timeout(Some(connections.keepalive_timeout));
+    if let Some(age) = connections.max_age {
+        builder = builder.max_connection_age(age);
+    }
+    if let Some(grace) = connections.max_age_grace {
+        builder = builder.max_connection_age_grace(grace);
+    }
+    if let Some(tls) = &config.tls {
+        let mut tls_config =
+            ServerTlsConfig::new().identity(Identity::from_pem(&tls.cert_pem, &tls.key_pem));
+        if let Some(client_ca) = &tls.client_ca_pem {
+            tls_config = tls_config.client_ca_root(Certificate::from_pem(client_ca));
+        }
+        builder = builder.tls_config(tls_config)?;
+    }
+    Ok(builder)
+}
+
+/// After the shutdown signal: NOT_SERVING, refuse new streams, wait for the running ones up
+/// to the drain timeout, cancel what is left, then stop the server.
+async fn drain(
+    service: &GameService,
+    health: &tonic_health::server::HealthReporter,
+    config: &ServerConfig,
+    mut server: std::pin::Pin<&mut impl Future<Output = Result<(), tonic::transport::Error>>>,
+    stop_serving: oneshot::Sender<()>,
+) -> Result<(), ServerError> {
     tracing::info!(
         streams = service.active_streams(),
         drain_timeout = ?config.drain_timeout,
@@ -178,7 +207,7 @@ pub async fn run_service(
     let drained = tokio::select! {
         () = service.wait_idle() => true,
         () = tokio::time::sleep(config.drain_timeout) => false,
-        result = &mut server => return result.map_err(ServerError::from),
+        result = server.as_mut() => return result.map_err(ServerError::from),
     };
     if !drained {
         tracing::warn!(
@@ -197,7 +226,7 @@ pub async fn run_service(
         }
     }
     let _ = stop_serving.send(());
-    match tokio::time::timeout(CLOSE_GRACE, &mut server).await {
+    match tokio::time::timeout(CLOSE_GRACE, server.as_mut()).await {
         Ok(result) => result?,
         // Health watches and idle clients may hold connections open: stop waiting for them.
         Err(_) => tracing::info!("connections still open after the grace period; closing"),

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use tonic::{Request, Status};
 
 use super::blocking::WorkPool;
+use super::convert::{StreamOptions, stream_analysis};
 use super::config::{DEFAULT_MAX_MESSAGE_BYTES, ServiceConfig};
 use super::deadline::start_and_deadline;
 use super::error::{Limit, ServiceError};
@@ -14,8 +15,9 @@ use super::metrics::{Metrics, code_name};
 use super::registry::Registry;
 use super::rpc::{Rpc, RpcParts};
 use super::store::GraphStore;
-use super::store::memory::MemoryStore;
+use super::store::MemoryStore;
 use super::telemetry::continue_remote_trace;
+use crate::proto;
 
 /// The state of the `grundy.v1.GrundyService` implementation, shared by all streams. Cheap to
 /// clone (a handle). [`super::run`] builds one; [`super::run_service`] takes one the caller
@@ -175,5 +177,13 @@ impl GameService {
             });
         }
         Ok(())
+    }
+
+    /// What a stream's `start` asks for beyond outcomes, within the server's caps.
+    pub(crate) fn stream_options(&self, start: &proto::EvaluateStart) -> StreamOptions {
+        StreamOptions {
+            explain: start.explain,
+            analysis: stream_analysis(start.analysis.as_ref(), &self.config.analysis),
+        }
     }
 }

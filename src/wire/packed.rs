@@ -8,161 +8,238 @@
 //! out), and a message is read exactly as prost reads it. Any other shape, or anything
 //! unusual on the wire (an unknown or repeated field, a long varint, a malformed field),
 //! goes to prost whole: this file only ever answers the cases it recognises.
+//!
+//! Every message is taken apart and built with its fields named exhaustively (no `..`): a
+//! field added to the proto stops this file from compiling until the codec writes and reads
+//! it too, so no field can be dropped on the wire unnoticed.
 
 use bytes::BufMut;
 
+use super::size::{LEN, VARINT, field_len, key};
+use super::tags::{
+    evaluate_request, evaluate_response, packed_token_queries as queries_tag,
+    packed_verdicts as verdicts_tag, query_batch,
+};
 use super::varint;
 use crate::proto::{
-    EvaluateRequest, EvaluateResponse, PackedTokenQueries, PackedVerdicts, QueryBatch,
-    evaluate_request::Payload,
+    EvaluateRequest, EvaluateResponse, PackedQueryError, PackedTokenQueries, PackedVerdicts,
+    QueryBatch, evaluate_request::Payload,
 };
 
-/// Wire type of a length-delimited field.
-const LEN: u32 = 2;
-/// Wire type of a varint field.
-const VARINT: u32 = 0;
-
-const fn key(tag: u32, wire_type: u32) -> u64 {
-    ((tag << 3) | wire_type) as u64
+/// One repeated field of a hand-written message, as it goes on the wire.
+enum Column<'a> {
+    /// Packed `uint32` varints.
+    U32(&'a [u32]),
+    /// Packed `uint64` varints.
+    U64(&'a [u64]),
+    /// Packed enum values (`int32` varints).
+    Enum(&'a [i32]),
+    /// Sub-messages, one length-delimited field each.
+    Errors(&'a [PackedQueryError]),
 }
 
-/// Bytes of a length-delimited field of `len` bytes with a one-byte key.
-fn field_len(len: usize) -> usize {
-    1 + varint::len_u64(len as u64) + len
+impl Column<'_> {
+    /// The packed array's bytes (for `Errors`: the fields' bytes, keys included).
+    fn content_len(&self) -> usize {
+        match self {
+            Self::U32(values) => varint::packed_len_u32(values),
+            Self::U64(values) => varint::packed_len_u64(values),
+            Self::Enum(values) => varint::packed_len_i32(values),
+            Self::Errors(errors) => errors
+                .iter()
+                .map(|error| field_len(prost::Message::encoded_len(error)))
+                .sum(),
+        }
+    }
+
+    /// The bytes the field takes in its message, given its `content_len`.
+    fn field_bytes(&self, content_len: usize) -> usize {
+        match self {
+            Self::Errors(_) => content_len,
+            _ if content_len == 0 => 0,
+            _ => field_len(content_len),
+        }
+    }
+
+    /// Writes the field (nothing when empty, as prost).
+    fn write(&self, tag: u32, content_len: usize, buf: &mut impl BufMut) {
+        if let Self::Errors(errors) = self {
+            for error in *errors {
+                prost::encoding::message::encode(tag, error, buf);
+            }
+            return;
+        }
+        if content_len == 0 {
+            return;
+        }
+        varint::put(key(tag, LEN), buf);
+        varint::put(content_len as u64, buf);
+        match self {
+            Self::U32(values) => varint::put_packed(values.iter().map(|&v| u64::from(v)), buf),
+            Self::U64(values) => varint::put_packed(values.iter().copied(), buf),
+            Self::Enum(values) => varint::put_packed(values.iter().map(|&v| v as i64 as u64), buf),
+            Self::Errors(_) => unreachable!("written above"),
+        }
+    }
 }
 
-/// The packed queries of a request that carries only those, with their sizes: the packed
-/// arrays' bytes, the `PackedTokenQueries` message's and the `QueryBatch`'s. `None` for any
-/// other shape.
-fn request_sizes(
-    request: &EvaluateRequest,
-) -> Option<(&PackedTokenQueries, usize, usize, usize, usize)> {
-    let Some(Payload::Queries(batch)) = &request.payload else {
+/// A columnar message sized once: its first query id (tag, value) and its repeated fields in
+/// tag order, with their sizes.
+struct SizedColumns<'a, const N: usize> {
+    first_query_id: (u32, u64),
+    columns: [(u32, Column<'a>); N],
+    content_lens: [usize; N],
+    /// The message's encoded size.
+    len: usize,
+}
+
+impl<'a, const N: usize> SizedColumns<'a, N> {
+    fn new(first_query_id: (u32, u64), columns: [(u32, Column<'a>); N]) -> Self {
+        let content_lens = columns.each_ref().map(|(_, column)| column.content_len());
+        let mut len = 0;
+        if first_query_id.1 != 0 {
+            len += 1 + varint::len_u64(first_query_id.1);
+        }
+        for ((_, column), &content_len) in columns.iter().zip(&content_lens) {
+            len += column.field_bytes(content_len);
+        }
+        Self {
+            first_query_id,
+            columns,
+            content_lens,
+            len,
+        }
+    }
+
+    /// Writes the message's fields (not its own key and length).
+    fn write(&self, buf: &mut impl BufMut) {
+        let (tag, first_query_id) = self.first_query_id;
+        if first_query_id != 0 {
+            varint::put(key(tag, VARINT), buf);
+            varint::put(first_query_id, buf);
+        }
+        for ((tag, column), &content_len) in self.columns.iter().zip(&self.content_lens) {
+            column.write(*tag, content_len, buf);
+        }
+    }
+}
+
+/// The packed queries of a request that carries only those, sized; `None` for any other
+/// shape.
+fn request_columns(request: &EvaluateRequest) -> Option<SizedColumns<'_, 2>> {
+    let EvaluateRequest { payload } = request;
+    let Some(Payload::Queries(batch)) = payload else {
         return None;
     };
-    let (true, Some(packed)) = (batch.queries.is_empty(), &batch.packed_tokens) else {
+    let QueryBatch {
+        queries,
+        packed_tokens,
+    } = batch;
+    let (true, Some(packed)) = (queries.is_empty(), packed_tokens) else {
         return None;
     };
-    let counts = varint::packed_len_u32(&packed.token_counts);
-    let vertices = varint::packed_len_u32(&packed.vertices);
-    let mut packed_len = 0;
-    if packed.first_query_id != 0 {
-        packed_len += 1 + varint::len_u64(packed.first_query_id);
-    }
-    if counts > 0 {
-        packed_len += field_len(counts);
-    }
-    if vertices > 0 {
-        packed_len += field_len(vertices);
-    }
-    Some((packed, counts, vertices, packed_len, field_len(packed_len)))
+    let PackedTokenQueries {
+        first_query_id,
+        token_counts,
+        vertices,
+    } = packed;
+    Some(SizedColumns::new(
+        (queries_tag::FIRST_QUERY_ID, *first_query_id),
+        [
+            (queries_tag::TOKEN_COUNTS, Column::U32(token_counts)),
+            (queries_tag::VERTICES, Column::U32(vertices)),
+        ],
+    ))
 }
 
 /// The encoded size of a request that carries only packed token queries, in one pass over
 /// its arrays (prost's `encoded_len` makes a call per element); `None` for any other shape.
 pub(super) fn request_len(request: &EvaluateRequest) -> Option<usize> {
-    request_sizes(request).map(|(_, _, _, _, batch_len)| field_len(batch_len))
+    request_columns(request).map(|packed| field_len(field_len(packed.len)))
 }
 
 /// Writes `request` when it carries only packed token queries; `false` (nothing written)
 /// for any other shape.
 pub(super) fn encode_request(request: &EvaluateRequest, buf: &mut impl BufMut) -> bool {
-    let Some((packed, counts, vertices, packed_len, batch_len)) = request_sizes(request) else {
+    let Some(packed) = request_columns(request) else {
         return false;
     };
-    varint::put(key(2, LEN), buf); // EvaluateRequest.queries
+    let batch_len = field_len(packed.len);
+    varint::put(key(evaluate_request::QUERIES, LEN), buf);
     varint::put(batch_len as u64, buf);
-    varint::put(key(2, LEN), buf); // QueryBatch.packed_tokens
-    varint::put(packed_len as u64, buf);
-    if packed.first_query_id != 0 {
-        varint::put(key(1, VARINT), buf);
-        varint::put(packed.first_query_id, buf);
-    }
-    put_packed_field(
-        2,
-        counts,
-        packed.token_counts.iter().map(|&c| u64::from(c)),
-        buf,
-    );
-    put_packed_field(
-        3,
-        vertices,
-        packed.vertices.iter().map(|&v| u64::from(v)),
-        buf,
-    );
+    varint::put(key(query_batch::PACKED_TOKENS, LEN), buf);
+    varint::put(packed.len as u64, buf);
+    packed.write(buf);
     true
 }
 
-/// The packed verdicts of a response that carries only those, with their sizes: the packed
-/// arrays' bytes and the `PackedVerdicts` message's. `None` for any other shape.
-fn response_sizes(response: &EvaluateResponse) -> Option<(&PackedVerdicts, usize, usize, usize)> {
-    let (true, None, Some(packed)) = (
-        response.verdicts.is_empty(),
-        &response.graph,
-        &response.packed_verdicts,
-    ) else {
+/// The packed verdicts of a response that carries only those, sized; `None` for any other
+/// shape.
+fn response_columns(response: &EvaluateResponse) -> Option<SizedColumns<'_, 12>> {
+    let EvaluateResponse {
+        verdicts,
+        graph,
+        packed_verdicts,
+    } = response;
+    let (true, None, Some(packed)) = (verdicts.is_empty(), graph, packed_verdicts) else {
         return None;
     };
-    let outcomes = varint::packed_len_i32(&packed.outcomes);
-    let nim_sums = varint::packed_len_u64(&packed.nim_sums);
-    let mut packed_len = 0;
-    if packed.first_query_id != 0 {
-        packed_len += 1 + varint::len_u64(packed.first_query_id);
-    }
-    if outcomes > 0 {
-        packed_len += field_len(outcomes);
-    }
-    if nim_sums > 0 {
-        packed_len += field_len(nim_sums);
-    }
-    packed_len += packed
-        .errors
-        .iter()
-        .map(|error| field_len(prost::Message::encoded_len(error)))
-        .sum::<usize>();
-    Some((packed, outcomes, nim_sums, packed_len))
+    let PackedVerdicts {
+        first_query_id,
+        outcomes,
+        nim_sums,
+        errors,
+        remotenesses,
+        over_budget,
+        move_counts,
+        move_sources,
+        move_targets,
+        move_outcomes,
+        move_remotenesses,
+        move_over_budget,
+        moves_omitted,
+    } = packed;
+    Some(SizedColumns::new(
+        (verdicts_tag::FIRST_QUERY_ID, *first_query_id),
+        [
+            (verdicts_tag::OUTCOMES, Column::Enum(outcomes)),
+            (verdicts_tag::NIM_SUMS, Column::U64(nim_sums)),
+            (verdicts_tag::ERRORS, Column::Errors(errors)),
+            (verdicts_tag::REMOTENESSES, Column::U32(remotenesses)),
+            (verdicts_tag::OVER_BUDGET, Column::U32(over_budget)),
+            (verdicts_tag::MOVE_COUNTS, Column::U32(move_counts)),
+            (verdicts_tag::MOVE_SOURCES, Column::U32(move_sources)),
+            (verdicts_tag::MOVE_TARGETS, Column::U32(move_targets)),
+            (verdicts_tag::MOVE_OUTCOMES, Column::Enum(move_outcomes)),
+            (
+                verdicts_tag::MOVE_REMOTENESSES,
+                Column::U32(move_remotenesses),
+            ),
+            (
+                verdicts_tag::MOVE_OVER_BUDGET,
+                Column::U32(move_over_budget),
+            ),
+            (verdicts_tag::MOVES_OMITTED, Column::U64(moves_omitted)),
+        ],
+    ))
 }
 
 /// The encoded size of a response that carries only packed verdicts, in one pass over its
 /// arrays; `None` for any other shape.
 pub(super) fn response_len(response: &EvaluateResponse) -> Option<usize> {
-    response_sizes(response).map(|(_, _, _, packed_len)| field_len(packed_len))
+    response_columns(response).map(|packed| field_len(packed.len))
 }
 
 /// Writes `response` when it carries only packed verdicts; `false` (nothing written) for any
 /// other shape.
 pub(super) fn encode_response(response: &EvaluateResponse, buf: &mut impl BufMut) -> bool {
-    let Some((packed, outcomes, nim_sums, packed_len)) = response_sizes(response) else {
+    let Some(packed) = response_columns(response) else {
         return false;
     };
-    varint::put(key(3, LEN), buf); // EvaluateResponse.packed_verdicts
-    varint::put(packed_len as u64, buf);
-    if packed.first_query_id != 0 {
-        varint::put(key(1, VARINT), buf);
-        varint::put(packed.first_query_id, buf);
-    }
-    let outcome_values = packed.outcomes.iter().map(|&o| o as i64 as u64);
-    put_packed_field(2, outcomes, outcome_values, buf);
-    put_packed_field(3, nim_sums, packed.nim_sums.iter().copied(), buf);
-    for error in &packed.errors {
-        prost::encoding::message::encode(4, error, buf);
-    }
+    varint::put(key(evaluate_response::PACKED_VERDICTS, LEN), buf);
+    varint::put(packed.len as u64, buf);
+    packed.write(buf);
     true
-}
-
-/// Writes a packed field of `len` bytes of varints (nothing when empty, as prost).
-fn put_packed_field(
-    tag: u32,
-    len: usize,
-    values: impl Iterator<Item = u64>,
-    buf: &mut impl BufMut,
-) {
-    if len == 0 {
-        return;
-    }
-    varint::put(key(tag, LEN), buf);
-    varint::put(len as u64, buf);
-    varint::put_packed(values, buf);
 }
 
 /// A cursor over the fields of one message.
@@ -211,18 +288,15 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// Reads the fields of a message whose fields the fast path knows are tags 1 to 3, each at
-/// most once, handing each to `read`, which stores it and says its tag (`None`: a field it
-/// does not take). `None` for a repeated field, or anything else unusual.
-fn read_fields<'a>(
-    bytes: &'a [u8],
-    mut read: impl FnMut(Field<'a>) -> Option<usize>,
-) -> Option<()> {
-    let mut seen = [false; 3];
+/// Reads the fields of a message whose fields the fast path knows have one-byte keys (tags
+/// 1 to 15), each at most once, handing each to `read`, which stores it and says its tag
+/// (`None`: a field it does not take). `None` for a repeated field, or anything else unusual.
+fn read_fields<'a>(bytes: &'a [u8], mut read: impl FnMut(Field<'a>) -> Option<u32>) -> Option<()> {
+    let mut seen = [false; 16];
     let mut fields = Fields(bytes);
     while let Some(field) = fields.next_field() {
         let tag = read(field?)?;
-        if std::mem::replace(seen.get_mut(tag.checked_sub(1)?)?, true) {
+        if std::mem::replace(seen.get_mut(tag as usize)?, true) {
             return None;
         }
     }
@@ -232,26 +306,32 @@ fn read_fields<'a>(
 /// Reads an `EvaluateRequest` that carries only packed token queries, each field of them at
 /// most once; `None` for anything else.
 pub(super) fn decode_request(bytes: &[u8]) -> Option<EvaluateRequest> {
-    let batch = Fields(bytes).only(key(2, LEN))?;
-    let packed_bytes = Fields(batch).only(key(2, LEN))?;
-    let mut packed = PackedTokenQueries::default();
+    let batch = Fields(bytes).only(key(evaluate_request::QUERIES, LEN))?;
+    let packed_bytes = Fields(batch).only(key(query_batch::PACKED_TOKENS, LEN))?;
+    let mut first_query_id = 0;
+    let mut token_counts = Vec::new();
+    let mut vertices = Vec::new();
     read_fields(packed_bytes, |field| match field {
-        Field::Varint(k, value) if k == key(1, VARINT) => {
-            packed.first_query_id = value;
-            Some(1)
+        Field::Varint(k, value) if k == key(queries_tag::FIRST_QUERY_ID, VARINT) => {
+            first_query_id = value;
+            Some(queries_tag::FIRST_QUERY_ID)
         }
-        Field::Bytes(k, bytes) if k == key(2, LEN) => {
-            varint::read_packed_u32(bytes, &mut packed.token_counts).map(|()| 2)
+        Field::Bytes(k, bytes) if k == key(queries_tag::TOKEN_COUNTS, LEN) => {
+            varint::read_packed_u32(bytes, &mut token_counts).map(|()| queries_tag::TOKEN_COUNTS)
         }
-        Field::Bytes(k, bytes) if k == key(3, LEN) => {
-            varint::read_packed_u32(bytes, &mut packed.vertices).map(|()| 3)
+        Field::Bytes(k, bytes) if k == key(queries_tag::VERTICES, LEN) => {
+            varint::read_packed_u32(bytes, &mut vertices).map(|()| queries_tag::VERTICES)
         }
         _ => None,
     })?;
     Some(EvaluateRequest {
         payload: Some(Payload::Queries(QueryBatch {
             queries: Vec::new(),
-            packed_tokens: Some(packed),
+            packed_tokens: Some(PackedTokenQueries {
+                first_query_id,
+                token_counts,
+                vertices,
+            }),
         })),
     })
 }
@@ -259,24 +339,68 @@ pub(super) fn decode_request(bytes: &[u8]) -> Option<EvaluateRequest> {
 /// Reads an `EvaluateResponse` that carries only packed verdicts without errors, each field
 /// at most once; `None` for anything else.
 pub(super) fn decode_response(bytes: &[u8]) -> Option<EvaluateResponse> {
-    let packed_bytes = Fields(bytes).only(key(3, LEN))?;
-    let mut packed = PackedVerdicts::default();
-    read_fields(packed_bytes, |field| match field {
-        Field::Varint(k, value) if k == key(1, VARINT) => {
-            packed.first_query_id = value;
-            Some(1)
+    let packed_bytes = Fields(bytes).only(key(evaluate_response::PACKED_VERDICTS, LEN))?;
+    let mut first_query_id = 0;
+    let mut outcomes = Vec::new();
+    let mut nim_sums = Vec::new();
+    let mut remotenesses = Vec::new();
+    let mut over_budget = Vec::new();
+    let mut move_counts = Vec::new();
+    let mut move_sources = Vec::new();
+    let mut move_targets = Vec::new();
+    let mut move_outcomes = Vec::new();
+    let mut move_remotenesses = Vec::new();
+    let mut move_over_budget = Vec::new();
+    let mut moves_omitted = Vec::new();
+    read_fields(packed_bytes, |field| {
+        let (k, bytes) = match field {
+            Field::Varint(k, value) if k == key(verdicts_tag::FIRST_QUERY_ID, VARINT) => {
+                first_query_id = value;
+                return Some(verdicts_tag::FIRST_QUERY_ID);
+            }
+            Field::Varint(..) => return None,
+            Field::Bytes(k, bytes) => (k, bytes),
+        };
+        let small_enums =
+            |out: &mut Vec<i32>, tag| varint::read_packed_small_i32(bytes, out).map(|()| tag);
+        let u64s = |out: &mut Vec<u64>, tag| varint::read_packed_u64(bytes, out).map(|()| tag);
+        let u32s = |out: &mut Vec<u32>, tag| varint::read_packed_u32(bytes, out).map(|()| tag);
+        use verdicts_tag::*;
+        match k {
+            k if k == key(OUTCOMES, LEN) => small_enums(&mut outcomes, OUTCOMES),
+            k if k == key(NIM_SUMS, LEN) => u64s(&mut nim_sums, NIM_SUMS),
+            k if k == key(REMOTENESSES, LEN) => u32s(&mut remotenesses, REMOTENESSES),
+            k if k == key(OVER_BUDGET, LEN) => u32s(&mut over_budget, OVER_BUDGET),
+            k if k == key(MOVE_COUNTS, LEN) => u32s(&mut move_counts, MOVE_COUNTS),
+            k if k == key(MOVE_SOURCES, LEN) => u32s(&mut move_sources, MOVE_SOURCES),
+            k if k == key(MOVE_TARGETS, LEN) => u32s(&mut move_targets, MOVE_TARGETS),
+            k if k == key(MOVE_OUTCOMES, LEN) => small_enums(&mut move_outcomes, MOVE_OUTCOMES),
+            k if k == key(MOVE_REMOTENESSES, LEN) => {
+                u32s(&mut move_remotenesses, MOVE_REMOTENESSES)
+            }
+            k if k == key(MOVE_OVER_BUDGET, LEN) => u32s(&mut move_over_budget, MOVE_OVER_BUDGET),
+            k if k == key(MOVES_OMITTED, LEN) => u64s(&mut moves_omitted, MOVES_OMITTED),
+            // Errors, and fields unknown to the fast path: prost reads the message.
+            _ => None,
         }
-        Field::Bytes(k, bytes) if k == key(2, LEN) => {
-            varint::read_packed_small_i32(bytes, &mut packed.outcomes).map(|()| 2)
-        }
-        Field::Bytes(k, bytes) if k == key(3, LEN) => {
-            varint::read_packed_u64(bytes, &mut packed.nim_sums).map(|()| 3)
-        }
-        _ => None,
     })?;
     Some(EvaluateResponse {
         verdicts: Vec::new(),
         graph: None,
-        packed_verdicts: Some(packed),
+        packed_verdicts: Some(PackedVerdicts {
+            first_query_id,
+            outcomes,
+            nim_sums,
+            errors: Vec::new(),
+            remotenesses,
+            over_budget,
+            move_counts,
+            move_sources,
+            move_targets,
+            move_outcomes,
+            move_remotenesses,
+            move_over_budget,
+            moves_omitted,
+        }),
     })
 }

@@ -44,15 +44,48 @@ fn packed_request(packed: PackedTokenQueries) -> EvaluateRequest {
     }
 }
 
+/// The analysis columns of packed verdicts: empty (most streams) or filled with any numbers
+/// (the codec does not interpret them).
+fn analysis_columns() -> impl Strategy<Value = [Vec<u64>; 9]> {
+    let column = || proptest::collection::vec(number(), 0..30).boxed();
+    prop_oneof![
+        Just(Default::default()),
+        [
+            column(),
+            column(),
+            column(),
+            column(),
+            column(),
+            proptest::collection::vec(0u64..4, 0..30).boxed(),
+            column(),
+            column(),
+            column(),
+        ],
+    ]
+}
+
 fn packed_verdicts() -> impl Strategy<Value = PackedVerdicts> {
     (
         prop_oneof![Just(0u64), number()],
         proptest::collection::vec(prop_oneof![8 => 0i32..4, 1 => any::<i32>()], 0..100),
         proptest::collection::vec(number(), 0..100),
         proptest::collection::vec((0u32..100, "[a-z ]{0,12}"), 0..3),
+        analysis_columns(),
     )
-        .prop_map(
-            |(first_query_id, outcomes, nim_sums, errors)| PackedVerdicts {
+        .prop_map(|(first_query_id, outcomes, nim_sums, errors, analysis)| {
+            let [
+                remotenesses,
+                over_budget,
+                move_counts,
+                move_sources,
+                move_targets,
+                move_outcomes,
+                move_remotenesses,
+                move_over_budget,
+                moves_omitted,
+            ] = analysis;
+            let narrow = |values: Vec<u64>| values.into_iter().map(|v| v as u32).collect();
+            PackedVerdicts {
                 first_query_id,
                 outcomes,
                 nim_sums,
@@ -66,8 +99,17 @@ fn packed_verdicts() -> impl Strategy<Value = PackedVerdicts> {
                         }),
                     })
                     .collect(),
-            },
-        )
+                remotenesses: narrow(remotenesses),
+                over_budget: narrow(over_budget),
+                move_counts: narrow(move_counts),
+                move_sources: narrow(move_sources),
+                move_targets: narrow(move_targets),
+                move_outcomes: move_outcomes.into_iter().map(|o| o as i32).collect(),
+                move_remotenesses: narrow(move_remotenesses),
+                move_over_budget: narrow(move_over_budget),
+                moves_omitted,
+            }
+        })
 }
 
 fn packed_response(packed: PackedVerdicts) -> EvaluateResponse {
@@ -115,10 +157,22 @@ proptest! {
 
     #[test]
     fn responses_are_written_as_prost_writes_them(packed in packed_verdicts()) {
+        let short = |values: &[u32]| values.iter().all(|&n| n < 1 << 28);
         let fast = packed.errors.is_empty()
             && packed.outcomes.iter().all(|&o| (0..128).contains(&o))
-            && packed.nim_sums.iter().all(|&n| n < 1 << 63)
-            && packed.first_query_id < 1 << 63;
+            && packed.nim_sums.iter().chain(&packed.moves_omitted).all(|&n| n < 1 << 63)
+            && packed.first_query_id < 1 << 63
+            && [
+                &packed.remotenesses,
+                &packed.over_budget,
+                &packed.move_counts,
+                &packed.move_sources,
+                &packed.move_targets,
+                &packed.move_remotenesses,
+                &packed.move_over_budget,
+            ]
+            .into_iter()
+            .all(|column| short(column));
         let response = packed_response(packed);
         let mut ours = Vec::new();
         prop_assert!(encode_response(&response, &mut ours));
@@ -158,9 +212,23 @@ fn common_shapes_take_the_fast_path() {
         first_query_id: 7,
         outcomes: vec![1, 2, 3],
         nim_sums: vec![0, 1 << 40, 3],
-        errors: Vec::new(),
+        ..Default::default()
     });
     assert_eq!(decode_response(&response.encode_to_vec()), Some(response));
+    let analysed = packed_response(PackedVerdicts {
+        first_query_id: 7,
+        outcomes: vec![1, 2],
+        nim_sums: vec![1, 0],
+        remotenesses: vec![1, 0],
+        move_counts: vec![1, 0],
+        move_sources: vec![0],
+        move_targets: vec![1],
+        move_outcomes: vec![1],
+        move_remotenesses: vec![0],
+        moves_omitted: vec![0, 0],
+        ..Default::default()
+    });
+    assert_eq!(decode_response(&analysed.encode_to_vec()), Some(analysed));
     let empty = packed_request(PackedTokenQueries::default());
     assert_eq!(decode_request(&empty.encode_to_vec()), Some(empty));
 }
@@ -205,4 +273,39 @@ fn other_shapes_are_left_to_prost() {
     let unknown = [0x12, 0x04, 0x12, 0x02, 0x28, 0x01];
     assert_eq!(decode_request(&unknown), None);
     assert!(EvaluateRequest::decode(&unknown[..]).is_ok());
+}
+
+/// Every field number the hand-written paths use is the proto's, and the messages they
+/// encode field by field have no field beyond those.
+#[test]
+fn field_numbers_are_those_of_the_compiled_proto() {
+    use prost_types::FileDescriptorSet;
+    let set = FileDescriptorSet::decode(crate::proto::FILE_DESCRIPTOR_SET).unwrap();
+    let messages: Vec<_> = set
+        .file
+        .iter()
+        .filter(|file| file.package() == "grundy.v1")
+        .flat_map(|file| &file.message_type)
+        .collect();
+    let number = |message: &str, field: &str| {
+        let message = messages.iter().find(|m| m.name() == message)?;
+        let field = message.field.iter().find(|f| f.name() == field)?;
+        u32::try_from(field.number()).ok()
+    };
+    for &(message, field, tag) in super::tags::ALL {
+        assert_eq!(number(message, field), Some(tag), "{message}.{field}");
+        assert!(
+            tag < 16,
+            "{message}.{field}: the fast path needs one-byte keys"
+        );
+    }
+    for whole in ["PackedTokenQueries", "PackedVerdicts"] {
+        let message = messages.iter().find(|m| m.name() == whole).unwrap();
+        for field in &message.field {
+            let known = super::tags::ALL
+                .iter()
+                .any(|&(m, f, _)| m == whole && f == field.name());
+            assert!(known, "{whole}.{} has no constant", field.name());
+        }
+    }
 }

@@ -70,6 +70,7 @@ pub fn start_id(graph_id: &str) -> EvaluateRequest {
         payload: Some(Payload::Start(EvaluateStart {
             graph_source: Some(GraphSource::GraphId(graph_id.into())),
             explain: false,
+            analysis: None,
         })),
     }
 }
@@ -338,6 +339,7 @@ pub fn other_cases() -> Vec<Case> {
         Some(EvaluateStart {
             graph_source: Some(GraphSource::Graph(graph)),
             explain: false,
+            analysis: None,
         })
     };
     let p = |name, chunks, code, message| Case {
@@ -382,6 +384,7 @@ pub fn other_cases() -> Vec<Case> {
             Some(EvaluateStart {
                 graph_source: Some(GraphSource::GraphId("nope".into())),
                 explain: false,
+                analysis: None,
             }),
             vec![],
             NotFound,

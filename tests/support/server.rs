@@ -7,7 +7,7 @@ use grundy::proto::{
     self, EvaluateRequest, EvaluateStart, Query, QueryBatch, evaluate_request::Payload,
     evaluate_start::GraphSource, grundy_service_client::GrundyServiceClient, query::Position,
 };
-use grundy::service::{self as server, ServerConfig, ServerError};
+use grundy::service::{self, ServerConfig, ServerError};
 use grundy::service::{GameService, ServiceConfig};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -35,7 +35,7 @@ pub async fn serve(config: ServerConfig) -> TestServer {
     let (shutdown, stopped) = oneshot::channel::<()>();
     let handle = service.clone();
     let task = tokio::spawn(async move {
-        server::run_service(listener, handle, &config, async {
+        service::run_service(listener, handle, &config, async {
             let _ = stopped.await;
         })
         .await
@@ -171,6 +171,7 @@ pub fn start(graph: proto::Graph) -> EvaluateRequest {
         payload: Some(Payload::Start(EvaluateStart {
             graph_source: Some(GraphSource::Graph(graph)),
             explain: false,
+            analysis: None,
         })),
     }
 }

@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use super::digits::{is_separator, short_number};
 use super::error::{JudgeError, Location};
 
-/// How much [`Scanner::read_buffered_lists`] may read at once.
+/// How much `Scanner::read_buffered_lists` may read at once.
 #[derive(Debug, Clone, Copy)]
 pub struct ListBudget {
     /// Lists at most.

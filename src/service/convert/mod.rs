@@ -3,17 +3,22 @@
 //! turned back into `grundy.v1` messages.
 //!
 //! - [`graph`]: wire graphs in, whole or in `PutGraph` chunks;
-//! - [`query`]: query batches in, verdicts out;
+//! - [`query`]: query batches in, verdicts out; [`analysis`]: their remoteness and moves,
+//!   when the stream asks; [`outcome`]: outcomes out;
 //! - [`split`]: verdicts cut into messages under the size limit;
 //! - [`values`]: graph summaries and `GetValues` pages out.
 
+pub(crate) mod analysis;
 pub(crate) mod graph;
+pub(crate) mod outcome;
 pub(crate) mod query;
 pub(crate) mod split;
 pub(crate) mod values;
 
 pub(crate) use graph::GraphAssembler;
 pub use graph::game_from_proto;
-pub(crate) use query::{QueryEvaluator, batch_query_count};
+pub use analysis::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES};
+pub(crate) use analysis::stream_analysis;
+pub(crate) use query::{QueryEvaluator, StreamOptions, batch_query_count};
 pub(crate) use split::fit_response;
 pub(crate) use values::{ValuePages, graph_summary};

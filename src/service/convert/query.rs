@@ -3,9 +3,14 @@
 
 use std::sync::Arc;
 
-use crate::engine::{Analysis, Evaluation, Move, MoveMemo, Outcome, VertexOutOfRange};
+use crate::engine::{
+    Analysis, AnalysisOptions, Evaluation, Move, MoveMemo, VertexOutOfRange,
+};
 use crate::proto;
 use crate::service::error::ServiceError;
+
+use super::analysis::{self as analysed, MAX_ANALYSED_TOKENS};
+use super::outcome::outcome_to_proto;
 
 /// Which form a query's position took, to name fields in errors and map item indexes back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,26 +34,39 @@ impl PositionForm {
 /// core's L2 on the machines measured).
 const CACHED_TABLE_BYTES: usize = 1 << 20;
 
+/// What a stream asked for beyond outcomes and nim-sums.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct StreamOptions {
+    /// `EvaluateStart.explain`: a winning (or draw-keeping) move per verdict.
+    pub(crate) explain: bool,
+    /// `EvaluateStart.analysis`, within the server's caps: remoteness and every move.
+    pub(crate) analysis: Option<AnalysisOptions>,
+}
+
 /// Evaluates the queries of one stream against its analysis, reusing buffers (and, with
 /// `explain`, the split moves found) from query to query and batch to batch.
 pub(crate) struct QueryEvaluator {
     analysis: Arc<Analysis>,
     explain: bool,
-    items: Vec<(u32, u64)>,
-    /// For dense positions: the vertex of each item (zero values are skipped).
-    item_vertex: Vec<u32>,
+    /// The position analysis the stream asked for.
+    analysed: Option<AnalysisOptions>,
+    /// The tokens of the position analysed (a buffer).
+    tokens: Vec<u32>,
+    /// The position of the query being answered (a buffer reused from query to query).
+    position: Position,
     /// Split picks by `(vertex, target)`: finding one reruns the vertex's method (up to
     /// 2^26 steps), and a stream's WIN positions often need the same ones.
     moves: MoveMemo,
 }
 
 impl QueryEvaluator {
-    pub(crate) fn new(analysis: Arc<Analysis>, explain: bool) -> Self {
+    pub(crate) fn new(analysis: Arc<Analysis>, options: StreamOptions) -> Self {
         Self {
             analysis,
-            explain,
-            items: Vec::new(),
-            item_vertex: Vec::new(),
+            explain: options.explain,
+            analysed: options.analysis,
+            tokens: Vec::new(),
+            position: Position::default(),
             moves: MoveMemo::default(),
         }
     }
@@ -59,7 +77,7 @@ impl QueryEvaluator {
     /// `None` when the stream asked for winning moves, whose search no count of lookups
     /// bounds.
     pub(crate) fn cost(&self, batches: &[proto::QueryBatch]) -> Option<u64> {
-        if self.explain {
+        if self.explain || self.analysed.is_some() {
             return None;
         }
         let weight = if self.analysis.heap_bytes() <= CACHED_TABLE_BYTES {
@@ -92,10 +110,15 @@ impl QueryEvaluator {
                     ),
                 ));
             }
-            if self.explain {
-                self.answer_packed_in_full(packed, &mut response.verdicts);
-            } else {
-                response.packed_verdicts = Some(self.answer_packed(packed));
+            let split_counts = self.analysis.game().split_counts().is_some();
+            match self.analysed {
+                Some(options) if !self.explain && !split_counts => {
+                    response.packed_verdicts = Some(self.answer_packed_analysed(packed, &options));
+                }
+                _ if self.explain || self.analysed.is_some() => {
+                    self.answer_packed_in_full(packed, &mut response.verdicts);
+                }
+                _ => response.packed_verdicts = Some(self.answer_packed(packed)),
             }
         }
         Ok(response)
@@ -108,7 +131,7 @@ impl QueryEvaluator {
             first_query_id: packed.first_query_id,
             outcomes: Vec::with_capacity(count),
             nim_sums: Vec::with_capacity(count),
-            errors: Vec::new(),
+            ..Default::default()
         };
         for (index, offset, tokens) in packed_queries(packed) {
             let (outcome, nim_sum) = match self.analysis.evaluate_tokens(tokens) {
@@ -127,6 +150,40 @@ impl QueryEvaluator {
         verdicts
     }
 
+    /// Packed token queries of token sliding answered in columnar form with their analysis.
+    fn answer_packed_analysed(
+        &self,
+        packed: &proto::PackedTokenQueries,
+        options: &AnalysisOptions,
+    ) -> proto::PackedVerdicts {
+        let count = packed.token_counts.len();
+        let mut verdicts = proto::PackedVerdicts {
+            first_query_id: packed.first_query_id,
+            outcomes: Vec::with_capacity(count),
+            nim_sums: Vec::with_capacity(count),
+            ..Default::default()
+        };
+        for (index, offset, tokens) in packed_queries(packed) {
+            match self.analysis.analyse_position(tokens, options) {
+                Ok(position) => {
+                    verdicts.outcomes.push(outcome_to_proto(position.outcome).into());
+                    verdicts.nim_sums.push(position.nim_sum);
+                    analysed::push_columns(&mut verdicts, index as u32, &position);
+                }
+                Err(e) => {
+                    verdicts.errors.push(proto::PackedQueryError {
+                        index: index as u32,
+                        error: Some(packed_error(offset, e)),
+                    });
+                    verdicts.outcomes.push(proto::Outcome::Unspecified.into());
+                    verdicts.nim_sums.push(0);
+                    analysed::push_empty_columns(&mut verdicts);
+                }
+            }
+        }
+        verdicts
+    }
+
     /// Packed token queries answered with full verdicts (and moves).
     fn answer_packed_in_full(
         &mut self,
@@ -135,13 +192,10 @@ impl QueryEvaluator {
     ) {
         for (index, offset, tokens) in packed_queries(packed) {
             let query_id = packed.first_query_id.wrapping_add(index as u64);
-            self.items.clear();
-            self.items.extend(tokens.iter().map(|&v| (v, 1)));
-            verdicts.push(match self.analysis.evaluate(&self.items) {
-                Ok(evaluation) => {
-                    let move_ = self.explained_move(PositionForm::Tokens, &evaluation);
-                    verdict(query_id, &evaluation, move_)
-                }
+            self.position.items.clear();
+            self.position.items.extend(tokens.iter().map(|&v| (v, 1)));
+            verdicts.push(match self.analysis.evaluate(&self.position.items) {
+                Ok(evaluation) => self.full_verdict(query_id, PositionForm::Tokens, &evaluation),
                 Err(e) => proto::Verdict {
                     query_id,
                     error: Some(packed_error(offset, e)),
@@ -151,7 +205,7 @@ impl QueryEvaluator {
         }
     }
 
-    /// The move shown with a verdict on `self.items`, when the stream asked for moves.
+    /// The move shown with a verdict on `self.position.items`, when the stream asked for moves.
     fn explained_move(
         &mut self,
         form: PositionForm,
@@ -160,9 +214,9 @@ impl QueryEvaluator {
         if !self.explain {
             return None;
         }
-        let move_ = self
-            .analysis
-            .best_move_memo(&self.items, evaluation, &mut self.moves)?;
+        let move_ =
+            self.analysis
+                .best_move_memo(&self.position.items, evaluation, &mut self.moves)?;
         Some(self.move_to_proto(form, move_))
     }
 
@@ -181,29 +235,102 @@ impl QueryEvaluator {
 
     fn try_verdict(&mut self, query: &proto::Query) -> Result<proto::Verdict, proto::QueryError> {
         let form = self.load_items(query)?;
-        let evaluation = self.analysis.evaluate(&self.items).map_err(|e| {
+        let evaluation = self.analysis.evaluate(&self.position.items).map_err(|e| {
             let index = match form {
-                PositionForm::Dense => self.item_vertex[e.index] as usize,
+                PositionForm::Dense => self.position.item_vertex[e.index] as usize,
                 _ => e.index,
             };
             query_error(form.vertex_field(index), e.to_string())
         })?;
-        let move_ = self.explained_move(form, &evaluation);
-        Ok(verdict(query.id, &evaluation, move_))
+        Ok(self.full_verdict(query.id, form, &evaluation))
     }
 
-    /// Fills `self.items` with `(vertex, count)` pairs for the query's position.
+    /// The verdict on `self.position`, evaluated as `evaluation`, with the move (`explain`)
+    /// or the analysis the stream asked for.
+    fn full_verdict(
+        &mut self,
+        query_id: u64,
+        form: PositionForm,
+        evaluation: &Evaluation,
+    ) -> proto::Verdict {
+        let move_ = self.explained_move(form, evaluation);
+        let mut verdict = evaluated_verdict(query_id, evaluation, move_);
+        if let Some(options) = self.analysed {
+            self.fill_analysis(&mut verdict, form, evaluation, &options);
+        }
+        verdict
+    }
+
+    /// The analysis fields of the verdict on `self.position`.
+    fn fill_analysis(
+        &mut self,
+        verdict: &mut proto::Verdict,
+        form: PositionForm,
+        evaluation: &Evaluation,
+        options: &AnalysisOptions,
+    ) {
+        if self.analysis.game().split_counts().is_some() {
+            // One winning move per vertex; the first is the best move.
+            let (moves, omitted) = self.analysis.winning_split_moves(
+                &self.position.items,
+                evaluation,
+                &mut self.moves,
+                options.max_moves,
+            );
+            verdict.remoteness_unknown = proto::RemotenessUnknown::NotComputed.into();
+            verdict.moves_omitted = omitted;
+            verdict.moves = moves
+                .into_iter()
+                .map(|move_| proto::AnalysedMove {
+                    r#move: Some(self.move_to_proto(form, move_)),
+                    outcome: proto::Outcome::Win.into(),
+                    remoteness: None,
+                    over_budget: false,
+                })
+                .collect();
+            verdict.best_move = verdict.moves.first().and_then(|m| m.r#move.clone());
+            return;
+        }
+        let total: u64 = self.position.items.iter().map(|&(_, count)| count).sum();
+        if total > MAX_ANALYSED_TOKENS {
+            analysed::fill_too_many_tokens(verdict);
+            return;
+        }
+        self.tokens.clear();
+        for &(vertex, count) in &self.position.items {
+            self.tokens
+                .extend(std::iter::repeat_n(vertex, count as usize));
+        }
+        let Ok(position) = self.analysis.analyse_position(&self.tokens, options) else {
+            // The position passed `evaluate` above, so its vertices are in range.
+            return;
+        };
+        let items = &self.position.items;
+        let item_vertex = &self.position.item_vertex;
+        analysed::fill_sliding(verdict, &position, |from| {
+            let item = items.iter().position(|&(vertex, count)| vertex == from && count > 0);
+            let item = item.unwrap_or(0);
+            match form {
+                PositionForm::Dense => item_vertex[item],
+                _ => item as u32,
+            }
+        });
+    }
+
+    /// Fills `self.position.items` with `(vertex, count)` pairs for the query's position.
     fn load_items(&mut self, query: &proto::Query) -> Result<PositionForm, proto::QueryError> {
         use proto::query::Position;
-        self.items.clear();
-        self.item_vertex.clear();
+        self.position.items.clear();
+        self.position.item_vertex.clear();
         match &query.position {
             None => Err(query_error(
                 "position".into(),
                 "a query needs a position: tokens, dense_values or sparse_values".into(),
             )),
             Some(Position::Tokens(tokens)) => {
-                self.items.extend(tokens.vertices.iter().map(|&v| (v, 1)));
+                self.position
+                    .items
+                    .extend(tokens.vertices.iter().map(|&v| (v, 1)));
                 Ok(PositionForm::Tokens)
             }
             Some(Position::DenseValues(dense)) => {
@@ -219,8 +346,8 @@ impl QueryEvaluator {
                 }
                 for (vertex, &value) in dense.values.iter().enumerate() {
                     if value != 0 {
-                        self.items.push((vertex as u32, value));
-                        self.item_vertex.push(vertex as u32);
+                        self.position.items.push((vertex as u32, value));
+                        self.position.item_vertex.push(vertex as u32);
                     }
                 }
                 Ok(PositionForm::Dense)
@@ -236,7 +363,7 @@ impl QueryEvaluator {
                         ),
                     ));
                 }
-                self.items.extend(
+                self.position.items.extend(
                     sparse
                         .vertices
                         .iter()
@@ -251,7 +378,7 @@ impl QueryEvaluator {
     fn move_to_proto(&self, form: PositionForm, move_: Move) -> proto::Move {
         use proto::r#move::Kind;
         let token_index = |item_index: usize| match form {
-            PositionForm::Dense => self.item_vertex[item_index],
+            PositionForm::Dense => self.position.item_vertex[item_index],
             _ => item_index as u32,
         };
         let kind = match move_ {
@@ -279,6 +406,15 @@ impl QueryEvaluator {
         };
         proto::Move { kind: Some(kind) }
     }
+}
+
+/// A query's position as the engine takes it: `(vertex, count)` items (a token is a count of
+/// 1; for dense and sparse positions, a vertex's value), and for dense positions the vertex
+/// of each item (zero values are skipped, so item indexes are not vertices).
+#[derive(Default)]
+struct Position {
+    items: Vec<(u32, u64)>,
+    item_vertex: Vec<u32>,
 }
 
 /// Each packed query: its index, the offset of its first token in `vertices`, and its tokens.
@@ -310,25 +446,20 @@ fn query_error(field: String, message: String) -> proto::QueryError {
     proto::QueryError { field, message }
 }
 
-fn outcome_to_proto(outcome: Outcome) -> proto::Outcome {
-    match outcome {
-        Outcome::Win => proto::Outcome::Win,
-        Outcome::Lose => proto::Outcome::Lose,
-        Outcome::Draw => proto::Outcome::Draw,
-    }
-}
-
-fn verdict(query_id: u64, evaluation: &Evaluation, move_: Option<proto::Move>) -> proto::Verdict {
+fn evaluated_verdict(
+    query_id: u64,
+    evaluation: &Evaluation,
+    move_: Option<proto::Move>,
+) -> proto::Verdict {
     proto::Verdict {
         query_id,
         outcome: outcome_to_proto(evaluation.outcome).into(),
         nim_sum: evaluation.nim_sum,
-        error: None,
         best_move: move_,
+        ..Default::default()
     }
 }
 
-/// Queries in a request batch, in both forms.
 /// The table lookups answering `batch` takes: one per query and one per token, value or
 /// vertex of its position.
 fn batch_lookups(batch: &proto::QueryBatch) -> u64 {

@@ -3,15 +3,12 @@
 //! same limit refuses a larger message. [`fit_response`] splits them over several messages,
 //! in order; every verdict keeps its query id, so the client sees the same sequence.
 
+use std::ops::Range;
+
 use prost::Message;
-use prost::encoding::encoded_len_varint;
 
 use crate::proto::{EvaluateResponse, PackedQueryError, PackedVerdicts};
-
-/// Bytes kept free in each message for what the accounting below does not count: the
-/// fields of `PackedVerdicts` besides its elements (first id, the packed arrays' tags and
-/// lengths) and the sub-message's own tag and length. At most 1 + 10 + 2 * (1 + 5) + 1 + 5.
-const FRAME_SLACK: usize = 64;
+use crate::wire::size;
 
 /// Appends `response` to `out` as one message when it fits in `max_bytes`, else as several,
 /// each under `max_bytes` (a single verdict larger than that alone goes in a message of its
@@ -21,7 +18,7 @@ pub(crate) fn fit_response(
     max_bytes: usize,
     out: &mut Vec<EvaluateResponse>,
 ) {
-    let budget = max_bytes.saturating_sub(FRAME_SLACK).max(1);
+    let budget = max_bytes.saturating_sub(size::PACKED_VERDICTS_FRAME).max(1);
     if size_bound(&response).is_some_and(|bound| bound <= budget)
         || response.encoded_len() <= budget
     {
@@ -38,7 +35,7 @@ pub(crate) fn fit_response(
         ..Default::default()
     });
     for verdict in verdicts {
-        let cost = field_cost(verdict.encoded_len());
+        let cost = size::verdict_field_len(&verdict);
         part.make_room(cost, budget, out);
         part.size += cost;
         part.message.verdicts.push(verdict);
@@ -50,15 +47,16 @@ pub(crate) fn fit_response(
 }
 
 /// A cheap upper bound of the encoded size of a response of packed verdicts only (the common
-/// case: no `explain`, no malformed queries), without the pass over every nim-sum that
-/// `encoded_len` makes; `None` for other responses. An outcome takes one byte, a nim-sum at
-/// most ten.
+/// case: no `explain`, no analysis, no malformed queries), without the pass over every
+/// nim-sum that `encoded_len` makes; `None` for other responses.
 fn size_bound(response: &EvaluateResponse) -> Option<usize> {
     let packed = response.packed_verdicts.as_ref()?;
-    if !response.verdicts.is_empty() || !packed.errors.is_empty() || response.graph.is_some() {
-        return None;
-    }
-    Some(FRAME_SLACK + packed.outcomes.len() * 11)
+    let plain = response.verdicts.is_empty()
+        && response.graph.is_none()
+        && packed.errors.is_empty()
+        && packed.move_counts.is_empty()
+        && packed.remotenesses.is_empty();
+    plain.then(|| size::packed_verdicts_bound(packed.outcomes.len()))
 }
 
 /// The message being filled, with its size so far.
@@ -94,51 +92,44 @@ impl Part {
     }
 }
 
-/// Bytes a length-delimited field of `len` bytes takes: tag, length, contents.
-fn field_cost(len: usize) -> usize {
-    1 + encoded_len_varint(len as u64) + len
-}
-
 /// Splits packed verdicts into runs of consecutive queries, each run in the part being
 /// filled (after its full verdicts) or in a message of its own.
 fn split_packed(
-    packed: PackedVerdicts,
+    mut packed: PackedVerdicts,
     budget: usize,
     part: &mut Part,
     out: &mut Vec<EvaluateResponse>,
 ) {
-    let PackedVerdicts {
-        first_query_id,
-        outcomes,
-        nim_sums,
-        errors,
-    } = packed;
-    let mut errors = errors.into_iter().peekable();
+    let mut errors = std::mem::take(&mut packed.errors).into_iter().peekable();
     let mut run = Run::default();
-    for (index, &nim_sum) in nim_sums.iter().enumerate() {
-        // An outcome is one byte (values 0 to 3), a nim-sum a varint.
-        let mut cost = 1 + encoded_len_varint(nim_sum);
+    let mut next_move = 0;
+    for index in 0..packed.outcomes.len() {
+        let moves = packed.move_counts.get(index).map_or(0, |&n| n as usize);
+        let mut cost = size::packed_verdict_len(&packed, index, moves);
         let mut own_errors = Vec::new();
         while let Some(error) = errors.next_if(|e| e.index as usize == index) {
-            cost += field_cost(error.encoded_len());
+            cost += size::packed_error_len(&error);
             own_errors.push(error);
         }
         if part.size + run.size + cost > budget && (part.used || !run.is_empty(index)) {
-            run.flush(first_query_id, &outcomes, &nim_sums, index, part);
+            run.flush(&packed, index, next_move, part);
             let full = std::mem::replace(part, Part::new(EvaluateResponse::default()));
             full.finish(out);
         }
         part.used = true;
         run.size += cost;
         run.errors.extend(own_errors);
+        next_move += moves;
     }
-    run.flush(first_query_id, &outcomes, &nim_sums, nim_sums.len(), part);
+    run.flush(&packed, packed.outcomes.len(), next_move, part);
 }
 
-/// The packed verdicts of the part being filled: queries `start..` of the original.
+/// The packed verdicts of the part being filled: queries `start..` of the original, and
+/// their moves `first_move..` of its move columns.
 #[derive(Default)]
 struct Run {
     start: usize,
+    first_move: usize,
     size: usize,
     errors: Vec<PackedQueryError>,
 }
@@ -148,59 +139,153 @@ impl Run {
         self.start == end
     }
 
-    /// Puts queries `start..end` into `part` as its packed verdicts (indexes of errors
-    /// rebased to the run), and starts the next run at `end`.
-    fn flush(
-        &mut self,
-        first_query_id: u64,
-        outcomes: &[i32],
-        nim_sums: &[u64],
-        end: usize,
-        part: &mut Part,
-    ) {
+    /// Puts queries `start..end` (moves `first_move..end_move`) into `part` as its packed
+    /// verdicts, and starts the next run there.
+    fn flush(&mut self, packed: &PackedVerdicts, end: usize, end_move: usize, part: &mut Part) {
         if self.is_empty(end) {
             return;
         }
-        let start = self.start;
-        let errors = std::mem::take(&mut self.errors)
-            .into_iter()
-            .map(|mut error| {
-                error.index -= start as u32;
-                error
-            })
-            .collect();
-        part.message.packed_verdicts = Some(PackedVerdicts {
-            first_query_id: first_query_id + start as u64,
-            outcomes: outcomes[start..end].to_vec(),
-            nim_sums: nim_sums[start..end].to_vec(),
+        let errors = std::mem::take(&mut self.errors);
+        part.message.packed_verdicts = Some(slice_packed(
+            packed,
+            self.start..end,
+            self.first_move..end_move,
             errors,
-        });
+        ));
         part.size += self.size;
         *self = Self {
             start: end,
+            first_move: end_move,
             ..Self::default()
         };
     }
 }
 
+/// Queries `queries` of `packed` (their moves are `moves` of its move columns) as a message
+/// of their own, with `errors` (their malformed-query entries) and every index rebased.
+/// Every field is named: a field added to the proto must be split here too.
+fn slice_packed(
+    packed: &PackedVerdicts,
+    queries: Range<usize>,
+    moves: Range<usize>,
+    errors: Vec<PackedQueryError>,
+) -> PackedVerdicts {
+    let PackedVerdicts {
+        first_query_id,
+        outcomes,
+        nim_sums,
+        errors: _,
+        remotenesses,
+        over_budget,
+        move_counts,
+        move_sources,
+        move_targets,
+        move_outcomes,
+        move_remotenesses,
+        move_over_budget,
+        moves_omitted,
+    } = packed;
+    let start = queries.start as u32;
+    PackedVerdicts {
+        first_query_id: first_query_id.wrapping_add(queries.start as u64),
+        outcomes: aligned(outcomes, &queries),
+        nim_sums: aligned(nim_sums, &queries),
+        errors: errors
+            .into_iter()
+            .map(|mut error| {
+                error.index -= start;
+                error
+            })
+            .collect(),
+        remotenesses: aligned(remotenesses, &queries),
+        over_budget: indexes_within(over_budget, &queries),
+        move_counts: aligned(move_counts, &queries),
+        move_sources: aligned(move_sources, &moves),
+        move_targets: aligned(move_targets, &moves),
+        move_outcomes: aligned(move_outcomes, &moves),
+        move_remotenesses: aligned(move_remotenesses, &moves),
+        move_over_budget: indexes_within(move_over_budget, &moves),
+        moves_omitted: aligned(moves_omitted, &queries),
+    }
+}
+
+/// `column[range]`, or nothing for a column the message leaves empty.
+fn aligned<T: Clone>(column: &[T], range: &Range<usize>) -> Vec<T> {
+    column
+        .get(range.clone())
+        .map_or_else(Vec::new, <[T]>::to_vec)
+}
+
+/// The entries of the increasing index list `list` that fall in `range`, rebased to it.
+fn indexes_within(list: &[u32], range: &Range<usize>) -> Vec<u32> {
+    let from = list.partition_point(|&i| (i as usize) < range.start);
+    let to = list.partition_point(|&i| (i as usize) < range.end);
+    list[from..to]
+        .iter()
+        .map(|&i| i - range.start as u32)
+        .collect()
+}
+
 /// Verdicts in the order a client reads them from a sequence of responses: full verdicts,
 /// then the packed ones expanded (for the tests).
 #[cfg(test)]
-fn flatten(responses: &[EvaluateResponse]) -> Vec<(u64, i32, u64, bool)> {
+fn flatten(responses: &[EvaluateResponse]) -> Vec<FlatVerdict> {
     let mut all = Vec::new();
     for response in responses {
         for v in &response.verdicts {
-            all.push((v.query_id, v.outcome, v.nim_sum, v.error.is_some()));
+            all.push(FlatVerdict {
+                id: v.query_id,
+                outcome: v.outcome,
+                nim_sum: v.nim_sum,
+                failed: v.error.is_some(),
+                ..Default::default()
+            });
         }
         if let Some(p) = &response.packed_verdicts {
+            let mut next_move = 0;
             for i in 0..p.outcomes.len() {
-                let failed = p.errors.iter().any(|e| e.index as usize == i);
-                let id = p.first_query_id + i as u64;
-                all.push((id, p.outcomes[i], p.nim_sums[i], failed));
+                let moves = p.move_counts.get(i).map_or(0, |&n| n as usize);
+                let move_range = next_move..next_move + moves;
+                next_move += moves;
+                all.push(FlatVerdict {
+                    id: p.first_query_id + i as u64,
+                    outcome: p.outcomes[i],
+                    nim_sum: p.nim_sums[i],
+                    failed: p.errors.iter().any(|e| e.index as usize == i),
+                    remoteness: p.remotenesses.get(i).copied(),
+                    over_budget: p.over_budget.contains(&(i as u32)),
+                    moves: move_range
+                        .map(|m| {
+                            let over = p.move_over_budget.contains(&(m as u32));
+                            (
+                                p.move_sources[m],
+                                p.move_targets[m],
+                                p.move_outcomes[m],
+                                p.move_remotenesses[m],
+                                over,
+                            )
+                        })
+                        .collect(),
+                    moves_omitted: p.moves_omitted.get(i).copied(),
+                });
             }
         }
     }
     all
+}
+
+/// One verdict as a client reads it, whichever form it came in (for the tests).
+#[cfg(test)]
+#[derive(Debug, Default, PartialEq)]
+struct FlatVerdict {
+    id: u64,
+    outcome: i32,
+    nim_sum: u64,
+    failed: bool,
+    remoteness: Option<u32>,
+    over_budget: bool,
+    moves: Vec<(u32, u32, i32, u32, bool)>,
+    moves_omitted: Option<u64>,
 }
 
 #[cfg(test)]
@@ -221,6 +306,24 @@ mod tests {
                     target_vertex: id as u32 + 1,
                 })),
             }),
+            ..Default::default()
+        }
+    }
+
+    /// `packed(first, n)` with the analysis columns filled: query i has i % 4 moves.
+    fn analysed(first: u64, n: usize) -> PackedVerdicts {
+        let moves: usize = (0..n).map(|i| i % 4).sum();
+        PackedVerdicts {
+            remotenesses: (0..n as u32).map(|i| i % 50).collect(),
+            over_budget: (0..n as u32).filter(|i| i % 7 == 3).collect(),
+            move_counts: (0..n as u32).map(|i| i % 4).collect(),
+            move_sources: (0..moves as u32).collect(),
+            move_targets: (0..moves as u32).map(|m| m * 3 + 1).collect(),
+            move_outcomes: (0..moves).map(|m| 1 + (m % 3) as i32).collect(),
+            move_remotenesses: (0..moves as u32).map(|m| m % 9).collect(),
+            move_over_budget: (0..moves as u32).filter(|m| m % 5 == 2).collect(),
+            moves_omitted: (0..n as u64).map(|i| i % 2).collect(),
+            ..packed(first, n)
         }
     }
 
@@ -241,6 +344,7 @@ mod tests {
                     }),
                 })
                 .collect(),
+            ..Default::default()
         }
     }
 
@@ -285,6 +389,27 @@ mod tests {
                     part.encoded_len()
                 );
                 assert!(single > 0, "an empty part");
+            }
+            assert_eq!(flatten(&out), flatten(&[original]));
+        }
+    }
+
+    #[test]
+    fn analysis_columns_are_split_with_their_queries() {
+        for limit in [200, 1000, 5000] {
+            let original = EvaluateResponse {
+                packed_verdicts: Some(analysed(11, 3000)),
+                ..Default::default()
+            };
+            let mut out = Vec::new();
+            fit_response(original.clone(), limit, &mut out);
+            assert!(out.len() > 1, "{limit}: not split");
+            for part in &out {
+                let queries = part
+                    .packed_verdicts
+                    .as_ref()
+                    .map_or(0, |p| p.outcomes.len());
+                assert!(part.encoded_len() <= limit || queries == 1, "{limit}");
             }
             assert_eq!(flatten(&out), flatten(&[original]));
         }

@@ -4,6 +4,7 @@ use prost::Message;
 
 use crate::engine::{Analysis, VertexValue};
 use crate::proto;
+use crate::wire::size;
 
 /// Summary of an analysed graph, with its id and the bytes its table holds.
 pub(crate) fn graph_summary(analysis: &Analysis, graph_id: &str) -> proto::GraphSummary {
@@ -20,19 +21,21 @@ pub(crate) fn graph_summary(analysis: &Analysis, graph_id: &str) -> proto::Graph
 }
 
 /// The value of `vertex` (< vertex_count) as a `grundy.v1.VertexValue`: finite or ∞(K), with
-/// the counter of finite vertices on cyclic graphs.
+/// the counter of finite vertices on cyclic graphs and the remoteness of one token there.
 pub(crate) fn vertex_value(analysis: &Analysis, vertex: u32) -> proto::VertexValue {
     use proto::vertex_value::Value;
     match analysis.vertex_value(vertex) {
         Some(VertexValue::Finite(value)) => proto::VertexValue {
             value: Some(Value::Finite(value)),
             counter: analysis.loopy_table().map(|table| table.counter(vertex)),
+            remoteness: analysis.remoteness(vertex),
         },
         Some(VertexValue::Infinite { finite_followers }) => proto::VertexValue {
             value: Some(Value::Infinite(proto::InfiniteValue {
                 finite_followers: finite_followers.to_vec(),
             })),
             counter: None,
+            remoteness: analysis.remoteness(vertex),
         },
         None => proto::VertexValue::default(),
     }
@@ -98,8 +101,7 @@ impl Iterator for ValuePages<'_> {
         .encoded_len();
         while self.next < self.end && values.len() < self.page_vertices {
             let value = vertex_value(self.analysis, self.next);
-            let len = value.encoded_len();
-            let with_value = bytes + 1 + prost::length_delimiter_len(len) + len;
+            let with_value = size::page_len_with(bytes, &value);
             if !values.is_empty() && with_value > self.max_bytes {
                 break;
             }

@@ -15,7 +15,9 @@ use crate::proto::{
     self, EvaluateBatchRequest, EvaluateBatchResponse, EvaluateRequest, EvaluateResponse,
     EvaluateStart, evaluate_request::Payload,
 };
-use crate::service::convert::{QueryEvaluator, batch_query_count, fit_response, graph_summary};
+use crate::service::convert::{
+    QueryEvaluator, StreamOptions, batch_query_count, fit_response, graph_summary,
+};
 use crate::service::error::{ServiceError, request_stream_status};
 use crate::service::graphs::Resolved;
 use crate::service::rpc::{Responder, ResponseStream, Stop, Verdicts};
@@ -34,17 +36,18 @@ pub(super) async fn evaluate(
         let start_timeout = service.config.start_timeout;
         let first = rpc.first_message(inbound.message(), start_timeout).await?;
         let start = expect_start(first)?;
+        let options = service.stream_options(&start);
         let resolved = service.resolve(&mut rpc, start.graph_source).await?;
-        Ok::<_, Status>((resolved, start.explain))
+        Ok::<_, Status>((resolved, options))
     }
     .instrument(span)
     .await;
-    let (resolved, explain) = opened.map_err(|status| rpc.fail(status))?;
+    let (resolved, options) = opened.map_err(|status| rpc.fail(status))?;
     let service = service.clone();
     let buffer = service.config.response_buffer;
     Ok(rpc.stream_responses(buffer, move |out| {
         Box::pin(async move {
-            let evaluator = open_stream(out, resolved, explain).await?;
+            let evaluator = open_stream(out, resolved, options).await?;
             answer_stream(out, inbound, evaluator, &service).await
         })
     }))
@@ -65,18 +68,19 @@ pub(super) async fn evaluate_batch(
     let opened = async {
         let start = start.ok_or_else(|| ServiceError::protocol("start", "`start` is required"))?;
         service.check_query_count(queries.len() as u64)?;
+        let options = service.stream_options(&start);
         let resolved = service.resolve(&mut rpc, start.graph_source).await?;
-        Ok::<_, Status>((resolved, start.explain))
+        Ok::<_, Status>((resolved, options))
     }
     .instrument(span)
     .await;
-    let (resolved, explain) = opened.map_err(|status| rpc.fail(status))?;
+    let (resolved, options) = opened.map_err(|status| rpc.fail(status))?;
     let service = service.clone();
     let chunk = service.config.batch_response_size.max(1);
     let buffer = service.config.response_buffer;
     Ok(rpc.stream_responses(buffer, move |out| {
         Box::pin(async move {
-            let mut evaluator = open_stream(out, resolved, explain).await?;
+            let mut evaluator = open_stream(out, resolved, options).await?;
             let mut queries = queries.into_iter();
             loop {
                 let batch: Vec<proto::Query> = queries.by_ref().take(chunk).collect();
@@ -97,14 +101,14 @@ pub(super) async fn evaluate_batch(
 async fn open_stream<M: Verdicts>(
     out: &mut Responder<M>,
     resolved: Resolved,
-    explain: bool,
+    options: StreamOptions,
 ) -> Result<QueryEvaluator, Stop> {
     let first = EvaluateResponse {
         graph: Some(graph_summary(&resolved.analysis, &resolved.graph_id)),
         ..Default::default()
     };
     out.send(first.into()).await?;
-    Ok(QueryEvaluator::new(resolved.analysis, explain))
+    Ok(QueryEvaluator::new(resolved.analysis, options))
 }
 
 /// Bytes of request messages read ahead of the evaluation, per stream. The request stream is
@@ -113,7 +117,8 @@ async fn open_stream<M: Verdicts>(
 /// client that sends one query per message produces exactly those. The bound is in bytes so
 /// that many small messages fit while a few large ones wait.
 const READ_AHEAD_BYTES: usize = 16 << 20;
-/// What a message read ahead counts beyond its encoded size (its buffers and bookkeeping).
+/// What a message read ahead counts in memory beyond its encoded size (its buffers and
+/// bookkeeping: a memory estimate, not a protobuf size).
 const READ_AHEAD_OVERHEAD: usize = 64;
 
 /// A query batch read ahead, with its share of the read-ahead bound (released when dropped).

@@ -78,6 +78,7 @@ mod tests {
                 start: Some(EvaluateStart {
                     graph_source: Some(GraphSource::Graph(graph.clone())),
                     explain: false,
+                    analysis: None,
                 }),
                 queries: vec![],
             });

@@ -7,13 +7,13 @@ use std::time::Duration;
 
 use super::*;
 use crate::engine::Digraph;
-use crate::service::store::memory::MemoryStore;
+use crate::service::store::MemoryStore;
 
 /// A path of `n` vertices, with its content id.
 fn chain(n: u32) -> (String, Game) {
     let edges: Vec<(u32, u32)> = (1..n).map(|v| (v - 1, v)).collect();
     let game = Game::token_sliding(Digraph::from_edges(n, &edges).expect("valid"));
-    (super::super::graph_id::graph_id_blocking(&game), game)
+    (super::super::graph_id::graph_id_sync(&game), game)
 }
 
 fn registry(cache_bytes: usize, store: &MemoryStore) -> Registry {

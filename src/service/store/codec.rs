@@ -12,9 +12,9 @@
 //! that fails is reported, never served.
 
 use crate::engine::{Digraph, Game};
-use crate::service::graph_id::graph_id_blocking;
+use crate::service::graph_id::graph_id_sync;
 
-use super::{GraphId, StoreError};
+use super::backend::{GraphId, StoreError};
 
 const MAGIC: &[u8; 8] = b"GRUNDYG\0";
 /// Bumped when the layout changes; readers refuse formats they do not know.
@@ -103,7 +103,7 @@ pub fn decode_sync(id: &GraphId, bytes: &[u8]) -> Result<Game, StoreError> {
     } else {
         Game::token_sliding(graph)
     };
-    let actual = graph_id_blocking(&game);
+    let actual = graph_id_sync(&game);
     if actual != id.as_str() {
         return Err(corrupt(format!("its content hashes to {actual}")));
     }
@@ -137,7 +137,7 @@ pub(crate) mod tests {
         [sliding, split]
             .into_iter()
             .map(|game| {
-                let id = GraphId::parse(&graph_id_blocking(&game)).expect("a registry id");
+                let id = GraphId::parse(&graph_id_sync(&game)).expect("a registry id");
                 (id, game)
             })
             .collect()

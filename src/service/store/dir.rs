@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use super::{Backend, GraphId, StoreError, StoreFuture};
+use super::backend::{Backend, GraphId, StoreError, StoreFuture};
 
 const KIND: &str = "dir";
 /// Marks temporary files: `.<id>.tmp-<pid>-<n>`.

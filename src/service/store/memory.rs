@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use lru::LruCache;
 
-use super::GraphId;
+use super::backend::GraphId;
 use crate::engine::Game;
 
 /// The backend's kind, as `--store-*` flags and logs name it.

@@ -13,114 +13,29 @@
 //! memory for a big graph), and as it never leaves the process there is nothing to encode
 //! or verify.
 
-pub mod codec;
-pub mod dir;
-pub mod memory;
-pub mod redis;
+mod backend;
+mod codec;
+mod dir;
+mod memory;
+mod redis;
 
-use std::fmt;
 use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use backend::{Backend, GraphId, StoreError, StoreFuture};
 pub use codec::{decode_sync, encode_sync};
+pub use dir::DirStore;
+pub use memory::MemoryStore;
+pub use redis::RedisStore;
 
 use crate::engine::Game;
 
-/// A boxed future of a store operation (the backends are used as trait objects).
-pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
-
-/// Why a store operation failed. `Clone` so that one failure can reach every request that
-/// waited for the same graph.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum StoreError {
-    /// The backend could not be reached or failed (I/O, Redis down or full): retry later.
-    #[error("graph store ({backend}) unavailable: {detail}")]
-    Unavailable {
-        /// The backend's kind, as `--store-*` names it.
-        backend: &'static str,
-        /// What failed, with the backend's own message.
-        detail: String,
-    },
-    /// A stored entry failed its checks; it is never served. Uploading the graph again
-    /// replaces it.
-    #[error("graph {id} in the store is corrupt ({reason}); upload it again with PutGraph")]
-    Corrupt {
-        /// The content id asked for.
-        id: String,
-        /// Which check failed.
-        reason: String,
-    },
-}
-
-impl StoreError {
-    pub(crate) fn unavailable(backend: &'static str, detail: impl fmt::Display) -> Self {
-        Self::Unavailable {
-            backend,
-            detail: detail.to_string(),
-        }
-    }
-
-    pub(crate) fn corrupt(id: &GraphId, reason: impl fmt::Display) -> Self {
-        Self::Corrupt {
-            id: id.as_str().to_string(),
-            reason: reason.to_string(),
-        }
-    }
-}
-
-/// A well-formed content id: 64 lowercase hex digits (the SHA-256 the registry computes).
-/// Backends only ever see these, so a client's id can never name a path or a foreign key.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct GraphId(String);
-
-impl GraphId {
-    /// The id if `text` is 64 lowercase hex digits, else `None` (no such graph can exist).
-    pub fn parse(text: &str) -> Option<Self> {
-        let well_formed = text.len() == 64
-            && text
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-        well_formed.then(|| Self(text.to_string()))
-    }
-
-    /// The id as text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for GraphId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// A storage backend outside the process (files, Redis): encoded graphs (opaque bytes) by
-/// id. Writing an id that exists replaces its entry (the content is the same, unless the old
-/// entry was corrupt).
-pub trait Backend: Send + Sync + fmt::Debug {
-    /// The backend's kind, for logs and errors: `dir` or `redis`.
-    fn kind(&self) -> &'static str;
-
-    /// Stores `encoded` under `id`; once this returns `Ok`, every reader sees the whole entry.
-    fn put<'a>(&'a self, id: &'a GraphId, encoded: Vec<u8>) -> StoreFuture<'a, ()>;
-
-    /// The bytes stored under `id`, or `None` when there are none (never stored, expired).
-    fn get<'a>(&'a self, id: &'a GraphId) -> StoreFuture<'a, Option<Vec<u8>>>;
-}
-
-/// Which backend to use, from `grundy-server`'s flags.
+/// Which byte backend to use, from `grundy-server`'s flags (without either flag, the server
+/// keeps its graphs in memory: [`GraphStore::memory`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoreConfig {
-    /// In this process, at most `capacity_bytes` of graphs (least recently used dropped
-    /// first).
-    Memory {
-        /// Bound of the graphs held ([`Game::heap_bytes`]).
-        capacity_bytes: usize,
-    },
     /// Files under `path`, durable across restarts.
     Dir {
         /// The store's directory (created if missing).
@@ -161,14 +76,11 @@ enum Kind {
 }
 
 impl GraphStore {
-    /// Opens the configured backend: creates the directory, or parses the Redis URL (Redis
+    /// Opens the configured byte backend: creates the directory, or parses the Redis URL (Redis
     /// itself is connected to lazily, so the server starts and serves inline graphs while
     /// Redis is down).
     pub fn open(config: &StoreConfig) -> Result<Self, StoreError> {
         let backend = match config {
-            StoreConfig::Memory { capacity_bytes } => {
-                return Ok(Self::memory(memory::MemoryStore::new(*capacity_bytes)));
-            }
             StoreConfig::Dir { path } => Arc::new(dir::DirStore::open(path)?) as Arc<dyn Backend>,
             StoreConfig::Redis { url, ttl } => Arc::new(redis::RedisStore::open(url, *ttl)?),
         };

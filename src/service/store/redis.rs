@@ -19,11 +19,11 @@ use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
-use super::{Backend, GraphId, StoreError, StoreFuture};
+use super::backend::{Backend, GraphId, StoreError, StoreFuture};
 
 const KIND: &str = "redis";
 /// Largest value written: 16 MiB.
-pub const CHUNK_BYTES: usize = 16 << 20;
+pub(crate) const CHUNK_BYTES: usize = 16 << 20;
 const KEY_PREFIX: &str = "grundy:graph:";
 const MANIFEST_TAG: &str = "grundy-graph/1";
 /// How much longer than the manifest the chunks live (with a TTL).

@@ -27,8 +27,6 @@ use tonic::body::Body;
 
 use super::auth::BearerAuth;
 
-pub use render_route::{RenderRequest, render_svg};
-
 /// Largest `POST /render` body: a drawable graph (a few hundred vertices) needs far less.
 pub const MAX_RENDER_BODY_BYTES: usize = 1 << 20;
 

@@ -1,0 +1,72 @@
+//! The flags of `grundy judge` (and of the commands that read judge files alike).
+
+use std::path::PathBuf;
+
+use crate::client::ConnectionArgs;
+use crate::service::DEFAULT_MAX_MESSAGE_BYTES;
+
+use super::retry::DEFAULT_RETRIES;
+
+/// Which judge format to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum JudgeFormat {
+    /// "A Chess Game" (POJ 2425): token sliding, prints WIN / LOSE (DRAW on cyclic graphs).
+    Chess,
+    /// Addition-Subtraction Game (LA 4411 / UVa 12163): prints Game#g: / Round#r: lines.
+    Addsub,
+}
+
+/// When to show progress on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Progress {
+    /// Only when stderr is a terminal.
+    Auto,
+    /// Even when stderr is a file or a pipe.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// Options of `grundy judge`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct JudgeArgs {
+    /// Judge input format.
+    #[arg(value_enum)]
+    pub format: JudgeFormat,
+    /// Judge input file; standard input when absent or "-".
+    pub file: Option<PathBuf>,
+    /// URL of a running grundy-server (e.g. http://127.0.0.1:50051), or several
+    /// comma-separated: test cases are spread over them, and a stream that breaks is resumed
+    /// on the next one. Without it, a server is started in-process on a loopback port and
+    /// used over real gRPC.
+    #[arg(long, env = "GRUNDY_SERVER")]
+    pub server: Option<String>,
+    /// How many times in a row a test case's stream is resumed after a lost connection or an
+    /// UNAVAILABLE answer (capped exponential backoff from 100 ms to 2 s), before the run
+    /// fails (exit 1).
+    #[arg(long, env = "GRUNDY_RETRIES", default_value_t = DEFAULT_RETRIES)]
+    pub retries: u32,
+    /// Append the winning move to each winning line (and a draw-keeping move to DRAW lines).
+    /// Output is then no longer judge-exact.
+    #[arg(long)]
+    pub explain: bool,
+    /// Queries per request message.
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
+    pub batch_size: u32,
+    /// A line on stderr per test case: time to parse its graph, to upload it (PutGraph, for
+    /// graphs larger than one message), to open its stream, and to answer its queries.
+    #[arg(long)]
+    pub timings: bool,
+    /// Progress (test cases, queries, rate) on stderr.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub progress: Progress,
+    /// Largest gRPC message sent or received, in bytes. Query batches are cut well under it;
+    /// a graph too large for one message is uploaded with PutGraph in chunks and evaluated by
+    /// id; a single query that cannot fit in one message is an error (exit 1).
+    #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
+    pub max_message_bytes: usize,
+    /// TLS and authentication for --server (ignored without it: the embedded server is
+    /// plaintext on loopback).
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+}

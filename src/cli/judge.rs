@@ -1,0 +1,65 @@
+//! One run of `grundy judge`: the parser thread, the dispatcher of test cases and the
+//! in-order writer, wired together.
+
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::args::JudgeArgs;
+use super::dispatch::{Dispatcher, write_in_order};
+use super::endpoints::Endpoints;
+use super::error::RunError;
+use super::input::{batch_limit_bytes, parse_input};
+use super::output::{Output, ProgressReport};
+use super::run::{open_input, run_async};
+
+/// Runs `grundy judge`; returns the process exit code. Errors are printed to stderr.
+pub fn run_judge(args: JudgeArgs) -> u8 {
+    run_async(judge(args))
+}
+
+async fn judge(args: JudgeArgs) -> Result<(), RunError> {
+    let input = open_input(args.file.as_ref())?;
+    let endpoints = match &args.server {
+        Some(servers) => {
+            Endpoints::connect(servers, &args.connection, args.max_message_bytes).await?
+        }
+        // The embedded server is plaintext on loopback: TLS and token settings (often
+        // inherited from GRUNDY_* variables) are only for --server.
+        None => Endpoints::embedded(args.max_message_bytes).await?,
+    };
+
+    let (event_tx, events) = mpsc::channel(16);
+    let parser_args = args.clone();
+    let parser = std::thread::Builder::new()
+        .name("grundy-parser".into())
+        .spawn(move || parse_input(parser_args, input, event_tx))
+        .map_err(|e| RunError::Failure(format!("cannot start the parser thread: {e}")))?;
+    let mut output = Output::spawn()?;
+    let progress = ProgressReport::start(args.progress);
+
+    let (slot_tx, slots) = mpsc::unbounded_channel();
+    let dispatcher = Dispatcher {
+        endpoints: Arc::new(endpoints),
+        format: args.format,
+        progress: progress.counters(),
+        slots: slot_tx,
+        retries: args.retries,
+        batch_bytes: batch_limit_bytes(args.max_message_bytes),
+        timings: args.timings,
+    };
+    let result = {
+        let dispatched = dispatcher.run(events, parser);
+        let written = write_in_order(slots, &mut output);
+        tokio::pin!(dispatched, written);
+        // The writer stops at the first error in input order; the dispatcher (perhaps waiting
+        // for input) is then dropped, and with it the events channel, which stops the parser.
+        tokio::select! {
+            result = &mut written => result,
+            () = &mut dispatched => written.await,
+        }
+    };
+    progress.finish();
+    let flushed = output.finish();
+    result.and(flushed)
+}

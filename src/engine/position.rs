@@ -1,0 +1,506 @@
+//! The remoteness of a sum of tokens, searched exactly over the positions of the sum, and the
+//! move list of [`super::Analysis::analyse_position`].
+//!
+//! A position is the sorted multiset of its token vertices; a move keeps the number of tokens,
+//! so the search works on positions of one width. Two reductions are exact: a token on a
+//! vertex without followers never moves and changes no one's options, so it is dropped from
+//! the query and written [`SINK`] once a move puts it there (all sinks are alike); and a
+//! position with at most one movable token is answered from the one-token table.
+//!
+//! The outcome of every position is known from the table (nim-sum, or the generalized
+//! function on cyclic graphs), which prunes the search: the remoteness of a WIN position only
+//! depends on its moves to LOSE positions, that of a LOSE position on all its moves (all to
+//! WIN positions), and DRAW positions never matter. So the search has two phases:
+//!
+//! 1. Closure: from each seed (the position, then its moves' positions), every position
+//!    reachable by these relevant moves is enumerated and indexed; a LOSE position records
+//!    how many distinct positions its moves lead to. The budget bounds the positions indexed.
+//! 2. Retrograde: positions are settled in non-decreasing remoteness, merging two sorted
+//!    streams: the table-answered positions sorted by remoteness, and a FIFO queue of the
+//!    positions settled here, each at `1 + ` the one that settled it. A settled LOSE position
+//!    settles its WIN parents not yet settled (the first is their least LOSE move); a settled
+//!    WIN position counts down its LOSE parents, the last one settling them (their largest
+//!    move). Parents are found by reversing moves: replace one token vertex `w` by a
+//!    predecessor `u` of it, using the edges out of the vertices of the positions expanded.
+//!
+//! One algorithm serves acyclic and cyclic graphs alike: on a DAG the same positions would be
+//! visited by a memoised depth-first search. Seeds are closed one after another; when the
+//! budget runs out, the seeds already closed keep their exact remoteness and the others are
+//! [`Remoteness::OverBudget`] (a position outside a complete closure may be settled wrongly,
+//! so it is never reported).
+
+use super::remoteness::{AnalysisOptions, DRAW, MoveAnalysis, PositionAnalysis, Remoteness};
+use super::{Analysis, Evaluation, Outcome};
+
+/// A token moved to a vertex without followers. Largest `u32`, so it sorts last.
+const SINK: u32 = u32::MAX;
+
+/// Remoteness of a position not settled (yet).
+const UNSETTLED: u64 = u64::MAX;
+
+/// Analyses a token-sliding position: see [`Analysis::analyse_position`]. `table` is the
+/// one-token remoteness table and `evaluation` the verdict on `tokens`.
+pub(super) fn analyse_sliding(
+    analysis: &Analysis,
+    table: &[u32],
+    tokens: &[u32],
+    evaluation: Evaluation,
+    options: &AnalysisOptions,
+) -> PositionAnalysis {
+    let graph = &analysis.game.graph;
+    let mut root: Vec<u32> = tokens
+        .iter()
+        .copied()
+        .filter(|&v| graph.out_degree(v) > 0)
+        .collect();
+    root.sort_unstable();
+    let mut search = SumSearch::new(analysis, table, root.len(), options.position_budget);
+
+    // Every distinct move, with the position it leads to.
+    let mut moves: Vec<(MoveAnalysis, Vec<u32>)> = Vec::new();
+    let mut followers = Vec::new();
+    for (index, &from) in root.iter().enumerate() {
+        if index > 0 && root[index - 1] == from {
+            continue;
+        }
+        followers.clear();
+        followers.extend_from_slice(graph.successors(from));
+        followers.sort_unstable();
+        followers.dedup();
+        for &to in &followers {
+            let child = search.moved(&root, index, to);
+            let outcome = match search.outcome(&child) {
+                Outcome::Win => Outcome::Lose,
+                Outcome::Lose => Outcome::Win,
+                Outcome::Draw => Outcome::Draw,
+            };
+            // Filled in by the search below (or left out by `max_moves == 0`).
+            let remoteness = Remoteness::Draw;
+            let analysed = MoveAnalysis {
+                from,
+                to,
+                outcome,
+                remoteness,
+            };
+            moves.push((analysed, child));
+        }
+    }
+    // Seeds in the order they are closed: the position, then its moves, best class first.
+    moves.sort_by_key(|(analysed, _)| (class(analysed.outcome), analysed.from, analysed.to));
+    let listed = if options.max_moves == 0 {
+        0
+    } else {
+        moves.len()
+    };
+    let mut seeds = vec![root];
+    seeds.extend(moves[..listed].iter().map(|(_, child)| child.clone()));
+    let remotenesses = search.remoteness_of(&seeds);
+    let remoteness = remotenesses[0];
+    for ((analysed, _), &found) in moves.iter_mut().zip(&remotenesses[1..]) {
+        analysed.remoteness = found;
+    }
+
+    let mut moves: Vec<MoveAnalysis> = moves.into_iter().map(|(analysed, _)| analysed).collect();
+    moves.sort_by_key(|m| {
+        let class = class(m.outcome);
+        // Winning moves by increasing, losing moves by decreasing remoteness; unknown last.
+        let rank = match (m.outcome, m.remoteness) {
+            (Outcome::Win, Remoteness::Known(r)) => r,
+            (Outcome::Lose, Remoteness::Known(r)) => u64::MAX - 1 - r,
+            (Outcome::Draw, _) => 0,
+            _ => u64::MAX,
+        };
+        (class, rank, m.from, m.to)
+    });
+    let kept = moves.len().min(options.max_moves as usize);
+    let moves_omitted = (moves.len() - kept) as u64;
+    moves.truncate(kept);
+    PositionAnalysis {
+        outcome: evaluation.outcome,
+        nim_sum: evaluation.nim_sum,
+        remoteness,
+        moves,
+        moves_omitted,
+    }
+}
+
+/// Winning moves first, then drawing, then losing ones.
+fn class(outcome: Outcome) -> u8 {
+    match outcome {
+        Outcome::Win => 0,
+        Outcome::Draw => 1,
+        Outcome::Lose => 2,
+    }
+}
+
+/// The search of one query: positions indexed, and what is known of each.
+struct SumSearch<'a> {
+    analysis: &'a Analysis,
+    table: &'a [u32],
+    budget: u64,
+    positions: PositionSet,
+    outcomes: Vec<Outcome>,
+    remoteness: Vec<u64>,
+    /// LOSE positions: distinct moves to positions not settled yet. Others: 0.
+    unsettled_moves: Vec<u32>,
+    /// Whether every relevant move of the position is indexed (always, unless the budget
+    /// stopped the closure before reaching it).
+    expanded: Vec<bool>,
+    /// Positions answered from the one-token table.
+    answered: Vec<u32>,
+}
+
+impl<'a> SumSearch<'a> {
+    fn new(analysis: &'a Analysis, table: &'a [u32], width: usize, budget: u64) -> Self {
+        Self {
+            analysis,
+            table,
+            budget,
+            positions: PositionSet::new(width),
+            outcomes: Vec::new(),
+            remoteness: Vec::new(),
+            unsettled_moves: Vec::new(),
+            expanded: Vec::new(),
+            answered: Vec::new(),
+        }
+    }
+
+    /// `position` with its token `index` moved to `to`, sorted.
+    fn moved(&self, position: &[u32], index: usize, to: u32) -> Vec<u32> {
+        let mut child = position.to_vec();
+        let to = if self.analysis.game.graph.out_degree(to) == 0 {
+            SINK
+        } else {
+            to
+        };
+        replace_sorted(&mut child, index, to);
+        child
+    }
+
+    fn outcome(&self, position: &[u32]) -> Outcome {
+        let tokens = position.iter().filter(|&&v| v != SINK).map(|&v| (v, 1));
+        self.analysis
+            .evaluate_units(tokens)
+            .expect("positions hold vertices of the graph")
+            .outcome
+    }
+
+    /// The remoteness of each seed (all of the same width), sharing one budget.
+    fn remoteness_of(&mut self, seeds: &[Vec<u32>]) -> Vec<Remoteness> {
+        let mut closed = 0;
+        let mut frontier: Vec<u32> = Vec::new();
+        'seeds: for seed in seeds {
+            if self.outcome(seed) != Outcome::Draw {
+                match self.index(seed) {
+                    Some((index, true)) => frontier.push(index),
+                    Some((_, false)) => {}
+                    None => break 'seeds,
+                }
+                while let Some(position) = frontier.pop() {
+                    if !self.expand(position, &mut frontier) {
+                        break 'seeds;
+                    }
+                }
+            }
+            closed += 1;
+        }
+        self.settle();
+        let over_budget = Remoteness::OverBudget {
+            budget: self.budget,
+            positions_explored: self.positions.len() as u64,
+        };
+        seeds
+            .iter()
+            .enumerate()
+            .map(|(i, seed)| {
+                if self.outcome(seed) == Outcome::Draw {
+                    Remoteness::Draw
+                } else if i >= closed {
+                    over_budget
+                } else {
+                    let index = self.positions.find(seed).expect("closed seeds are indexed");
+                    Remoteness::Known(self.remoteness[index as usize])
+                }
+            })
+            .collect()
+    }
+
+    /// Indexes `position` (WIN or LOSE); `(index, new)`, or `None` over the budget. A position
+    /// with at most one movable token is settled at once from the table.
+    fn index(&mut self, position: &[u32]) -> Option<(u32, bool)> {
+        if let Some(index) = self.positions.find(position) {
+            return Some((index, false));
+        }
+        if self.positions.len() as u64 >= self.budget {
+            return None;
+        }
+        let index = self.positions.insert(position);
+        let outcome = self.outcome(position);
+        debug_assert_ne!(outcome, Outcome::Draw, "draws are never indexed");
+        self.outcomes.push(outcome);
+        self.unsettled_moves.push(0);
+        let movable = position.iter().filter(|&&v| v != SINK).count();
+        if movable <= 1 {
+            // Sorted, so the movable token (if any) comes first.
+            let remoteness = match position.first() {
+                Some(&vertex) if vertex != SINK => self.table[vertex as usize],
+                _ => 0,
+            };
+            debug_assert_ne!(remoteness, DRAW);
+            self.remoteness.push(u64::from(remoteness));
+            self.expanded.push(true);
+            self.answered.push(index);
+            Some((index, false))
+        } else {
+            self.remoteness.push(UNSETTLED);
+            self.expanded.push(false);
+            Some((index, true))
+        }
+    }
+
+    /// Indexes the relevant moves of `position`, pushing new positions on `frontier`; false
+    /// when the budget ran out.
+    fn expand(&mut self, position: u32, frontier: &mut Vec<u32>) -> bool {
+        let graph = &self.analysis.game.graph;
+        let tokens = self.positions.get(position).to_vec();
+        let loses = self.outcomes[position as usize] == Outcome::Lose;
+        let mut children = Vec::new();
+        for (index, &from) in tokens.iter().enumerate() {
+            if from == SINK || (index > 0 && tokens[index - 1] == from) {
+                continue;
+            }
+            for &to in graph.successors(from) {
+                if to == from {
+                    continue; // a self-loop leads back here: never a LOSE move, and not counted
+                }
+                let child = self.moved(&tokens, index, to);
+                let child_outcome = self.outcome(&child);
+                debug_assert!(!loses || child_outcome == Outcome::Win);
+                if !loses && child_outcome != Outcome::Lose {
+                    continue;
+                }
+                match self.index(&child) {
+                    Some((child, new)) => {
+                        if new {
+                            frontier.push(child);
+                        }
+                        children.push(child);
+                    }
+                    None => return false,
+                }
+            }
+        }
+        if loses {
+            children.sort_unstable();
+            children.dedup();
+            self.unsettled_moves[position as usize] = children.len() as u32;
+        }
+        self.expanded[position as usize] = true;
+        true
+    }
+
+    /// Phase 2: the retrograde settling of every expanded position whose closure is complete.
+    fn settle(&mut self) {
+        let reverse = ReverseMoves::of(self);
+        let mut answered = std::mem::take(&mut self.answered);
+        answered.sort_unstable_by_key(|&p| self.remoteness[p as usize]);
+        let mut answered = answered.into_iter().peekable();
+        let mut queue: Vec<u32> = Vec::new();
+        let mut head = 0;
+        let mut parents = Vec::new();
+        let mut parent = Vec::new();
+        loop {
+            let from_queue = queue.get(head).copied();
+            let settled = match (answered.peek(), from_queue) {
+                (Some(&a), Some(q))
+                    if self.remoteness[a as usize] > self.remoteness[q as usize] =>
+                {
+                    head += 1;
+                    q
+                }
+                (Some(_), _) => answered.next().expect("peeked"),
+                (None, Some(q)) => {
+                    head += 1;
+                    q
+                }
+                (None, None) => break,
+            };
+            let next = self.remoteness[settled as usize] + 1;
+            let settled_loses = self.outcomes[settled as usize] == Outcome::Lose;
+            let tokens = self.positions.get(settled).to_vec();
+            parents.clear();
+            for (index, &w) in tokens.iter().enumerate() {
+                if index > 0 && tokens[index - 1] == w {
+                    continue;
+                }
+                for u in reverse.sources_into(w) {
+                    if u == w {
+                        continue;
+                    }
+                    parent.clone_from(&tokens);
+                    replace_sorted(&mut parent, index, u);
+                    if let Some(p) = self.positions.find(&parent) {
+                        parents.push(p);
+                    }
+                }
+            }
+            parents.sort_unstable();
+            parents.dedup();
+            for &p in &parents {
+                let p = p as usize;
+                if !self.expanded[p] || self.remoteness[p] != UNSETTLED {
+                    continue;
+                }
+                match (self.outcomes[p], settled_loses) {
+                    (Outcome::Win, true) => {
+                        self.remoteness[p] = next;
+                        queue.push(p as u32);
+                    }
+                    (Outcome::Lose, false) => {
+                        self.unsettled_moves[p] -= 1;
+                        if self.unsettled_moves[p] == 0 {
+                            self.remoteness[p] = next;
+                            queue.push(p as u32);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// The edges `u -> w` out of the vertices of expanded positions, by `w`, with every edge into
+/// a vertex without followers filed under [`SINK`].
+struct ReverseMoves {
+    /// `(w, u)`, sorted, without repeats.
+    edges: Vec<(u32, u32)>,
+}
+
+impl ReverseMoves {
+    fn of(search: &SumSearch<'_>) -> Self {
+        let graph = &search.analysis.game.graph;
+        let mut sources: Vec<u32> = Vec::new();
+        for p in 0..search.positions.len() as u32 {
+            // Parents are positions expanded here; those answered from the table are settled.
+            if search.remoteness[p as usize] == UNSETTLED && search.expanded[p as usize] {
+                sources.extend(search.positions.get(p).iter().filter(|&&v| v != SINK));
+            }
+        }
+        sources.sort_unstable();
+        sources.dedup();
+        let mut edges = Vec::new();
+        for &u in &sources {
+            for &w in graph.successors(u) {
+                let w = if graph.out_degree(w) == 0 { SINK } else { w };
+                edges.push((w, u));
+            }
+        }
+        edges.sort_unstable();
+        edges.dedup();
+        Self { edges }
+    }
+
+    /// The sources `u` of the edges into `w`, in increasing order.
+    fn sources_into(&self, w: u32) -> impl Iterator<Item = u32> + '_ {
+        let start = self.edges.partition_point(|&(to, _)| to < w);
+        self.edges[start..]
+            .iter()
+            .take_while(move |&&(to, _)| to == w)
+            .map(|&(_, u)| u)
+    }
+}
+
+/// Replaces `position[index]` by `vertex`, keeping the position sorted (one insertion step).
+fn replace_sorted(position: &mut [u32], mut index: usize, vertex: u32) {
+    position[index] = vertex;
+    while index + 1 < position.len() && position[index] > position[index + 1] {
+        position.swap(index, index + 1);
+        index += 1;
+    }
+    while index > 0 && position[index - 1] > position[index] {
+        position.swap(index - 1, index);
+        index -= 1;
+    }
+}
+
+/// Positions of one width stored end to end, found through an open-addressing index.
+struct PositionSet {
+    width: usize,
+    tokens: Vec<u32>,
+    /// Position index + 1 per slot, 0 for an empty slot; a power of two, at most half full.
+    slots: Vec<u32>,
+    len: usize,
+}
+
+impl PositionSet {
+    fn new(width: usize) -> Self {
+        Self {
+            width,
+            tokens: Vec::new(),
+            slots: vec![0; 16],
+            len: 0,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn get(&self, index: u32) -> &[u32] {
+        let start = index as usize * self.width;
+        &self.tokens[start..start + self.width]
+    }
+
+    fn find(&self, position: &[u32]) -> Option<u32> {
+        let mask = self.slots.len() - 1;
+        let mut slot = hash(position) as usize & mask;
+        loop {
+            match self.slots[slot] {
+                0 => return None,
+                entry if self.get(entry - 1) == position => return Some(entry - 1),
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+    }
+
+    /// Adds a position not yet present; returns its index.
+    fn insert(&mut self, position: &[u32]) -> u32 {
+        debug_assert_eq!(position.len(), self.width);
+        if 2 * (self.len + 1) > self.slots.len() {
+            self.grow();
+        }
+        let index = self.len as u32;
+        self.tokens.extend_from_slice(position);
+        self.len += 1;
+        self.place(index);
+        index
+    }
+
+    fn place(&mut self, index: u32) {
+        let mask = self.slots.len() - 1;
+        let mut slot = hash(self.get(index)) as usize & mask;
+        while self.slots[slot] != 0 {
+            slot = (slot + 1) & mask;
+        }
+        self.slots[slot] = index + 1;
+    }
+
+    fn grow(&mut self) {
+        self.slots = vec![0; self.slots.len() * 2];
+        for index in 0..self.len as u32 {
+            self.place(index);
+        }
+    }
+}
+
+/// A multiplicative hash of a position (the FxHash step): fast, and good enough for an
+/// open-addressing table of sorted vertex lists.
+fn hash(position: &[u32]) -> u64 {
+    let mut hash = 0u64;
+    for &v in position {
+        hash = (hash.rotate_left(5) ^ u64::from(v)).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    // The low bits pick the slot: fold the well-mixed high bits into them.
+    hash ^ (hash >> 32)
+}

@@ -1,0 +1,141 @@
+//! The field numbers the hand-written paths read and write, named after the proto
+//! (`proto/grundy/v1/grundy.proto`); a test checks every one against the compiled
+//! descriptor set, so a renumbered field fails the tests rather than the wire.
+
+/// `grundy.v1.EvaluateRequest`.
+pub(super) mod evaluate_request {
+    /// `QueryBatch queries`.
+    pub(in crate::wire) const QUERIES: u32 = 2;
+}
+
+/// `grundy.v1.QueryBatch`.
+pub(super) mod query_batch {
+    /// `PackedTokenQueries packed_tokens`.
+    pub(in crate::wire) const PACKED_TOKENS: u32 = 2;
+}
+
+/// `grundy.v1.PackedTokenQueries`.
+pub(super) mod packed_token_queries {
+    /// `uint64 first_query_id`.
+    pub(in crate::wire) const FIRST_QUERY_ID: u32 = 1;
+    /// `repeated uint32 token_counts`.
+    pub(in crate::wire) const TOKEN_COUNTS: u32 = 2;
+    /// `repeated uint32 vertices`.
+    pub(in crate::wire) const VERTICES: u32 = 3;
+}
+
+/// `grundy.v1.EvaluateResponse`.
+pub(super) mod evaluate_response {
+    /// `PackedVerdicts packed_verdicts`.
+    pub(in crate::wire) const PACKED_VERDICTS: u32 = 3;
+}
+
+/// `grundy.v1.PackedVerdicts`.
+pub(super) mod packed_verdicts {
+    /// `uint64 first_query_id`.
+    pub(in crate::wire) const FIRST_QUERY_ID: u32 = 1;
+    /// `repeated Outcome outcomes`.
+    pub(in crate::wire) const OUTCOMES: u32 = 2;
+    /// `repeated uint64 nim_sums`.
+    pub(in crate::wire) const NIM_SUMS: u32 = 3;
+    /// `repeated PackedQueryError errors`.
+    pub(in crate::wire) const ERRORS: u32 = 4;
+    /// `repeated uint32 remotenesses`.
+    pub(in crate::wire) const REMOTENESSES: u32 = 5;
+    /// `repeated uint32 over_budget`.
+    pub(in crate::wire) const OVER_BUDGET: u32 = 6;
+    /// `repeated uint32 move_counts`.
+    pub(in crate::wire) const MOVE_COUNTS: u32 = 7;
+    /// `repeated uint32 move_sources`.
+    pub(in crate::wire) const MOVE_SOURCES: u32 = 8;
+    /// `repeated uint32 move_targets`.
+    pub(in crate::wire) const MOVE_TARGETS: u32 = 9;
+    /// `repeated Outcome move_outcomes`.
+    pub(in crate::wire) const MOVE_OUTCOMES: u32 = 10;
+    /// `repeated uint32 move_remotenesses`.
+    pub(in crate::wire) const MOVE_REMOTENESSES: u32 = 11;
+    /// `repeated uint32 move_over_budget`.
+    pub(in crate::wire) const MOVE_OVER_BUDGET: u32 = 12;
+    /// `repeated uint64 moves_omitted`.
+    pub(in crate::wire) const MOVES_OMITTED: u32 = 13;
+}
+
+/// Every constant above as (message, field, number), for the descriptor test.
+#[cfg(test)]
+pub(super) const ALL: &[(&str, &str, u32)] = &[
+    ("EvaluateRequest", "queries", evaluate_request::QUERIES),
+    ("QueryBatch", "packed_tokens", query_batch::PACKED_TOKENS),
+    (
+        "PackedTokenQueries",
+        "first_query_id",
+        packed_token_queries::FIRST_QUERY_ID,
+    ),
+    (
+        "PackedTokenQueries",
+        "token_counts",
+        packed_token_queries::TOKEN_COUNTS,
+    ),
+    (
+        "PackedTokenQueries",
+        "vertices",
+        packed_token_queries::VERTICES,
+    ),
+    (
+        "EvaluateResponse",
+        "packed_verdicts",
+        evaluate_response::PACKED_VERDICTS,
+    ),
+    (
+        "PackedVerdicts",
+        "first_query_id",
+        packed_verdicts::FIRST_QUERY_ID,
+    ),
+    ("PackedVerdicts", "outcomes", packed_verdicts::OUTCOMES),
+    ("PackedVerdicts", "nim_sums", packed_verdicts::NIM_SUMS),
+    ("PackedVerdicts", "errors", packed_verdicts::ERRORS),
+    (
+        "PackedVerdicts",
+        "remotenesses",
+        packed_verdicts::REMOTENESSES,
+    ),
+    (
+        "PackedVerdicts",
+        "over_budget",
+        packed_verdicts::OVER_BUDGET,
+    ),
+    (
+        "PackedVerdicts",
+        "move_counts",
+        packed_verdicts::MOVE_COUNTS,
+    ),
+    (
+        "PackedVerdicts",
+        "move_sources",
+        packed_verdicts::MOVE_SOURCES,
+    ),
+    (
+        "PackedVerdicts",
+        "move_targets",
+        packed_verdicts::MOVE_TARGETS,
+    ),
+    (
+        "PackedVerdicts",
+        "move_outcomes",
+        packed_verdicts::MOVE_OUTCOMES,
+    ),
+    (
+        "PackedVerdicts",
+        "move_remotenesses",
+        packed_verdicts::MOVE_REMOTENESSES,
+    ),
+    (
+        "PackedVerdicts",
+        "move_over_budget",
+        packed_verdicts::MOVE_OVER_BUDGET,
+    ),
+    (
+        "PackedVerdicts",
+        "moves_omitted",
+        packed_verdicts::MOVES_OMITTED,
+    ),
+];
