@@ -12,7 +12,8 @@
 //!    neighbours in the previous one, each sweep followed by swaps of neighbouring points
 //!    while a swap removes crossings ("transpose"); from two starting orders (input order and
 //!    depth-first order), the order with the fewest crossings wins;
-//! 4. coordinates: each point moves towards the mean of its neighbours, with the minimum
+//! 4. coordinates: each point moves towards the weighted mean of its neighbours (long edges
+//!    weigh most, as in dot, so that they run straight), with the minimum
 //!    separation kept by averaging a left-to-right and a right-to-left placement.
 //!
 //! The caller bounds the graph ([`super::MAX_SVG_VERTICES`]); dummy points are capped too, so
@@ -118,7 +119,7 @@ impl Layout {
         if second < first {
             order = alternative;
         }
-        let (x, width) = coordinates(&order, &up, &down, &point_width);
+        let (x, width) = coordinates(n, &order, &up, &down, &point_width);
 
         let routes = edges
             .iter()
@@ -450,6 +451,7 @@ fn crossings(order: &[Vec<u32>], down: &[Vec<u32>], position: &[usize]) -> u64 {
 
 /// Centre x of every point, and the drawing's width.
 fn coordinates(
+    vertices: usize,
     order: &[Vec<u32>],
     up: &[Vec<u32>],
     down: &[Vec<u32>],
@@ -473,13 +475,21 @@ fn coordinates(
             let desired: Vec<f64> = order[r]
                 .iter()
                 .map(|&p| {
+                    // dot's weights: long edges (dummy to dummy) pull hardest, so they
+                    // run straight instead of weaving between the rows.
+                    let weight = |q: u32| match (p as usize >= vertices, q as usize >= vertices) {
+                        (true, true) => 8.0,
+                        (false, false) => 1.0,
+                        _ => 2.0,
+                    };
                     let adjacent = up[p as usize].iter().chain(&down[p as usize]);
-                    let (sum, count) =
-                        adjacent.fold((0.0, 0usize), |(s, c), &q| (s + x[q as usize], c + 1));
-                    if count == 0 {
+                    let (sum, total) = adjacent.fold((0.0, 0.0), |(s, t), &q| {
+                        (s + weight(q) * x[q as usize], t + weight(q))
+                    });
+                    if total == 0.0 {
                         x[p as usize]
                     } else {
-                        sum / count as f64
+                        sum / total
                     }
                 })
                 .collect();

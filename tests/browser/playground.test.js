@@ -208,16 +208,19 @@ async function wonPositionRepeated(page) {
   await clickMove(page, "token 0 → 2");
   assert.equal(await idle(page), "");
   assert.equal(await page.getAttribute("#game-status", "data-result"), "you");
-  // The server, moving first from the won position, wins.
+  // The server, moving first from the won position, wins, by the fastest win: 0 -> 2.
   await page.click("#undo");
   assert.equal(await idle(page), "");
   await page.click("#history li:first-child button");
   assert.equal(await idle(page), "");
+  await showHints(page);
+  assert.equal(await page.getAttribute("#verdict", "data-remoteness"), "1", "0 wins in 1 (to the sink)");
+  const [best] = await moveLabels(page);
+  assert.match(best, /^token 0 → 2: wins in 1/, "the fastest win is listed first");
   await page.click("#play-second");
   assert.equal(await idle(page), "");
-  await showHints(page);
-  const result = await playOut(page, "regression-won-repeat.png");
-  assert.equal(result, "server");
+  assert.equal(await page.getAttribute("#game-status", "data-result"), "server");
+  assert.match(await page.textContent("#history li:last-child"), /server: token 0 → 2/);
 }
 
 // Bugs: failed requests changed the position; a failed move wedged the game.
