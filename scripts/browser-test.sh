@@ -10,7 +10,7 @@ if ! command -v chromium >/dev/null; then
   apt-get update
   apt-get install -y chromium
 fi
-if [ ! -d tests/browser/node_modules/playwright-core ]; then
+if [ ! -d tests/browser/node_modules/playwright-core ] || [ ! -d tests/browser/node_modules/axe-core ]; then
   (cd tests/browser && npm ci --no-audit --no-fund)
 fi
 cargo build --bin grundy --bin grundy-server
@@ -27,7 +27,7 @@ cleanup() {
 trap cleanup EXIT
 
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/token"
-./target/debug/grundy-server --listen 127.0.0.1:0 --web --auth-token-file "$work/token" \
+"${CARGO_TARGET_DIR:-target}/debug/grundy-server" --listen 127.0.0.1:0 --web --auth-token-file "$work/token" \
   --log-format json 2> "$work/server.log" &
 server_pid=$!
 
@@ -42,7 +42,7 @@ done
 [ -n "$address" ] || { cat "$work/server.log"; echo "server not ready after 30 s" >&2; exit 1; }
 
 GRUNDY_URL="http://$address/" \
-GRUNDY_CLI="$PWD/target/debug/grundy" \
+GRUNDY_CLI="$(realpath "${CARGO_TARGET_DIR:-target}")/debug/grundy" \
 GRUNDY_TOKEN_FILE="$work/token" \
 GRUNDY_SAMPLE="$PWD/tests/data/chess_sample.in" \
 GRUNDY_CYCLIC="$PWD/tests/data/chess_cyclic_small.in" \

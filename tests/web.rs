@@ -86,6 +86,12 @@ async fn the_page_is_served_without_a_token_and_render_needs_one() {
     assert!(headers.contains("text/javascript"), "{headers}");
     let (status, _, _) = exchange(&server, "GET /nothing-here HTTP/1.1", b"").await;
     assert_ne!(status, 200);
+    // What a browser asks for on its own, and the page on opening, answers without error.
+    let (status, headers, _) = exchange(&server, "GET /favicon.ico HTTP/1.1", b"").await;
+    assert_eq!(status, 200, "{headers}");
+    assert!(headers.contains("image/svg+xml"), "{headers}");
+    let (status, headers, _) = exchange(&server, "GET /preload HTTP/1.1", b"").await;
+    assert_eq!(status, 204, "{headers}");
 
     let request = br#"{"out_degrees":[1,0],"targets":[1],"values":[{"finite":1},{"finite":0}]}"#;
     let (status, _, body) = exchange(&server, "POST /render HTTP/1.1", request).await;

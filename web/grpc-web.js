@@ -169,6 +169,9 @@ const Grpc = (() => {
           else if (g === 2) verdict.error.message = s.string();
         });
       } else if (f === 5) verdict.bestMove = readMove(r.sub());
+      else if (f === 6) verdict.remoteness = r.varint(); // optional: present when known
+      else if (f === 7) verdict.remotenessUnknown = r.varint();
+      else if (f === 9) verdict.movesOmitted = r.varint();
     });
     return verdict;
   }
@@ -261,10 +264,14 @@ const Grpc = (() => {
     return result;
   }
 
-  // EvaluateBatch with explain: positions are {tokens: [...]} or {dense: [...]}; returns
-  // the verdicts (field 1 of each EvaluateBatchResponse) in order.
+  // EvaluateBatch with explain and the analysis (EvaluateStart.analysis = 4, with
+  // AnalysisOptions.max_moves = 1: the page lists the moves itself and wants each
+  // position's remoteness, Verdict.remoteness = 6): positions are {tokens: [...]} or
+  // {dense: [...]}; returns the verdicts (field 1 of each EvaluateBatchResponse) in order.
   async function evaluate(graph, positions, token) {
-    const w = new Writer().message(1, (s) => { s.message(1, (g) => writeGraph(g, graph)).bool(3, true); });
+    const w = new Writer().message(1, (s) => {
+      s.message(1, (g) => writeGraph(g, graph)).bool(3, true).message(4, (a) => a.uint(1, 1));
+    });
     positions.forEach((position, id) => {
       w.message(2, (q) => {
         q.uint(1, id);

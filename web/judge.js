@@ -22,6 +22,12 @@ const Judge = (() => {
     next(what, max = Number.MAX_SAFE_INTEGER) {
       if (this.atEnd()) throw new Error(`end of input: expected ${what}`);
       const item = this.items[this.pos++];
+      if (/^\d+$/.test(item.text) && !Number.isSafeInteger(Number(item.text)) && max === Number.MAX_SAFE_INTEGER) {
+        const excerpt = item.text.length > 24 ? item.text.slice(0, 24) + "…" : item.text;
+        throw new Error(`line ${item.line}, column ${item.column}: ${what}: ${excerpt} is above 2^53 − 1, `
+          + "the largest number the page holds exactly (a value's parity is all that matters: "
+          + "write 0 or 1, or use the command-line judge, which takes values up to 2^64 − 1)");
+      }
       if (!/^\d+$/.test(item.text) || Number(item.text) > max) {
         const excerpt = item.text.length > 20 ? item.text.slice(0, 20) + "…" : item.text;
         throw new Error(`line ${item.line}, column ${item.column}: expected ${what}, found "${excerpt}"`);

@@ -168,7 +168,11 @@ async fn render(args: RenderArgs) -> Result<String, RunError> {
         values,
         tokens: tokens_per_vertex,
         highlight,
+        last_move: None,
         caption: Some(caption),
+        ids: None,
+        partial: Vec::new(),
+        legend: true,
     };
     let picture = match args.format {
         ImageFormat::Svg => drawing.to_svg(),

@@ -1,14 +1,19 @@
-//! A layered ("Sugiyama") layout, in four linear-ish passes:
+//! A layered ("Sugiyama") layout, the passes of Graphviz `dot` (Gansner, Koutsofios, North and
+//! Vo, "A technique for drawing directed graphs", 1993) in simpler forms:
 //!
 //! 1. cycle breaking: an iterative depth-first search reverses its back edges, which leaves
 //!    a DAG (on an acyclic graph nothing is reversed);
-//! 2. layering: a vertex's layer is the length of the longest path from it to a sink, so the
-//!    terminal positions (no move: value 0) sit on the bottom row and every edge points down
-//!    (reversed edges point up);
+//! 2. layering: first the longest path from each vertex to a sink, so every edge points down
+//!    (reversed edges point up); then each vertex in turn moves to the layer, between its
+//!    neighbours, that shortens its edges most (a sink hangs just below its lowest parent
+//!    instead of sitting on the bottom row), until no move helps;
 //! 3. ordering: edges spanning several layers get one dummy point per layer crossed, then
-//!    alternating down and up sweeps sort each layer by the barycentre of its neighbours in
-//!    the previous one, keeping the order with the fewest crossings;
-//! 4. coordinates: each point moves towards the mean of its neighbours, with the minimum
+//!    alternating down and up sweeps sort each layer by the weighted median of its
+//!    neighbours in the previous one, each sweep followed by swaps of neighbouring points
+//!    while a swap removes crossings ("transpose"); from two starting orders (input order and
+//!    depth-first order), the order with the fewest crossings wins;
+//! 4. coordinates: each point moves towards the weighted mean of its neighbours (long edges
+//!    weigh most, as in dot, so that they run straight), with the minimum
 //!    separation kept by averaging a left-to-right and a right-to-left placement.
 //!
 //! The caller bounds the graph ([`super::MAX_SVG_VERTICES`]); dummy points are capped too, so
@@ -18,8 +23,10 @@ use crate::engine::Digraph;
 
 /// Dummy points allowed in total; past this, long edges are drawn straight.
 const MAX_DUMMIES: usize = 20_000;
-/// Down-and-up sweeps of the barycentric ordering.
-const SWEEPS: usize = 12;
+/// Down-and-up sweeps of the median ordering, per starting order.
+const SWEEPS: usize = 24;
+/// Rounds of the layer-shortening pass.
+const LAYER_ROUNDS: usize = 32;
 /// Passes of the coordinate refinement.
 const REFINEMENTS: usize = 8;
 /// Horizontal gap between neighbouring points, and the width of a dummy point.
@@ -63,7 +70,8 @@ impl Layout {
     pub fn of(graph: &Digraph, widths: &[f64]) -> Self {
         let n = graph.vertex_count() as usize;
         let edges = layer_edges(graph);
-        let layer = longest_path_layers(n, &edges);
+        let mut layer = longest_path_layers(n, &edges);
+        shorten_edges(&mut layer, &edges);
         let rows = layer.iter().copied().max().unwrap_or(0) + 1;
         let row_of = |v: u32| rows - 1 - layer[v as usize];
 
@@ -101,8 +109,17 @@ impl Layout {
         for (point, &row) in point_row.iter().enumerate() {
             order[row as usize].push(point as u32);
         }
-        reduce_crossings(&mut order, &up, &down);
-        let (x, width) = coordinates(&order, &up, &down, &point_width);
+        let depth_first = depth_first_rank(&up, &down);
+        let mut alternative = order.clone();
+        for row in &mut alternative {
+            row.sort_by_key(|&p| depth_first[p as usize]);
+        }
+        let first = reduce_crossings(&mut order, &up, &down);
+        let second = reduce_crossings(&mut alternative, &up, &down);
+        if second < first {
+            order = alternative;
+        }
+        let (x, width) = coordinates(n, &order, &up, &down, &point_width);
 
         let routes = edges
             .iter()
@@ -210,20 +227,103 @@ fn longest_path_layers(n: usize, edges: &[LayerEdge]) -> Vec<u32> {
     layer
 }
 
-/// Barycentric sweeps over the rows, keeping the order with the fewest crossings.
-fn reduce_crossings(order: &mut [Vec<u32>], up: &[Vec<u32>], down: &[Vec<u32>]) {
-    let mut position = vec![0usize; up.len()];
-    let index = |order: &[Vec<u32>], position: &mut [usize]| {
-        for row in order {
-            for (i, &p) in row.iter().enumerate() {
-                position[p as usize] = i;
+/// Moves each vertex, in turn, to the layer between its neighbours that makes its edges
+/// shortest in total: the cost is linear in the layer, so the best layer is the lowest
+/// allowed one when the vertex has more edges down than up, the highest when more up.
+/// Stops when a round moves nothing. `layer` counts from the bottom (0).
+fn shorten_edges(layer: &mut [u32], edges: &[LayerEdge]) {
+    let n = layer.len();
+    let mut uppers: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut lowers: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for edge in edges {
+        uppers[edge.lower as usize].push(edge.upper);
+        lowers[edge.upper as usize].push(edge.lower);
+    }
+    for _ in 0..LAYER_ROUNDS {
+        let mut moved = false;
+        for v in 0..n {
+            let (up, down) = (&uppers[v], &lowers[v]);
+            if up.len() == down.len() {
+                continue;
+            }
+            let lowest = down
+                .iter()
+                .map(|&w| layer[w as usize] + 1)
+                .max()
+                .unwrap_or(0);
+            let best = if down.len() > up.len() {
+                lowest
+            } else {
+                // More edges up than down, so at least one up: hang just below the lowest.
+                up.iter()
+                    .map(|&u| layer[u as usize] - 1)
+                    .min()
+                    .unwrap_or(lowest)
+            };
+            if best != layer[v] {
+                layer[v] = best;
+                moved = true;
             }
         }
-    };
-    index(order, &mut position);
+        if !moved {
+            break;
+        }
+    }
+    let least = layer.iter().copied().min().unwrap_or(0);
+    for l in layer.iter_mut() {
+        *l -= least;
+    }
+}
+
+/// A depth-first numbering of the points (vertices and dummies), from the top rows down:
+/// children of one parent get neighbouring numbers, a good starting order for the sweeps.
+fn depth_first_rank(up: &[Vec<u32>], down: &[Vec<u32>]) -> Vec<usize> {
+    let points = up.len();
+    let mut rank = vec![usize::MAX; points];
+    let mut roots: Vec<u32> = (0..points as u32)
+        .filter(|&p| up[p as usize].is_empty())
+        .collect();
+    roots.extend(0..points as u32);
+    let mut next = 0usize;
+    let mut stack: Vec<u32> = Vec::new();
+    for root in roots {
+        if rank[root as usize] != usize::MAX {
+            continue;
+        }
+        stack.push(root);
+        while let Some(p) = stack.pop() {
+            if rank[p as usize] != usize::MAX {
+                continue;
+            }
+            rank[p as usize] = next;
+            next += 1;
+            // Reversed, so that the first child is visited first.
+            for &q in down[p as usize].iter().rev() {
+                if rank[q as usize] == usize::MAX {
+                    stack.push(q);
+                }
+            }
+        }
+    }
+    rank
+}
+
+/// Median sweeps over the rows, each followed by transposition, keeping the order with the
+/// fewest crossings; returns that number of crossings.
+fn reduce_crossings(order: &mut [Vec<u32>], up: &[Vec<u32>], down: &[Vec<u32>]) -> u64 {
+    let mut position = vec![0usize; up.len()];
+    for row in order.iter() {
+        for (i, &p) in row.iter().enumerate() {
+            position[p as usize] = i;
+        }
+    }
+    transpose(order, up, down, &mut position);
     let mut best = order.to_vec();
     let mut best_crossings = crossings(order, down, &position);
     for sweep in 0..SWEEPS {
+        if best_crossings == 0 {
+            break;
+        }
         let downwards = sweep % 2 == 0;
         let rows: Vec<usize> = if downwards {
             (1..order.len()).collect()
@@ -235,13 +335,11 @@ fn reduce_crossings(order: &mut [Vec<u32>], up: &[Vec<u32>], down: &[Vec<u32>]) 
             let mut keyed: Vec<(f64, usize, u32)> = order[r]
                 .iter()
                 .map(|&p| {
-                    let adjacent = &neighbours[p as usize];
-                    let key = if adjacent.is_empty() {
-                        position[p as usize] as f64
-                    } else {
-                        let sum: usize = adjacent.iter().map(|&q| position[q as usize]).sum();
-                        sum as f64 / adjacent.len() as f64
-                    };
+                    let mut at: Vec<usize> = neighbours[p as usize]
+                        .iter()
+                        .map(|&q| position[q as usize])
+                        .collect();
+                    let key = weighted_median(&mut at).unwrap_or(position[p as usize] as f64);
                     (key, position[p as usize], p)
                 })
                 .collect();
@@ -251,6 +349,7 @@ fn reduce_crossings(order: &mut [Vec<u32>], up: &[Vec<u32>], down: &[Vec<u32>]) 
                 position[p as usize] = i;
             }
         }
+        transpose(order, up, down, &mut position);
         let count = crossings(order, down, &position);
         if count < best_crossings {
             best_crossings = count;
@@ -258,6 +357,64 @@ fn reduce_crossings(order: &mut [Vec<u32>], up: &[Vec<u32>], down: &[Vec<u32>]) 
         }
     }
     order.clone_from_slice(&best);
+    best_crossings
+}
+
+/// The median of the neighbours' positions, weighted towards the denser side when there is
+/// an even number of them (as in dot); `None` without neighbours.
+fn weighted_median(at: &mut [usize]) -> Option<f64> {
+    at.sort_unstable();
+    let m = at.len() / 2;
+    match at.len() {
+        0 => None,
+        len if len % 2 == 1 => Some(at[m] as f64),
+        2 => Some((at[0] + at[1]) as f64 / 2.0),
+        len => {
+            let left = (at[m - 1] - at[0]) as f64;
+            let right = (at[len - 1] - at[m]) as f64;
+            if left + right == 0.0 {
+                Some((at[m - 1] + at[m]) as f64 / 2.0)
+            } else {
+                Some((at[m - 1] as f64 * right + at[m] as f64 * left) / (left + right))
+            }
+        }
+    }
+}
+
+/// Swaps neighbouring points of a row while a swap removes crossings with the rows above
+/// and below (a bounded number of passes per row).
+fn transpose(order: &mut [Vec<u32>], up: &[Vec<u32>], down: &[Vec<u32>], position: &mut [usize]) {
+    // Pairs (a of u, b of v) with a right of b: the crossings of u's and v's edges to one side.
+    let crossed = |u: u32, v: u32, side: &[Vec<u32>], position: &[usize]| -> u64 {
+        let mut count = 0;
+        for &a in &side[u as usize] {
+            for &b in &side[v as usize] {
+                if position[a as usize] > position[b as usize] {
+                    count += 1;
+                }
+            }
+        }
+        count
+    };
+    for _ in 0..8 {
+        let mut improved = false;
+        for row in order.iter_mut() {
+            for i in 0..row.len().saturating_sub(1) {
+                let (u, v) = (row[i], row[i + 1]);
+                let now = crossed(u, v, up, position) + crossed(u, v, down, position);
+                let swapped = crossed(v, u, up, position) + crossed(v, u, down, position);
+                if swapped < now {
+                    row.swap(i, i + 1);
+                    position[u as usize] = i + 1;
+                    position[v as usize] = i;
+                    improved = true;
+                }
+            }
+        }
+        if !improved {
+            break;
+        }
+    }
 }
 
 /// Edge crossings between consecutive rows: inversions among the segments sorted by their
@@ -294,6 +451,7 @@ fn crossings(order: &[Vec<u32>], down: &[Vec<u32>], position: &[usize]) -> u64 {
 
 /// Centre x of every point, and the drawing's width.
 fn coordinates(
+    vertices: usize,
     order: &[Vec<u32>],
     up: &[Vec<u32>],
     down: &[Vec<u32>],
@@ -317,13 +475,21 @@ fn coordinates(
             let desired: Vec<f64> = order[r]
                 .iter()
                 .map(|&p| {
+                    // dot's weights: long edges (dummy to dummy) pull hardest, so they
+                    // run straight instead of weaving between the rows.
+                    let weight = |q: u32| match (p as usize >= vertices, q as usize >= vertices) {
+                        (true, true) => 8.0,
+                        (false, false) => 1.0,
+                        _ => 2.0,
+                    };
                     let adjacent = up[p as usize].iter().chain(&down[p as usize]);
-                    let (sum, count) =
-                        adjacent.fold((0.0, 0usize), |(s, c), &q| (s + x[q as usize], c + 1));
-                    if count == 0 {
+                    let (sum, total) = adjacent.fold((0.0, 0.0), |(s, t), &q| {
+                        (s + weight(q) * x[q as usize], t + weight(q))
+                    });
+                    if total == 0.0 {
                         x[p as usize]
                     } else {
-                        sum / count as f64
+                        sum / total
                     }
                 })
                 .collect();

@@ -88,8 +88,18 @@ pub struct Drawing {
     pub tokens: Vec<u64>,
     /// A move to highlight (the server's winning or draw-keeping move).
     pub highlight: Option<Highlight>,
+    /// The move that led to the position, drawn dashed (the playground's last move).
+    pub last_move: Option<Highlight>,
     /// A caption line above the picture (test case, verdict, nim-sum).
     pub caption: Option<String>,
+    /// The id drawn for each vertex, when the graph is a part of a bigger one (the
+    /// playground's view around the position); `None`: the vertex's index.
+    pub ids: Option<Vec<u32>>,
+    /// Vertices with moves that are not drawn (they leave the part shown): dashed outline.
+    pub partial: Vec<bool>,
+    /// Whether the SVG carries its legend (the playground explains the board beside it, so
+    /// it asks for the caption alone and keeps the drawing narrow).
+    pub legend: bool,
 }
 
 /// Why a drawing cannot be made.
@@ -137,19 +147,27 @@ impl Drawing {
         if let Some(split_counts) = &self.split_counts {
             length("split_counts", split_counts.len(), false)?;
         }
-        if let Some(highlight) = &self.highlight {
+        if let Some(ids) = &self.ids {
+            length("ids", ids.len(), false)?;
+        }
+        length("partial", self.partial.len(), true)?;
+        for (field, highlight) in [
+            ("highlight", &self.highlight),
+            ("last_move", &self.last_move),
+        ] {
+            let Some(highlight) = highlight else { continue };
             if highlight.from as usize >= n {
                 let message = format!(
                     "vertex {} is out of range (vertex_count {n})",
                     highlight.from
                 );
-                return Err(invalid("highlight.from", message));
+                return Err(invalid(&format!("{field}.from"), message));
             }
             let successors = self.graph.successors(highlight.from);
             for (i, to) in highlight.to.iter().enumerate() {
                 if !successors.contains(to) {
                     let message = format!("{to} is not an out-neighbour of {}", highlight.from);
-                    return Err(invalid(&format!("highlight.to[{i}]"), message));
+                    return Err(invalid(&format!("{field}.to[{i}]"), message));
                 }
             }
         }
@@ -179,12 +197,28 @@ impl Drawing {
         self.values[vertex as usize].single_token_outcome()
     }
 
+    /// The id of a vertex as drawn (its index, or its id in the bigger graph).
+    fn id(&self, vertex: u32) -> u32 {
+        self.ids.as_ref().map_or(vertex, |ids| ids[vertex as usize])
+    }
+
     /// The id line of a vertex's label: `3`, or `3 K=2` with split counts.
     fn id_label(&self, vertex: u32) -> String {
+        let id = self.id(vertex);
         match &self.split_counts {
-            Some(split_counts) => format!("{vertex}  K={}", split_counts[vertex as usize]),
-            None => vertex.to_string(),
+            Some(split_counts) => format!("{id}  K={}", split_counts[vertex as usize]),
+            None => id.to_string(),
         }
+    }
+
+    /// Whether some moves from `vertex` are not drawn.
+    fn is_partial(&self, vertex: u32) -> bool {
+        self.partial.get(vertex as usize).copied().unwrap_or(false)
+    }
+
+    /// Whether any vertex has the value `∞(K)`.
+    fn has_infinite(&self) -> bool {
+        self.values.iter().any(|v| matches!(v, Value::Infinite(_)))
     }
 
     /// Tokens (or the value) on `vertex`; 0 without a position.
@@ -195,6 +229,13 @@ impl Drawing {
     /// Whether `from -> to` is part of the highlighted move.
     fn is_highlighted(&self, from: u32, to: u32) -> bool {
         self.highlight
+            .as_ref()
+            .is_some_and(|h| h.from == from && h.to.contains(&to))
+    }
+
+    /// Whether `from -> to` is part of the last move.
+    fn is_last_move(&self, from: u32, to: u32) -> bool {
+        self.last_move
             .as_ref()
             .is_some_and(|h| h.from == from && h.to.contains(&to))
     }
@@ -221,16 +262,16 @@ pub mod palette {
         }
     }
 
-    /// Text colour readable on [`fill`].
-    pub fn text(outcome: Outcome) -> &'static str {
-        match outcome {
-            Outcome::Lose | Outcome::Win => "#FFFFFF",
-            Outcome::Draw => "#000000",
-        }
+    /// Text colour readable on [`fill`]: black on all three (white on the green is 3.4:1
+    /// and on the vermillion 3.9:1, below WCAG's 4.5:1; black is 6.2:1, 5.4:1 and 9.9:1).
+    pub fn text(_outcome: Outcome) -> &'static str {
+        "#000000"
     }
 
     /// The highlighted move's colour (Okabe-Ito blue).
     pub const HIGHLIGHT: &str = "#0072B2";
+    /// The last move's colour, drawn dashed (Okabe-Ito reddish purple).
+    pub const LAST_MOVE: &str = "#CC79A7";
     /// Ordinary edges.
     pub const EDGE: &str = "#555555";
 

@@ -47,7 +47,7 @@ pub(super) fn write(drawing: &Drawing) -> String {
     let row_y = |row: u32| top + f64::from(row) * ROW_PITCH;
     let legend_width = legend
         .iter()
-        .map(|(_, text)| 40.0 + 7.0 * text.chars().count() as f64)
+        .map(|(_, text)| 40.0 + 7.6 * text.chars().count() as f64)
         .fold(0.0, f64::max);
     let width = (layout.width + 2.0 * MARGIN)
         .max(legend_width + 2.0 * MARGIN)
@@ -74,10 +74,19 @@ pub(super) fn write(drawing: &Drawing) -> String {
 
     let position = |v: u32| (centre(v), row_y(layout.row[v as usize]));
     svg.push_str("<g class=\"edges\" fill=\"none\">\n");
-    // Highlighted edges last, so they are drawn on top.
-    for highlighted in [false, true] {
+    // The last move over ordinary edges, the highlighted move on top of everything.
+    let style_of = |from: u32, to: u32| {
+        if drawing.is_highlighted(from, to) {
+            EdgeStyle::Move
+        } else if drawing.is_last_move(from, to) {
+            EdgeStyle::Last
+        } else {
+            EdgeStyle::Plain
+        }
+    };
+    for style in [EdgeStyle::Plain, EdgeStyle::Last, EdgeStyle::Move] {
         for route in &layout.edges {
-            if drawing.is_highlighted(route.from, route.to) != highlighted {
+            if style_of(route.from, route.to) != style {
                 continue;
             }
             let points: Vec<(f64, f64)> = route
@@ -91,10 +100,10 @@ pub(super) fn write(drawing: &Drawing) -> String {
                 (x, y, widths[v as usize])
             };
             let path = edge_path([end(route.from), end(route.to)], &points, twin);
-            write_edge(&mut svg, route.from, route.to, &path, highlighted);
+            write_edge(&mut svg, drawing, route.from, route.to, &path, style);
         }
         for v in (0..n).filter(|&v| has_self_loop(drawing, v)) {
-            if drawing.is_highlighted(v, v) == highlighted {
+            if style_of(v, v) == style {
                 let (x, y) = position(v);
                 let right = x + widths[v as usize] / 2.0;
                 let path = format!(
@@ -108,7 +117,7 @@ pub(super) fn write(drawing: &Drawing) -> String {
                     right + 1.0,
                     y + 8.0
                 );
-                write_edge(&mut svg, v, v, &path, highlighted);
+                write_edge(&mut svg, drawing, v, v, &path, style);
             }
         }
     }
@@ -131,11 +140,22 @@ fn box_width(drawing: &Drawing, v: u32) -> f64 {
     (8.0 * id.max(value) as f64 + 18.0).max(44.0)
 }
 
+/// How an edge is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EdgeStyle {
+    Plain,
+    /// The move that led to the position.
+    Last,
+    /// The highlighted (server's) move.
+    Move,
+}
+
 fn write_defs(svg: &mut String) {
     svg.push_str("<defs>\n");
     for (id, colour) in [
         ("grundy-arrow", palette::EDGE),
         ("grundy-arrow-move", palette::HIGHLIGHT),
+        ("grundy-arrow-last", palette::LAST_MOVE),
     ] {
         let _ = writeln!(
             svg,
@@ -151,12 +171,40 @@ fn write_defs(svg: &mut String) {
 fn legend_lines(drawing: &Drawing) -> Vec<(Swatch, String)> {
     let mut lines = Vec::new();
     if let Some(caption) = &drawing.caption {
-        lines.push((Swatch::None, caption.clone()));
+        lines.push((Swatch::Caption, caption.clone()));
+    }
+    if !drawing.legend {
+        return lines;
     }
     for outcome in [Outcome::Lose, Outcome::Win, Outcome::Draw] {
         lines.push((
             Swatch::Outcome(outcome),
             palette::legend(outcome).to_string(),
+        ));
+    }
+    let value = if drawing.split_counts.is_some() {
+        "2 (second line): the nim-value of one unit of value on the vertex"
+    } else {
+        "2 (second line): the nim-value of a token here; a position's nim-sum xors them"
+    };
+    lines.push((Swatch::None, value.into()));
+    if drawing.has_infinite() {
+        lines.push((
+            Swatch::None,
+            "∞(K): play can go on for ever from here; K: the values of its finite moves".into(),
+        ));
+    }
+    if drawing.split_counts.is_some() {
+        lines.push((
+            Swatch::None,
+            "K=2 (first line): a move takes 1 from the vertex and adds 1 to 2 out-neighbours"
+                .into(),
+        ));
+    }
+    if drawing.partial.iter().any(|&p| p) {
+        lines.push((
+            Swatch::Partial,
+            "a vertex with moves out of the part drawn".into(),
         ));
     }
     if drawing.tokens.iter().any(|&t| t > 0) {
@@ -173,15 +221,23 @@ fn legend_lines(drawing: &Drawing) -> Vec<(Swatch, String)> {
             "the server's move (winning, or keeping the draw)".into(),
         ));
     }
+    if drawing.last_move.is_some() {
+        lines.push((Swatch::Last, "the last move played".into()));
+    }
     lines
 }
 
 #[derive(Clone, Copy)]
 enum Swatch {
+    /// The caption, in bold.
+    Caption,
+    /// A line of explanation, without a swatch.
     None,
     Outcome(Outcome),
     Token,
     Move,
+    Last,
+    Partial,
 }
 
 fn write_legend(svg: &mut String, lines: &[(Swatch, String)]) {
@@ -190,7 +246,7 @@ fn write_legend(svg: &mut String, lines: &[(Swatch, String)]) {
         let y = MARGIN + LEGEND_LINE * i as f64;
         let text_x = MARGIN + 26.0;
         match swatch {
-            Swatch::None => {
+            Swatch::Caption => {
                 let _ = writeln!(
                     svg,
                     "<text class=\"caption\" x=\"{MARGIN}\" y=\"{:.1}\" font-weight=\"bold\">{}</text>",
@@ -198,6 +254,23 @@ fn write_legend(svg: &mut String, lines: &[(Swatch, String)]) {
                     escape(text)
                 );
                 continue;
+            }
+            Swatch::None => {}
+            Swatch::Last => {
+                let _ = writeln!(
+                    svg,
+                    "<path d=\"M{MARGIN},{:.1} h18\" stroke=\"{}\" stroke-width=\"3\" \
+                     stroke-dasharray=\"5 3\" marker-end=\"url(#grundy-arrow-last)\"/>",
+                    y + 7.0,
+                    palette::LAST_MOVE
+                );
+            }
+            Swatch::Partial => {
+                let _ = writeln!(
+                    svg,
+                    "<rect x=\"{MARGIN}\" y=\"{y:.1}\" width=\"18\" height=\"14\" rx=\"3\" \
+                     fill=\"#FFFFFF\" stroke=\"#000000\" stroke-dasharray=\"3 2\"/>"
+                );
             }
             Swatch::Outcome(outcome) => {
                 let _ = writeln!(
@@ -296,16 +369,36 @@ fn edge_path(ends: [(f64, f64, f64); 2], points: &[(f64, f64)], twin: bool) -> S
     path
 }
 
-fn write_edge(svg: &mut String, from: u32, to: u32, path: &str, highlighted: bool) {
-    let (class, colour, width, marker) = if highlighted {
-        ("edge move", palette::HIGHLIGHT, 3.5, "grundy-arrow-move")
-    } else {
-        ("edge", palette::EDGE, 1.4, "grundy-arrow")
+fn write_edge(
+    svg: &mut String,
+    drawing: &Drawing,
+    from: u32,
+    to: u32,
+    path: &str,
+    style: EdgeStyle,
+) {
+    let (class, colour, width, marker, dash) = match style {
+        EdgeStyle::Move => (
+            "edge move",
+            palette::HIGHLIGHT,
+            3.5,
+            "grundy-arrow-move",
+            "",
+        ),
+        EdgeStyle::Last => (
+            "edge last",
+            palette::LAST_MOVE,
+            3.0,
+            "grundy-arrow-last",
+            " stroke-dasharray=\"6 4\"",
+        ),
+        EdgeStyle::Plain => ("edge", palette::EDGE, 1.4, "grundy-arrow", ""),
     };
+    let (from, to) = (drawing.id(from), drawing.id(to));
     let _ = writeln!(
         svg,
         "<path class=\"{class}\" data-from=\"{from}\" data-to=\"{to}\" d=\"{path}\" \
-         stroke=\"{colour}\" stroke-width=\"{width}\" marker-end=\"url(#{marker})\"/>"
+         stroke=\"{colour}\" stroke-width=\"{width}\"{dash} marker-end=\"url(#{marker})\"/>"
     );
 }
 
@@ -314,28 +407,41 @@ fn write_vertex(svg: &mut String, drawing: &Drawing, v: u32, (x, y): (f64, f64),
     let outcome = drawing.outcome(v);
     let tokens = drawing.tokens_on(v);
     let value_label = value.label();
+    let id = drawing.id(v);
+    let partial = drawing.is_partial(v);
     let _ = writeln!(
         svg,
-        "<g class=\"vertex\" data-vertex=\"{v}\" data-value=\"{}\" data-outcome=\"{}\" \
-         data-tokens=\"{tokens}\">",
+        "<g class=\"vertex\" data-vertex=\"{id}\" data-value=\"{}\" data-outcome=\"{}\" \
+         data-tokens=\"{tokens}\"{}>",
         escape(&value_label),
-        palette::name(outcome)
+        palette::name(outcome),
+        if partial { " data-partial=\"1\"" } else { "" }
     );
     let _ = writeln!(
         svg,
-        "<title>vertex {v}: value {}, {} with one token</title>",
+        "<title>vertex {id}: value {}, {} with one token{}</title>",
         escape(&value_label),
-        palette::name(outcome)
+        palette::name(outcome),
+        if partial {
+            "; some of its moves are not drawn"
+        } else {
+            ""
+        }
     );
     let (stroke, stroke_width) = if tokens > 0 {
         ("#000000", 3.0)
     } else {
         ("#333333", 1.0)
     };
+    let dash = if partial {
+        " stroke-dasharray=\"5 3\""
+    } else {
+        ""
+    };
     let _ = writeln!(
         svg,
         "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{width:.1}\" height=\"{NODE_HEIGHT}\" rx=\"8\" \
-         fill=\"{}\" stroke=\"{stroke}\" stroke-width=\"{stroke_width}\"/>",
+         fill=\"{}\" stroke=\"{stroke}\" stroke-width=\"{stroke_width}\"{dash}/>",
         x - width / 2.0,
         y - NODE_HEIGHT / 2.0,
         palette::fill(outcome)

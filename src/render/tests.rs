@@ -12,7 +12,11 @@ fn drawing(graph: Digraph, values: Vec<Value>) -> Drawing {
         values,
         tokens: Vec::new(),
         highlight: None,
+        last_move: None,
         caption: None,
+        ids: None,
+        partial: Vec::new(),
+        legend: true,
     }
 }
 
@@ -142,10 +146,46 @@ fn tokens_and_the_highlighted_move_are_drawn() {
         "{dot}"
     );
     assert!(dot.contains("0 -> 1;") && dot.contains("1 -> 2;"), "{dot}");
+    // Tokens are a line of the label (Graphviz drops overlapping xlabels), and a legend
+    // explains the colours, the values and the token line.
     assert!(
-        dot.contains("2 [label=\"2\\n0\", fillcolor=\"#D55E00\""),
+        dot.contains("2 [label=\"2\\n0\\n● 2\", fillcolor=\"#D55E00\""),
         "{dot}"
     );
+    assert!(!dot.contains("xlabel"), "{dot}");
+    assert!(dot.contains("legend [shape=plaintext"), "{dot}");
+    assert!(dot.contains("tokens on the vertex"), "{dot}");
+    assert!(
+        dot.contains("the server&#39;s move") || dot.contains("the server's move"),
+        "{dot}"
+    );
+}
+
+#[test]
+fn the_legend_explains_values_infinite_values_and_split_counts() {
+    let mut picture = drawing(
+        graph(2, &[(0, 1), (1, 0)]),
+        vec![Value::Infinite(vec![]), Value::Infinite(vec![])],
+    );
+    let svg = picture.to_svg().unwrap();
+    assert!(svg.contains("∞(K): play can go on for ever"), "{svg}");
+    assert!(svg.contains("nim-value of a token here"), "{svg}");
+    assert!(!svg.contains("K=2 (first line)"), "{svg}");
+    picture.graph = graph(2, &[(0, 1)]);
+    picture.values = vec![Value::Finite(1), Value::Finite(0)];
+    picture.split_counts = Some(vec![1, 0]);
+    let svg = picture.to_svg().unwrap();
+    assert!(!svg.contains("∞(K)"), "{svg}");
+    assert!(svg.contains("K=2 (first line): a move takes 1"), "{svg}");
+    assert!(
+        picture
+            .to_dot()
+            .unwrap()
+            .contains("a move takes 1 from the vertex")
+    );
+    // Vertex text is black on every fill: white on the green and the vermillion is below
+    // WCAG AA contrast.
+    assert!(!svg.contains("fill=\"#FFFFFF\">0"), "{svg}");
 }
 
 #[test]

@@ -10,12 +10,20 @@
 //  - every listed move is coloured by the CLI's verdict of the position it leads to;
 //  - a game from a winning position, playing winning moves, ends with "you" winning, and one
 //    where the server moves first ends with the server winning;
-//  - on a cyclic graph, a drawn position played out ends in a draw.
+//  - on a cyclic graph, a drawn position played out ends in a draw;
+//  - regressions: a won position repeated is not a draw; failed requests (a wrong token)
+//    change neither the position nor a game in progress; a failed Load leaves nothing stale
+//    on screen; a plain --web server's page opens with the sample drawn and no failed request
+//    or console error;
+//  - the board at 1280x800 and 390x844 (no sideways scroll, a drawing of readable size):
+//    undo/redo, the history, moves by clicking the board, hidden hints, zoom, a 50-vertex
+//    graph drawn around the position, addsub wording and limits, and axe-core (pinned,
+//    evaluated in the page) finds no serious or critical accessibility violation.
 // Screenshots go to $SCREENSHOT_DIR. Every wait is bounded.
 "use strict";
 
 const assert = require("node:assert/strict");
-const { execFileSync } = require("node:child_process");
+const { execFileSync, spawn } = require("node:child_process");
 const fs = require("node:fs");
 const path = require("node:path");
 const { chromium } = require("playwright-core");
@@ -33,6 +41,9 @@ const MAX_PLIES = 60;
 for (const [name, value] of Object.entries({ URL, CLI, TOKEN_FILE, SAMPLE, CYCLIC, SHOTS })) {
   if (!value) throw new Error(`missing environment variable for ${name}`);
 }
+
+const AXE = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+const SERVER = path.join(path.dirname(CLI || "."), "grundy-server");
 
 // The CLI's verdicts (one per query line) for a chess judge input.
 function cliVerdicts(input) {
@@ -100,7 +111,7 @@ async function setPosition(page, tokens) {
 }
 
 async function drawnVertices(page) {
-  return page.$$eval("#drawing g.vertex", (nodes) => nodes.map((n) => ({
+  return page.$$eval("#board g.vertex", (nodes) => nodes.map((n) => ({
     vertex: Number(n.dataset.vertex), value: n.dataset.value, outcome: n.dataset.outcome,
   })));
 }
@@ -108,6 +119,7 @@ async function drawnVertices(page) {
 // Plays until the game is over: our moves pick a move coloured "win" when there is one,
 // else one that keeps the draw, else any.
 async function playOut(page, shot) {
+  await showHints(page);
   for (let ply = 0; ply < MAX_PLIES; ply++) {
     const result = await page.getAttribute("#game-status", "data-result");
     if (result) return result;
@@ -120,6 +132,256 @@ async function playOut(page, shot) {
     if (ply === 0) await page.screenshot({ path: path.join(SHOTS, shot), fullPage: true });
   }
   throw new Error(`the game did not end within ${MAX_PLIES} moves`);
+}
+
+// Hints are hidden while playing by default; the scripted player reads the outcomes.
+async function showHints(page) {
+  if (await page.isChecked("#hide-hints")) {
+    await page.uncheck("#hide-hints");
+    assert.equal(await idle(page), "");
+  }
+}
+
+async function moveLabels(page) {
+  return page.$$eval("#moves li[data-outcome] button", (b) => b.map((x) => x.textContent));
+}
+
+async function clickMove(page, label) {
+  const buttons = await page.$$("#moves li[data-outcome] button");
+  for (const button of buttons) {
+    if ((await button.textContent()).startsWith(label + ":") || (await button.textContent()) === label) {
+      await button.click();
+      return;
+    }
+  }
+  throw new Error(`no move ${label} in ${JSON.stringify(await moveLabels(page))}`);
+}
+
+async function loadText(page, text, game = "chess") {
+  await page.check(`input[name=game][value=${game}]`);
+  await page.fill("#judge-input", text);
+  await page.click("#load");
+  return idle(page);
+}
+
+// axe-core, evaluated in the page (the page's CSP does not apply to the test's own code).
+async function axeViolations(page) {
+  await page.evaluate(AXE);
+  const result = await page.evaluate(() => axe.run(document, { resultTypes: ["violations"] }));
+  return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`);
+}
+
+// A plain `grundy-server --web` (no token) on 127.0.0.1:0; resolves to {url, stop}.
+function plainServer() {
+  return new Promise((resolve, reject) => {
+    const child = spawn(SERVER, ["--listen", "127.0.0.1:0", "--web", "--log-format", "json"],
+      { stdio: ["ignore", "ignore", "pipe"] });
+    let log = "";
+    const timer = setTimeout(() => reject(new Error(`plain server not ready: ${log}`)), WAIT_MS);
+    child.stderr.on("data", (chunk) => {
+      log += chunk;
+      const match = /"address":"(127\.0\.0\.1:\d+)"/.exec(log);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ url: `http://${match[1]}/`, stop: () => child.kill() });
+      }
+    });
+    child.on("exit", (code) => reject(new Error(`plain server exited (${code}): ${log}`)));
+  });
+}
+
+// Bug: a WIN position with a move whose reply returns to it (0 -> 1 -> 0, exit 0 -> 2) was
+// declared a draw by repetition. Now the game goes on, and ends in a win.
+async function wonPositionRepeated(page) {
+  assert.equal(await loadText(page, "3\n2 1 2\n1 0\n0\n1 0\n0\n"), "");
+  assert.equal(await page.getAttribute("#verdict", "data-outcome"), "WIN");
+  await page.click("#play-first");
+  assert.equal(await idle(page), "");
+  await showHints(page);
+  // 0 -> 1 wins too (1 only goes back to 0): the server's reply repeats the position.
+  await clickMove(page, "token 0 → 1");
+  assert.equal(await idle(page), "");
+  assert.equal(await page.textContent("#position-shown"), "0");
+  assert.equal(await page.getAttribute("#game-status", "data-result"), null, "a won position repeated is no draw");
+  assert.match(await page.textContent("#game-status"), /Your move/);
+  await clickMove(page, "token 0 → 2");
+  assert.equal(await idle(page), "");
+  assert.equal(await page.getAttribute("#game-status", "data-result"), "you");
+  // The server, moving first from the won position, wins, by the fastest win: 0 -> 2.
+  await page.click("#undo");
+  assert.equal(await idle(page), "");
+  await page.click("#history li:first-child button");
+  assert.equal(await idle(page), "");
+  await showHints(page);
+  assert.equal(await page.getAttribute("#verdict", "data-remoteness"), "1", "0 wins in 1 (to the sink)");
+  const [best] = await moveLabels(page);
+  assert.match(best, /^token 0 → 2: wins in 1/, "the fastest win is listed first");
+  await page.click("#play-second");
+  assert.equal(await idle(page), "");
+  assert.equal(await page.getAttribute("#game-status", "data-result"), "server");
+  assert.match(await page.textContent("#history li:last-child"), /server: token 0 → 2/);
+}
+
+// Bugs: failed requests changed the position; a failed move wedged the game.
+async function failedRequestsChangeNothing(page, goodToken) {
+  assert.equal(await loadText(page, fs.readFileSync(SAMPLE, "utf8")), "");
+  await setPosition(page, [0]);
+  await page.check("input[name=click-mode][value=edit]");
+  await page.fill("#auth-token", "wrong-token");
+  for (let i = 0; i < 2; i++) {
+    await page.click('#board g.vertex[data-vertex="1"]');
+    assert.match(await idle(page), /UNAUTHENTICATED/);
+    assert.equal(await page.textContent("#position-shown"), "0", "a failed click leaves the position");
+  }
+  await page.fill("#auth-token", goodToken);
+  await page.click('#board g.vertex[data-vertex="3"]');
+  assert.equal(await idle(page), "");
+  assert.equal(await page.textContent("#position-shown"), "0 3");
+
+  // Mid-game: a move that fails leaves the game where it was, and the next one plays.
+  await setPosition(page, [0, 2]);
+  await page.click("#play-first");
+  assert.equal(await idle(page), "");
+  await showHints(page);
+  await page.fill("#auth-token", "wrong-token");
+  const before = await page.textContent("#position-shown");
+  const logged = await page.$$eval("#history li", (l) => l.length);
+  await page.click("#moves li[data-outcome=win] button");
+  assert.match(await idle(page), /UNAUTHENTICATED/);
+  assert.equal(await page.textContent("#position-shown"), before);
+  assert.match(await page.textContent("#game-status"), /Your move/);
+  assert.equal(await page.$$eval("#history li", (l) => l.length), logged, "nothing logged by a failed move");
+  await page.fill("#auth-token", goodToken);
+  await page.click("#moves li[data-outcome=win] button");
+  assert.equal(await idle(page), "");
+  assert.notEqual(await page.textContent("#position-shown"), before);
+  assert.equal(await page.$$eval("#history li", (l) => l.length), logged + 2, "the move and the reply are logged");
+  assert.equal(await playOut(page, "regression-failed-move.png"), "you");
+}
+
+// Bug: a malformed Load left the old graph, moves and status; a finished game left an
+// empty status box when a new graph was loaded.
+async function nothingStale(page) {
+  assert.equal(await page.getAttribute("#game-status", "data-result"), "you");
+  assert.match(await loadText(page, fs.readFileSync(SAMPLE, "utf8")), /^$/);
+  assert.equal(await page.isVisible("#game-status"), false, "no empty status box after a new load");
+  await setPosition(page, [0, 2]);
+  await page.click("#play-first");
+  assert.equal(await idle(page), "");
+  assert.match(await page.textContent("#game-status"), /Your move/);
+  assert.match(await loadText(page, "4\n2 1 x\n"), /line 2, column 5/);
+  assert.equal(await page.$$eval("#board g.vertex", (v) => v.length), 0, "no old drawing");
+  assert.equal(await page.$$eval("#moves li", (v) => v.length), 0, "no old moves");
+  assert.equal(await page.textContent("#verdict"), "");
+  assert.equal(await page.isVisible("#game-status"), false);
+  assert.equal(await page.$$eval("#history li", (v) => v.length), 0);
+}
+
+// The page at one viewport size on a plain server: opens with the sample drawn, no failed
+// request or console error, no sideways scroll, readable, accessible; the board features.
+async function boardAt(browser, url, width, height) {
+  const tag = `${width}x${height}`;
+  const page = await browser.newPage({ viewport: { width, height } });
+  const failures = [];
+  page.on("response", (r) => { if (r.status() >= 400) failures.push(`${r.status()} ${r.url()}`); });
+  page.on("console", (m) => { if (m.type() === "error") failures.push(`console: ${m.text()}`); });
+  page.on("pageerror", (e) => failures.push(`page error: ${e}`));
+  await page.goto(url, { timeout: WAIT_MS });
+  assert.equal(await idle(page), "", `${tag}: the page opens quietly`);
+  // Bug: nothing was drawn until Load; /favicon.ico and /preload failed.
+  assert.equal(await page.$$eval("#board g.vertex", (v) => v.length), 4, `${tag}: the sample is drawn on opening`);
+  const layout = await page.evaluate(() => {
+    const svg = document.querySelector("#board svg").getBoundingClientRect();
+    const rect = document.querySelector("#board g.vertex rect").getBoundingClientRect();
+    return { scrollWidth: document.documentElement.scrollWidth, svgWidth: svg.width, svgHeight: svg.height, vertex: rect.height };
+  });
+  assert.ok(layout.scrollWidth <= width, `${tag}: no sideways scroll (${layout.scrollWidth})`);
+  assert.ok(layout.svgWidth > 200 && layout.svgHeight > 200, `${tag}: board size ${JSON.stringify(layout)}`);
+  assert.ok(layout.vertex >= 24, `${tag}: vertices readable (${layout.vertex} px)`);
+  await page.screenshot({ path: path.join(SHOTS, `board-${tag}-open.png`), fullPage: true });
+  assert.deepEqual(await axeViolations(page), [], `${tag}: axe-core on opening`);
+
+  // Click-to-move outside a game: pick the token on 0, then 2.
+  await page.check("input[name=click-mode][value=move]");
+  await page.click('#board g.vertex[data-vertex="0"]');
+  assert.equal(await idle(page), "");
+  assert.equal(await page.$$eval("#board g.vertex.selected", (v) => v.map((g) => g.dataset.vertex).join()), "0");
+  await page.click('#board g.vertex[data-vertex="2"]');
+  assert.equal(await idle(page), "");
+  assert.equal(await page.textContent("#position-shown"), "2");
+  assert.equal(await page.$$eval("#board path.edge.last", (e) => e.map((p) => `${p.dataset.from}>${p.dataset.to}`).join()), "0>2",
+    "the last move is highlighted");
+  // Undo and redo, then a jump through the history.
+  await page.click("#undo");
+  assert.equal(await idle(page), "");
+  assert.equal(await page.textContent("#position-shown"), "0");
+  await page.click("#redo");
+  assert.equal(await idle(page), "");
+  assert.equal(await page.textContent("#position-shown"), "2");
+  await page.click("#history li:first-child button");
+  assert.equal(await idle(page), "");
+  assert.equal(await page.textContent("#position-shown"), "0");
+
+  // A game with hints hidden, moved by keyboard on the board: focus stays on the board.
+  await page.click("#play-first");
+  assert.equal(await idle(page), "");
+  assert.equal(await page.$$eval("#moves li", (l) => l.map((x) => x.dataset.outcome).join()), "hidden,hidden");
+  assert.equal(await page.getAttribute("#verdict", "data-outcome"), null, "verdict hidden while playing");
+  assert.equal(await page.$$eval("#board path.edge.move", (e) => e.length), 0, "no server's move shown");
+  await page.focus('#board g.vertex[data-vertex="0"]');
+  await page.keyboard.press("Enter");
+  assert.equal(await idle(page), "");
+  await page.focus('#board g.vertex[data-vertex="1"]');
+  await page.keyboard.press("Enter");
+  assert.equal(await idle(page), "");
+  assert.equal(await page.getAttribute("#game-status", "data-result"), "you");
+  assert.equal(await page.evaluate(() => document.activeElement.closest("#board") !== null), true,
+    "focus stays on the board after a keyboard move");
+  await page.screenshot({ path: path.join(SHOTS, `board-${tag}-won.png`), fullPage: true });
+  assert.deepEqual(await axeViolations(page), [], `${tag}: axe-core after a game`);
+
+  // Zoom.
+  const scale = Number(await page.getAttribute("#board", "data-scale"));
+  await page.click("#zoom-in");
+  assert.ok(Number(await page.getAttribute("#board", "data-scale")) > scale, "zoom in");
+  await page.click("#zoom-fit");
+
+  // A 50-vertex graph: drawn around the position, vertices readable.
+  const big = execFileSync(CLI, ["gen", "chess", "--n", "50", "--edges", "90", "--queries", "1", "--seed", "7"], { encoding: "utf8" });
+  assert.equal(await loadText(page, big), "");
+  const drawn = await page.$$eval("#board g.vertex", (v) => v.length);
+  assert.ok(drawn > 0 && drawn < 50, `${tag}: a part of the graph is drawn (${drawn})`);
+  assert.ok(await page.$$eval("#board g.vertex[data-partial]", (v) => v.length) > 0, "cut vertices marked");
+  const vertex = await page.$eval("#board g.vertex rect", (r) => r.getBoundingClientRect().height);
+  assert.ok(vertex >= 22, `${tag}: 50-vertex graph vertices readable (${vertex} px)`);
+  await page.screenshot({ path: path.join(SHOTS, `board-${tag}-big.png`), fullPage: true });
+  await page.check("#whole-graph");
+  assert.equal(await idle(page), "");
+  assert.equal(await page.$$eval("#board g.vertex", (v) => v.length), 50);
+  const wholeVertex = await page.$eval("#board g.vertex rect", (r) => r.getBoundingClientRect().height);
+  assert.ok(wholeVertex >= 22, `${tag}: whole 50-vertex graph opens readable (${wholeVertex} px), panned`);
+  await page.screenshot({ path: path.join(SHOTS, `board-${tag}-whole.png`), fullPage: true });
+  await page.uncheck("#whole-graph");
+  assert.equal(await idle(page), "");
+
+  // Addsub: its own wording, the move list's limit said, big values explained, any query.
+  // Vertex 0 -> 1..11 with K = 11: 2^10 moves from it.
+  const zeros = " 0".repeat(10);
+  const addsub = ["1", "12 11", ...Array.from({ length: 11 }, (_, i) => `0 ${i + 1}`),
+    "11" + " 1".repeat(11), "2", `1 0${zeros}`, `1 1${zeros.slice(2)} 0`].join("\n") + "\n";
+  assert.equal(await loadText(page, addsub, "addsub"), "");
+  assert.match(await page.textContent("#position-label"), /Values/);
+  assert.match(await page.textContent("#moves-omitted"), /more moves, not listed/);
+  assert.equal(await page.$$eval("#query-select option", (o) => o.length), 2);
+  await page.selectOption("#query-select", "1");
+  assert.equal(await idle(page), "");
+  assert.equal(await page.textContent("#position-shown"), `1 1${zeros.slice(2)} 0`);
+  assert.match(await loadText(page, addsub.replace(`1 0${zeros}`, `1 0${zeros.slice(2)} 18446744073709551615`), "addsub"),
+    /above 2\^53 − 1/);
+  assert.deepEqual(await axeViolations(page), [], `${tag}: axe-core after an error`);
+  assert.deepEqual(failures, [], `${tag}: no failed request or console error`);
+  await page.close();
 }
 
 async function main() {
@@ -192,7 +454,23 @@ async function main() {
     assert.equal(moves.length, expectedMoves.length, JSON.stringify(moves));
     const afterVerdicts = cliVerdicts(chessInput(lists, expectedMoves));
     const forMover = { LOSE: "win", WIN: "lose", DRAW: "draw" };
-    moves.forEach((move, i) => assert.equal(move.outcome, forMover[afterVerdicts[i]], move.label));
+    // Listed best first: match each by its label, then check the order of the classes.
+    const expectedByLabel = new Map();
+    [0, 2].forEach((v, i) => {
+      for (const w of new Set(lists[v])) {
+        const k = expectedByLabel.size;
+        expectedByLabel.set(`token ${v} → ${w}`, forMover[afterVerdicts[k]]);
+      }
+      void i;
+    });
+    for (const move of moves) {
+      const label = move.label.split(":")[0];
+      assert.equal(move.outcome, expectedByLabel.get(label), move.label);
+    }
+    const order = { win: 0, draw: 1, lose: 2 };
+    for (let i = 1; i < moves.length; i++) {
+      assert.ok(order[moves[i - 1].outcome] <= order[moves[i].outcome], "moves are listed best first");
+    }
     await page.screenshot({ path: path.join(SHOTS, "playground-moves.png"), fullPage: true });
 
     // 0 2 is a WIN: playing winning moves we win; if the server moves first, it wins.
@@ -228,9 +506,22 @@ async function main() {
     }
     assert.ok(drawFound, "the cyclic file has a drawn vertex");
     await page.screenshot({ path: path.join(SHOTS, "playground-draw.png"), fullPage: true });
+    const goodToken = fs.readFileSync(TOKEN_FILE, "utf8").trim();
+    await wonPositionRepeated(page);
+    await failedRequestsChangeNothing(page, goodToken);
+    await nothingStale(page);
     assert.deepEqual(external, [], "the page fetched nothing from elsewhere");
     assert.deepEqual(pageErrors, [], "no script error on the page");
-    console.log("browser test passed: values, colours, verdicts, moves and three games");
+    await page.close();
+
+    const plain = await plainServer();
+    try {
+      await boardAt(browser, plain.url, 1280, 800);
+      await boardAt(browser, plain.url, 390, 844);
+    } finally {
+      plain.stop();
+    }
+    console.log("browser test passed: values, colours, verdicts, moves, games, regressions, board at two sizes, axe-core");
   } finally {
     await browser.close();
   }

@@ -7,8 +7,9 @@
 //! (and lets native gRPC through). So the page, its API calls and its pictures share one
 //! origin, one port, one TLS setup and one bearer token.
 //!
-//! - this module: the layer, routing by method and path, the static files, `GET /preload`
-//!   (the judge file `grundy play FILE` hands to the page);
+//! - this module: the layer, routing by method and path, the static files (the favicon
+//!   included, so that no request of the page ends in an error), `GET /preload` (the judge
+//!   file `grundy play FILE` hands to the page; `204 No Content` without one);
 //! - `render_route`: `POST /render`, a graph with its values (as the page got them from
 //!   `GetValues`) in JSON, answered with the SVG of [`crate::render`], the same picture as
 //!   `grundy render`.
@@ -59,9 +60,25 @@ const ASSETS: &[Asset] = &[
         body: include_str!("../../../web/judge.js"),
     },
     Asset {
+        path: "/board.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_str!("../../../web/board.js"),
+    },
+    Asset {
         path: "/app.js",
         content_type: "text/javascript; charset=utf-8",
         body: include_str!("../../../web/app.js"),
+    },
+    // Browsers ask for /favicon.ico whatever the page links; both answer the same icon.
+    Asset {
+        path: "/favicon.svg",
+        content_type: "image/svg+xml",
+        body: include_str!("../../../web/favicon.svg"),
+    },
+    Asset {
+        path: "/favicon.ico",
+        content_type: "image/svg+xml",
+        body: include_str!("../../../web/favicon.svg"),
     },
 ];
 
@@ -146,7 +163,9 @@ where
             if path == "/preload" {
                 let response = match &self.preload {
                     Some(json) => response(StatusCode::OK, "application/json", json.clone()),
-                    None => text_response(StatusCode::NOT_FOUND, "no file to preload"),
+                    // Nothing to preload is the normal case of a plain `--web` server, not an
+                    // error: the page then draws its own sample.
+                    None => response(StatusCode::NO_CONTENT, "application/json", Bytes::new()),
                 };
                 return Box::pin(async move { Ok(response) });
             }

@@ -36,6 +36,19 @@ pub struct RenderRequest {
     /// A move to highlight: `{"from": 0, "to": [2]}`.
     #[serde(default)]
     pub highlight: Option<HighlightJson>,
+    /// The move that led to the position, drawn dashed; same form as `highlight`.
+    #[serde(default)]
+    pub last_move: Option<HighlightJson>,
+    /// The id to draw for each vertex when the graph sent is a part of a bigger one (the
+    /// page's view around the position); the SVG's `data-vertex` carries these ids.
+    #[serde(default)]
+    pub vertex_ids: Vec<u32>,
+    /// Vertices (indices into this graph) with moves left out of the part sent.
+    #[serde(default)]
+    pub partial: Vec<u32>,
+    /// Whether to draw the legend (default true); without it only the caption is drawn.
+    #[serde(default = "yes")]
+    pub legend: bool,
     /// A caption line.
     #[serde(default)]
     pub caption: Option<String>,
@@ -61,6 +74,10 @@ pub struct HighlightJson {
     pub to: Vec<u32>,
 }
 
+fn yes() -> bool {
+    true
+}
+
 /// Longest caption drawn: it is client text, so it is kept short.
 const MAX_CAPTION_CHARS: usize = 200;
 
@@ -80,18 +97,38 @@ pub fn render_svg(request: RenderRequest) -> Result<String, RenderError> {
             ValueJson::Infinite(k) => Value::Infinite(k),
         })
         .collect();
+    let n = vertex_count as usize;
+    let mut partial = vec![false; n];
+    for (i, &v) in request.partial.iter().enumerate() {
+        let slot = partial
+            .get_mut(v as usize)
+            .ok_or_else(|| RenderError::Invalid {
+                field: format!("partial[{i}]"),
+                message: format!("vertex {v} is out of range (vertex_count {n})"),
+            })?;
+        *slot = true;
+    }
+    let highlight = |h: HighlightJson| Highlight {
+        from: h.from,
+        to: h.to,
+    };
     let drawing = Drawing {
         graph,
         split_counts: (!request.split_counts.is_empty()).then_some(request.split_counts),
         values,
         tokens: request.tokens,
-        highlight: request.highlight.map(|h| Highlight {
-            from: h.from,
-            to: h.to,
-        }),
+        highlight: request.highlight.map(highlight),
+        last_move: request.last_move.map(highlight),
         caption: request
             .caption
             .map(|c| c.chars().take(MAX_CAPTION_CHARS).collect()),
+        ids: (!request.vertex_ids.is_empty()).then_some(request.vertex_ids),
+        partial: if request.partial.is_empty() {
+            Vec::new()
+        } else {
+            partial
+        },
+        legend: request.legend,
     };
     drawing.to_svg()
 }
@@ -154,6 +191,29 @@ mod tests {
         let svg = render_svg(request).unwrap();
         assert!(svg.contains("data-vertex=\"1\" data-value=\"0\" data-outcome=\"lose\""));
         assert!(svg.contains("class=\"edge move\" data-from=\"0\" data-to=\"1\""));
+    }
+
+    #[test]
+    fn a_part_of_a_bigger_graph_is_drawn_with_its_own_ids() {
+        // Vertices 7 -> 9 of a bigger graph; 9 has moves that are not drawn.
+        let request = parse(
+            r#"{"out_degrees":[1,0],"targets":[1],"values":[{"finite":1},{"finite":0}],
+                "tokens":[1,0],"vertex_ids":[7,9],"partial":[1],
+                "last_move":{"from":0,"to":[1]}}"#,
+        );
+        let svg = render_svg(request).unwrap();
+        assert!(svg.contains("data-vertex=\"7\" data-value=\"1\""), "{svg}");
+        assert!(svg.contains("data-vertex=\"9\" data-value=\"0\" data-outcome=\"lose\" data-tokens=\"0\" data-partial=\"1\""), "{svg}");
+        assert!(
+            svg.contains("class=\"edge last\" data-from=\"7\" data-to=\"9\""),
+            "{svg}"
+        );
+        let request =
+            parse(r#"{"out_degrees":[0],"targets":[],"values":[{"finite":0}],"partial":[3]}"#);
+        assert_eq!(
+            render_svg(request).unwrap_err().to_string(),
+            "partial[0]: vertex 3 is out of range (vertex_count 1)"
+        );
     }
 
     #[test]
