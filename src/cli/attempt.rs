@@ -17,7 +17,6 @@ use super::endpoints::Endpoint;
 use super::error::RunError;
 use super::input::InputEvent;
 use super::output::ProgressCounters;
-use super::query_log::QueryLog;
 use super::replay::{Replay, merge};
 use super::upload::put_graph;
 use super::verdicts::JudgeLines;
@@ -101,9 +100,7 @@ impl CaseState<'_> {
             header: _,
         } = self;
         replay.trim(lines.received);
-        let log = lines.query_log();
         let send = send_queries(
-            log,
             replay,
             input,
             pending,
@@ -180,7 +177,6 @@ async fn open(
 /// the server answers what it has and ends the stream. Every batch is queued in `replay`
 /// before it is sent, so a stream that breaks at any point loses none.
 async fn send_queries(
-    log: Option<QueryLog>,
     replay: &mut Replay,
     input: &mut Input,
     pending: &mut Option<InputEvent>,
@@ -229,9 +225,6 @@ async fn send_queries(
             }
         };
         merge_waiting(&mut batch, &mut bytes, merge_bytes, events, pending);
-        if let Some(log) = &log {
-            log.push(&batch);
-        }
         let batch = replay.push(batch, bytes);
         loop {
             replay.trim(*answers.borrow_and_update());

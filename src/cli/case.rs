@@ -81,9 +81,10 @@ impl Case {
             upload_time: Duration::ZERO,
             open_time: Duration::ZERO,
         };
+        let lines = JudgeLines::new(&self.label, self.number, self.format, self.report.clone());
         let mut state = CaseState {
-            lines: JudgeLines::new(&self.label, self.number, self.format, self.report.clone()),
-            replay: Replay::default(),
+            replay: Replay::with_log(lines.query_log()),
+            lines,
             input: Input::Open,
             pending: None,
             merge_bytes: self.batch_bytes,

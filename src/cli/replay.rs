@@ -6,6 +6,7 @@
 
 use std::collections::VecDeque;
 
+use super::query_log::QueryLog;
 use crate::proto::QueryBatch;
 
 /// Most bytes of unanswered query batches per test case (one batch is always allowed).
@@ -27,12 +28,25 @@ pub(super) struct Replay {
     bytes: usize,
     /// The id the next query gets.
     next_id: u64,
+    /// Where each new batch's positions are recorded for a JSON report (`analyse`).
+    log: Option<QueryLog>,
 }
 
 impl Replay {
+    /// A replay that also records each new batch in `log`.
+    pub(super) fn with_log(log: Option<QueryLog>) -> Self {
+        Self {
+            log,
+            ..Self::default()
+        }
+    }
+
     /// Numbers `batch`'s queries from the next free id and queues it; returns a copy to send.
     pub(super) fn push(&mut self, mut batch: QueryBatch, bytes: usize) -> QueryBatch {
         let first = self.next_id;
+        if let Some(log) = &self.log {
+            log.push(&batch);
+        }
         self.next_id = number_queries(&mut batch, first);
         self.bytes += bytes;
         let copy = batch.clone();
