@@ -53,6 +53,13 @@ else
   echo "note: no C++ baselines ($BASELINES or g++ missing): timing grundy alone" >&2
 fi
 
+# --- the peer: a competent hand-written C++ program for the chess judge files ---------------
+have_peer=0
+if command -v g++ >/dev/null; then
+  [ "$OUT/chess-peer" -nt benches/peer/chess.cpp ] || g++ -O2 -o "$OUT/chess-peer" benches/peer/chess.cpp
+  have_peer=1
+fi
+
 # --- a separate server ------------------------------------------------------------------
 "$SERVER_BIN" --listen 127.0.0.1:0 2> "$OUT/server.log" &
 SERVER_PID=$!
@@ -83,6 +90,10 @@ else
   "$GRUNDY" judge chess "$OUT/chess.in" > "$OUT/chess.expected"
   "$GRUNDY" judge addsub "$OUT/addsub.in" > "$OUT/addsub.expected"
 fi
+if [ $have_peer = 1 ]; then
+  "$OUT/chess-peer" < "$OUT/chess.in" > "$OUT/chess-peer.out"
+  cmp -s "$OUT/chess-peer.out" "$OUT/chess.expected" || { echo "MISMATCH: chess-peer" >&2; exit 1; }
+fi
 check grundy_chess "$OUT/chess.expected" "$GRUNDY" judge chess "$OUT/chess.in"
 check grundy_chess_server "$OUT/chess.expected" "$GRUNDY" judge chess --server "$URL" "$OUT/chess.in"
 check grundy_addsub "$OUT/addsub.expected" "$GRUNDY" judge addsub "$OUT/addsub.in"
@@ -108,6 +119,7 @@ if [ $have_baselines = 1 ]; then
   time_runs poj2425_b "$OUT/chess.in" "$OUT/poj2425_b"
   time_runs la4411 "$OUT/addsub.in" "$OUT/la4411"
 fi
+[ $have_peer = 1 ] && time_runs chess-peer "$OUT/chess.in" "$OUT/chess-peer"
 time_runs "grundy chess" "$OUT/chess.in" "$GRUNDY" judge chess
 time_runs "grundy chess --server" "$OUT/chess.in" "$GRUNDY" judge chess --server "$URL"
 time_runs "grundy addsub" "$OUT/addsub.in" "$GRUNDY" judge addsub
@@ -122,12 +134,15 @@ for line in open(sys.argv[1]):
 med = {k: statistics.median(v) for k, v in times.items()}
 chess_base = min((med[k] for k in ("poj2425_a", "poj2425_b") if k in med), default=None)
 addsub_base = med.get("la4411")
-print(f"| command | median of {sys.argv[2]} (s) | min (s) | ratio to fastest baseline |")
-print("|---|---|---|---|")
+peer = med.get("chess-peer")
+print(f"| command | median of {sys.argv[2]} (s) | min (s) | ratio to fastest baseline | ratio to the C++ peer |")
+print("|---|---|---|---|---|")
 for name, values in times.items():
-    base = addsub_base if ("addsub" in name or name == "la4411") else chess_base
+    addsub = "addsub" in name or name == "la4411"
+    base = addsub_base if addsub else chess_base
     ratio = f"{med[name] / base:.2f}x" if base else "-"
-    print(f"| {name} | {med[name]:.3f} | {min(values):.3f} | {ratio} |")
+    to_peer = f"{med[name] / peer:.2f}x" if peer and not addsub else "-"
+    print(f"| {name} | {med[name]:.3f} | {min(values):.3f} | {ratio} | {to_peer} |")
 PY
 echo
 
