@@ -14,7 +14,8 @@ struct Asset {
     body: &'static str,
 }
 
-/// The scripts' content type.
+/// The JavaScript modules' content type (`index.html` loads `app.js` as a module, which
+/// imports the others by relative path).
 const JAVASCRIPT: &str = "text/javascript; charset=utf-8";
 
 const fn script(path: &'static str, body: &'static str) -> Asset {
@@ -25,7 +26,7 @@ const fn script(path: &'static str, body: &'static str) -> Asset {
     }
 }
 
-/// The page's files. Plain JavaScript, no build step, nothing fetched from elsewhere.
+/// The page's files. Plain JavaScript modules, no build step, nothing fetched from elsewhere.
 const ASSETS: &[Asset] = &[
     Asset {
         path: "/",
@@ -37,10 +38,26 @@ const ASSETS: &[Asset] = &[
         content_type: "text/css; charset=utf-8",
         body: include_str!("../../../web/style.css"),
     },
-    script("/grpc-web.js", include_str!("../../../web/grpc-web.js")),
-    script("/judge.js", include_str!("../../../web/judge.js")),
-    script("/board.js", include_str!("../../../web/board.js")),
+    // what each control does
     script("/app.js", include_str!("../../../web/app.js")),
+    // the session and its history (pure)
+    script("/session.js", include_str!("../../../web/session.js")),
+    // the games' moves (pure)
+    script("/rules.js", include_str!("../../../web/rules.js")),
+    // the requests to the server
+    script("/server.js", include_str!("../../../web/server.js")),
+    // the gRPC-Web codec and transport
+    script("/grpc-web.js", include_str!("../../../web/grpc-web.js")),
+    // the verdict, moves, history and status
+    script("/panels.js", include_str!("../../../web/panels.js")),
+    // the render request and the board's glue
+    script("/board-view.js", include_str!("../../../web/board-view.js")),
+    // the board's zoom, pan and keyboard
+    script("/board.js", include_str!("../../../web/board.js")),
+    // the loader and builder panel
+    script("/loader.js", include_str!("../../../web/loader.js")),
+    // the judge formats
+    script("/judge.js", include_str!("../../../web/judge.js")),
     // Browsers ask for /favicon.ico whatever the page links; both answer the same icon.
     Asset {
         path: "/favicon.svg",
