@@ -153,8 +153,20 @@ function readMove(r) {
 
 const OUTCOMES = ["UNSPECIFIED", "WIN", "LOSE", "DRAW"];
 
+// AnalysedMove -> {move, outcome (for the player making it), remoteness?, overBudget}.
+function readAnalysedMove(r) {
+  const analysed = { move: {}, outcome: "UNSPECIFIED", overBudget: false };
+  r.fields((f, t, r) => {
+    if (f === 1) analysed.move = readMove(r.sub());
+    else if (f === 2) analysed.outcome = OUTCOMES[r.varint()] || "UNSPECIFIED";
+    else if (f === 3) analysed.remoteness = r.varint(); // optional: of the position after
+    else if (f === 4) analysed.overBudget = r.varint() !== 0;
+  });
+  return analysed;
+}
+
 function readVerdict(r) {
-  const verdict = { queryId: 0, outcome: "UNSPECIFIED", nimSum: 0 };
+  const verdict = { queryId: 0, outcome: "UNSPECIFIED", nimSum: 0, moves: [], movesOmitted: 0 };
   r.fields((f, t, r) => {
     if (f === 1) verdict.queryId = r.varint();
     else if (f === 2) verdict.outcome = OUTCOMES[r.varint()] || "UNSPECIFIED";
@@ -168,6 +180,7 @@ function readVerdict(r) {
     } else if (f === 5) verdict.bestMove = readMove(r.sub());
     else if (f === 6) verdict.remoteness = r.varint(); // optional: present when known
     else if (f === 7) verdict.remotenessUnknown = r.varint();
+    else if (f === 8) verdict.moves.push(readAnalysedMove(r.sub())); // best first
     else if (f === 9) verdict.movesOmitted = r.varint();
   });
   return verdict;
@@ -261,13 +274,13 @@ async function getValues(graphId, token) {
   return result;
 }
 
-// EvaluateBatch with explain and the analysis (EvaluateStart.analysis = 4, with
-// AnalysisOptions.max_moves = 1: the page lists the moves itself and wants each
-// position's remoteness, Verdict.remoteness = 6): positions are {tokens: [...]} or
+// EvaluateBatch with explain and the analysis (EvaluateStart.analysis = 4): each verdict
+// carries the position's remoteness and up to `maxMoves` of its moves best first
+// (AnalysisOptions.max_moves = 1; 0 is the server's cap). Positions are {tokens: [...]} or
 // {dense: [...]}; returns the verdicts (field 1 of each EvaluateBatchResponse) in order.
-async function evaluate(graph, positions, token) {
+async function evaluate(graph, positions, token, { maxMoves = 0 } = {}) {
   const w = new Writer().message(1, (s) => {
-    s.message(1, (g) => writeGraph(g, graph)).bool(3, true).message(4, (a) => a.uint(1, 1));
+    s.message(1, (g) => writeGraph(g, graph)).bool(3, true).message(4, (a) => a.uint(1, maxMoves));
   });
   positions.forEach((position, id) => {
     w.message(2, (q) => {

@@ -2,7 +2,7 @@
 // status and which controls are enabled, all read from the session. A click on a move or on
 // a history entry is handed to the caller (`onMove`, `onGoTo`).
 
-import { MAX_LISTED_MOVES, positionText } from "./rules.js";
+import { positionText } from "./rules.js";
 import { currentView, humanToMoveAt, redoTarget, resultAt, undoTarget } from "./session.js";
 
 const $ = (id) => document.getElementById(id);
@@ -85,7 +85,7 @@ export function showMoves(session, hints, onMove) {
     const li = document.createElement("li");
     li.className = "hint";
     li.id = "moves-omitted";
-    li.textContent = `… and ${view.omitted} more moves, not listed (the list stops at ${MAX_LISTED_MOVES}).`;
+    li.textContent = `… and ${view.omitted} more moves, not listed (the list stops at ${view.moves.length}).`;
     list.append(li);
   }
   if (hadFocus) {

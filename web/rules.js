@@ -1,6 +1,6 @@
 // The two games as the page needs them, pure (no DOM, no requests): the graph's successor
-// lists, positions as text and as keys, every move of a position, a server's move applied
-// to a position, and the move list's order.
+// lists, positions as text and as keys, the moves of an Addition-Subtraction position, a
+// server's move (or a move of its analysis) applied to a position, and the move list's order.
 
 export const MAX_LISTED_MOVES = 256; // Addition-Subtraction moves grow as 2^out-degree
 
@@ -43,23 +43,12 @@ function splitMoveCount(targets, k) {
   return total;
 }
 
-// Every move from `position` (up to MAX_LISTED_MOVES), and how many were left out.
-export function candidateMoves(position, { game, graph, offsets }) {
+// Every move of an Addition-Subtraction position (up to MAX_LISTED_MOVES), and how many
+// were left out. (Token sliding lists the server's analysis instead: every move, best
+// first; here the server names only one winning move per vertex.)
+export function splitMoves(position, { graph, offsets }) {
   const moves = [];
   const n = graph.outDegrees.length;
-  if (game === "chess") {
-    const done = new Set();
-    position.forEach((v, index) => {
-      if (done.has(v)) return; // tokens on one vertex have the same moves
-      done.add(v);
-      for (const w of new Set(successors(v, graph, offsets))) {
-        const next = [...position];
-        next[index] = w;
-        moves.push({ label: `token ${v} → ${w}`, from: v, to: [w], position: next });
-      }
-    });
-    return { moves, omitted: 0n };
-  }
   let total = 0n;
   for (let v = 0; v < n; v++) {
     const targets = [...new Set(successors(v, graph, offsets))];
@@ -82,6 +71,17 @@ export function candidateMoves(position, { game, graph, offsets }) {
   return { moves, omitted: total - BigInt(moves.length) };
 }
 
+const FOR_MOVER = { WIN: "win", LOSE: "lose", DRAW: "draw" };
+
+// A move of the server's analysis (an AnalysedMove of token sliding) as a listed move.
+export function analysedMoveOf(analysed, position) {
+  const { from, to, position: next } = serverMoveOf(analysed.move, position);
+  const move = { label: `token ${from} → ${to[0]}`, from, to, position: next };
+  move.outcome = FOR_MOVER[analysed.outcome] || "draw";
+  if (analysed.remoteness !== undefined) move.remoteness = analysed.remoteness;
+  return move;
+}
+
 // A server's move (a grundy.v1 Move) as the position it leads to and a highlight.
 export function serverMoveOf(move, position) {
   const next = [...position];
@@ -100,7 +100,8 @@ export function serverMoveOf(move, position) {
 const CLASS_ORDER = { win: 0, draw: 1, lose: 2 };
 
 // Best first for the player making the move: wins (fastest first), draws, losses (longest
-// resistance first). Without remoteness the server's own move leads its class.
+// resistance first). Without remoteness (the Addition-Subtraction game) the server's own
+// move leads its class.
 export function sortMoves(game, moves, suggestion) {
   const same = (m) => suggestion && positionKey(game, m.position) === positionKey(game, suggestion.position);
   const rank = (m) => {
