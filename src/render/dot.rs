@@ -8,7 +8,8 @@
 
 use std::fmt::Write;
 
-use super::{Drawing, Value, palette};
+use super::drawing::{Drawing, Value};
+use super::palette;
 use crate::engine::Outcome;
 
 /// Writes `drawing` as a DOT digraph. Multi-edges are written as often as they occur.

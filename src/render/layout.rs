@@ -16,7 +16,7 @@
 //!    weigh most, as in dot, so that they run straight), with the minimum
 //!    separation kept by averaging a left-to-right and a right-to-left placement.
 //!
-//! The caller bounds the graph ([`super::MAX_SVG_VERTICES`]); dummy points are capped too, so
+//! The caller bounds the graph ([`super::drawing::MAX_SVG_VERTICES`]); dummy points are capped too, so
 //! a graph with many long edges is drawn with straight edges rather than slowly.
 
 use crate::engine::Digraph;

@@ -6,8 +6,9 @@
 
 use std::fmt::Write;
 
+use super::drawing::Drawing;
 use super::layout::Layout;
-use super::{Drawing, palette};
+use super::palette;
 use crate::engine::Outcome;
 
 const MARGIN: f64 = 20.0;

@@ -1,4 +1,6 @@
-use super::*;
+use super::drawing::{Drawing, Highlight, MAX_SVG_VERTICES, RenderError, Value};
+use super::layout;
+use crate::engine::Digraph;
 
 /// A graph from an edge list.
 fn graph(vertex_count: u32, edges: &[(u32, u32)]) -> Digraph {

@@ -11,6 +11,7 @@
 //  - a game from a winning position, playing winning moves, ends with "you" winning, and one
 //    where the server moves first ends with the server winning;
 //  - on a cyclic graph, a drawn position played out ends in a draw;
+//  - the server steers: its fastest win when winning, its longest resistance when losing;
 //  - regressions: a won position repeated is not a draw; failed requests (a wrong token)
 //    change neither the position nor a game in progress; a failed Load leaves nothing stale
 //    on screen; a plain --web server's page opens with the sample drawn and no failed request
@@ -221,6 +222,22 @@ async function wonPositionRepeated(page) {
   assert.equal(await idle(page), "");
   assert.equal(await page.getAttribute("#game-status", "data-result"), "server");
   assert.match(await page.textContent("#history li:last-child"), /server: token 0 → 2/);
+}
+
+// Losing, the server resists as long as it can. From 0 it can move to 1 (lost in 2: 1 -> 2)
+// or to 3 (lost in 4: 3 -> 4 -> 5 -> 6); 0 -> 1 comes first by vertex, 0 -> 3 lasts longer.
+async function resistsLongest(page) {
+  assert.equal(await loadText(page, "7\n2 1 3\n1 2\n0\n1 4\n1 5\n1 6\n0\n1 0\n0\n"), "");
+  assert.equal(await page.getAttribute("#verdict", "data-outcome"), "LOSE");
+  assert.equal(await page.getAttribute("#verdict", "data-remoteness"), "4", "0 loses in 4 with best play");
+  assert.deepEqual(await moveLabels(page), ["token 0 → 3: loses in 4 for the mover",
+    "token 0 → 1: loses in 2 for the mover"], "the longest resistance is listed first");
+  await page.click("#play-second");
+  assert.equal(await idle(page), "");
+  assert.match(await page.textContent("#history li:last-child"), /server: token 0 → 3/, "the server resists longest");
+  assert.equal(await page.textContent("#position-shown"), "3");
+  assert.equal(await playOut(page, "regression-resists.png"), "you");
+  assert.equal(await page.$$eval("#history li", (l) => l.length), 5, "start, 0 → 3, 3 → 4, 4 → 5, 5 → 6");
 }
 
 // Bugs: failed requests changed the position; a failed move wedged the game.
@@ -508,6 +525,7 @@ async function main() {
     await page.screenshot({ path: path.join(SHOTS, "playground-draw.png"), fullPage: true });
     const goodToken = fs.readFileSync(TOKEN_FILE, "utf8").trim();
     await wonPositionRepeated(page);
+    await resistsLongest(page);
     await failedRequestsChangeNothing(page, goodToken);
     await nothingStale(page);
     assert.deepEqual(external, [], "the page fetched nothing from elsewhere");

@@ -7,80 +7,29 @@
 //! (and lets native gRPC through). So the page, its API calls and its pictures share one
 //! origin, one port, one TLS setup and one bearer token.
 //!
-//! - this module: the layer, routing by method and path, the static files (the favicon
-//!   included, so that no request of the page ends in an error), `GET /preload` (the judge
-//!   file `grundy play FILE` hands to the page; `204 No Content` without one);
+//! - this module: the layer, routing by method and path, `GET /preload` (the judge file
+//!   `grundy play FILE` hands to the page; `204 No Content` without one);
+//! - `assets`: the static files (the favicon included, so that no request of the page ends
+//!   in an error);
+//! - `responses`: the headers every answer carries (no caching, the content security policy);
 //! - `render_route`: `POST /render`, a graph with its values (as the page got them from
 //!   `GetValues`) in JSON, answered with the SVG of [`crate::render`], the same picture as
 //!   `grundy render`.
 
+mod assets;
 mod render_route;
+mod responses;
 
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http::{Method, Request, Response, StatusCode, header};
-use http_body_util::Full;
+use http::{Method, Request, Response, StatusCode};
 use tonic::body::Body;
 
+use self::responses::{response, text_response};
 use super::auth::BearerAuth;
-
-/// Largest `POST /render` body: a drawable graph (a few hundred vertices) needs far less.
-pub const MAX_RENDER_BODY_BYTES: usize = 1 << 20;
-
-/// A file of the page: path, content type, content.
-struct Asset {
-    path: &'static str,
-    content_type: &'static str,
-    body: &'static str,
-}
-
-/// The page's files. Plain JavaScript, no build step, nothing fetched from elsewhere.
-const ASSETS: &[Asset] = &[
-    Asset {
-        path: "/",
-        content_type: "text/html; charset=utf-8",
-        body: include_str!("../../../web/index.html"),
-    },
-    Asset {
-        path: "/style.css",
-        content_type: "text/css; charset=utf-8",
-        body: include_str!("../../../web/style.css"),
-    },
-    Asset {
-        path: "/grpc-web.js",
-        content_type: "text/javascript; charset=utf-8",
-        body: include_str!("../../../web/grpc-web.js"),
-    },
-    Asset {
-        path: "/judge.js",
-        content_type: "text/javascript; charset=utf-8",
-        body: include_str!("../../../web/judge.js"),
-    },
-    Asset {
-        path: "/board.js",
-        content_type: "text/javascript; charset=utf-8",
-        body: include_str!("../../../web/board.js"),
-    },
-    Asset {
-        path: "/app.js",
-        content_type: "text/javascript; charset=utf-8",
-        body: include_str!("../../../web/app.js"),
-    },
-    // Browsers ask for /favicon.ico whatever the page links; both answer the same icon.
-    Asset {
-        path: "/favicon.svg",
-        content_type: "image/svg+xml",
-        body: include_str!("../../../web/favicon.svg"),
-    },
-    Asset {
-        path: "/favicon.ico",
-        content_type: "image/svg+xml",
-        body: include_str!("../../../web/favicon.svg"),
-    },
-];
 
 /// What the playground serves besides its fixed files.
 #[derive(Debug, Clone, Default)]
@@ -156,8 +105,7 @@ where
     fn call(&mut self, request: Request<Body>) -> Self::Future {
         let path = request.uri().path();
         if request.method() == Method::GET || request.method() == Method::HEAD {
-            if let Some(asset) = ASSETS.iter().find(|asset| asset.path == path) {
-                let response = asset_response(asset);
+            if let Some(response) = assets::lookup(path) {
                 return Box::pin(async move { Ok(response) });
             }
             if path == "/preload" {
@@ -180,41 +128,4 @@ where
         }
         Box::pin(self.inner.call(request))
     }
-}
-
-fn asset_response(asset: &Asset) -> Response<Body> {
-    response(
-        StatusCode::OK,
-        asset.content_type,
-        Bytes::from_static(asset.body.as_bytes()),
-    )
-}
-
-/// A plain-text response (errors of the render route and of the routing).
-fn text_response(status: StatusCode, message: &str) -> Response<Body> {
-    response(
-        status,
-        "text/plain; charset=utf-8",
-        Bytes::from(format!("{message}\n")),
-    )
-}
-
-fn response(status: StatusCode, content_type: &'static str, body: Bytes) -> Response<Body> {
-    let mut response = Response::new(Body::new(Full::new(body)));
-    *response.status_mut() = status;
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, content_type.parse().expect("static"));
-    headers.insert(header::CACHE_CONTROL, "no-store".parse().expect("static"));
-    // The page runs no code from elsewhere: no CDN, no network fetch but its own origin.
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        "default-src 'self'; img-src 'self' data:; style-src 'self'"
-            .parse()
-            .expect("static"),
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        "nosniff".parse().expect("static"),
-    );
-    response
 }

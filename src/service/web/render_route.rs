@@ -4,7 +4,7 @@
 //! The values are the page's own (from `GetValues`): the route only draws, it runs no game
 //! analysis, so its cost is bounded by the drawing's size limit. Errors are plain text,
 //! `400` naming the field (`values[3]: ...`), `401` without the bearer token when the server
-//! requires one, `413` for a body over [`super::MAX_RENDER_BODY_BYTES`], `422` for a graph
+//! requires one, `413` for a body over [`MAX_RENDER_BODY_BYTES`], `422` for a graph
 //! too large to draw.
 
 use http::{Request, Response, StatusCode, header};
@@ -12,7 +12,7 @@ use http_body_util::{BodyExt, Limited};
 use serde::Deserialize;
 use tonic::body::Body;
 
-use super::{MAX_RENDER_BODY_BYTES, response, text_response};
+use super::responses::{response, text_response};
 use crate::engine::Digraph;
 use crate::render::{Drawing, Highlight, RenderError, Value};
 use crate::service::auth::BearerAuth;
@@ -77,6 +77,9 @@ pub struct HighlightJson {
 fn yes() -> bool {
     true
 }
+
+/// Largest `POST /render` body: a drawable graph (a few hundred vertices) needs far less.
+const MAX_RENDER_BODY_BYTES: usize = 1 << 20;
 
 /// Longest caption drawn: it is client text, so it is kept short.
 const MAX_CAPTION_CHARS: usize = 200;
