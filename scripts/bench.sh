@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end benchmark: grundy (embedded server, and a separate grundy-server) against the C++
-# reference solutions, on the judge files named in the performance issue.
+# reference solutions, on two generated judge files (a chess file and an addsub file).
 #
 #   scripts/bench.sh [RUNS]          (default 5 runs per command; medians are reported)
 #

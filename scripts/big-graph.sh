@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14 goal 5: a judge file whose graph has 10^8 edges, end to end through `grundy judge
+# A judge file whose graph has 10^8 edges, end to end through `grundy judge
 # chess`, embedded and with --server: wall time split by --timings into parse, upload
 # (PutGraph chunks, with the server's analysis), open and queries, and the peak memory
 # of client (/usr/bin/time -v) and server (VmHWM). A measurement, not a test: heavy (a ~1 GB file,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bounded load and fault run against a real grundy-server on loopback (issue 11). Not a timed
+# Bounded load and fault run against a real grundy-server on loopback. Not a timed
 # test: it prints a table of what held.
 #
 #   cargo build --release && bash scripts/load-fault.sh [STREAMS]     (default 50 streams)
@@ -106,7 +106,7 @@ else
   record "$STREAMS concurrent streams, every verdict compared" FAILED "$failed of $STREAMS streams wrong or failed"
 fi
 
-# One query per message, as fast as the CLI reads them (issue 11, failure 1).
+# One query per message, as fast as the CLI reads them.
 "$GRUNDY" gen chess --cases 1 --n 50 --shape dag --queries 60000 --seed 8 > "$WORK/small.in"
 "$GRUNDY" judge chess "$WORK/small.in" > "$WORK/small.expected"
 timeout 120 "$GRUNDY" judge chess --server "$URL" --batch-size 1 "$WORK/small.in" > "$WORK/small.out" 2> "$WORK/small.err"

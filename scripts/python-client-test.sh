@@ -4,7 +4,8 @@
 #     hashes) into a virtualenv under target/ from PyPI, re-created when that file changes
 #     (and python3-venv from Debian when python3 lacks the venv module);
 #   - checks that the README's Python snippets are, verbatim, parts of the program;
-#   - builds grundy-server, starts it on 127.0.0.1:0 and waits until it logs its address;
+#   - builds grundy-server, starts it on 127.0.0.1:0 and waits until it logs its address
+#     (scripts/lib/start-server.sh);
 #   - runs the program (its stubs generated from proto/ into a temporary directory) and
 #     compares its output with examples/python/expected-output.txt; stops the server.
 #
@@ -50,28 +51,18 @@ fi
 
 cargo build --bin grundy-server
 
+# The binaries cargo just built (CARGO_TARGET_DIR, when set, moves them).
+bin_dir=${CARGO_TARGET_DIR:-$PWD/target}/debug
+source scripts/lib/start-server.sh
 work=$(mktemp -d)
-server_pid=""
 cleanup() {
-  if [[ -n $server_pid ]]; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
+  stop_server
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-./target/debug/grundy-server --listen 127.0.0.1:0 --log-format json 2>"$work/server.log" &
-server_pid=$!
-# Ready when the server logs its address (the listener is bound before that line).
-address=""
-for _ in $(seq 1 300); do
-  address=$(grep -o '"address":"127\.0\.0\.1:[0-9]*"' "$work/server.log" | head -1 | cut -d'"' -f4 || true)
-  [[ -n $address ]] && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log"; echo "server exited" >&2; exit 1; }
-  sleep 0.1
-done
-[[ -n $address ]] || { cat "$work/server.log"; echo "server not ready after 30 s" >&2; exit 1; }
+start_server "$bin_dir/grundy-server" "$work/server.log" --log-format json
+address=$server_address
 
 echo "== $EXAMPLE/grundy_client.py against grundy-server at $address"
 if ! timeout 120 "$VENV/bin/python" "$EXAMPLE/grundy_client.py" "$address" \

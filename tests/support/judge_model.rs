@@ -1,4 +1,4 @@
-//! An independent model of the two judge formats, for the fuzz tier (`tests/fuzz_judge.rs`).
+//! An independent model of the two judge formats, for the fuzz tier (`tests/cli/fuzz_judge.rs`).
 //!
 //! It is written the simple way, as a test oracle should be: the whole input in memory, split
 //! into whitespace-separated tokens first, each token's line and column computed from a table

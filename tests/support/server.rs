@@ -130,6 +130,16 @@ pub fn sample_graph() -> proto::Graph {
     }
 }
 
+/// The outcome of one token on `vertex` of [`sample_graph`]: values 2, 0, 1, 0, so a token on
+/// an even vertex wins.
+pub fn sample_outcome(vertex: u32) -> i32 {
+    if vertex.is_multiple_of(2) {
+        proto::Outcome::Win as i32
+    } else {
+        proto::Outcome::Lose as i32
+    }
+}
+
 /// A path 0 -> 1 -> ... -> n-1.
 pub fn chain(n: u32) -> proto::Graph {
     proto::Graph {

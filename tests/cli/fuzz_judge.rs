@@ -15,10 +15,8 @@
 //! - the CLI exits 0 on valid input and 2 on malformed input (README, "Exit codes").
 //!
 //! `cargo test` runs a bounded number of cases; more on demand, e.g.
-//! `GRUNDY_FUZZ_CASES=100000 GRUNDY_FUZZ_CLI_CASES=2000 cargo test --release --test fuzz_judge`,
+//! `GRUNDY_FUZZ_CASES=100000 GRUNDY_FUZZ_CLI_CASES=2000 cargo test --release --test cli fuzz_judge`,
 //! with `GRUNDY_FUZZ_SEED=N` for another sequence. A failure names the seed and the case.
-
-mod support;
 
 use std::fs;
 use std::io::{self, Read};
@@ -26,11 +24,11 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
 use std::process::Command;
 
+use crate::support::judge_model::{self, Event, Format, Parse, Place, Role, is_separator};
+use crate::support::process;
 use grundy::judge::JudgeError;
 use grundy::judge::addsub::{AddsubEvent, AddsubReader};
 use grundy::judge::chess::{ChessEvent, ChessReader};
-use support::judge_model::{self, Event, Format, Parse, Place, Role, is_separator};
-use support::process;
 
 const GRUNDY: &str = env!("CARGO_BIN_EXE_grundy");
 
@@ -548,7 +546,7 @@ fn fuzz_cli(format: Format) {
         let model = judge_model::parse(format, &mutant.input);
         let output = process::run(
             Command::new(GRUNDY).args(["judge", format.name()]),
-            mutant.input.clone(),
+            Some(mutant.input.clone()),
         );
         let stderr = String::from_utf8_lossy(&output.stderr);
         let stdout = lines(&output.stdout);

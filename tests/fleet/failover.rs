@@ -1,5 +1,5 @@
-//! `grundy judge --server A,B,C` finishing the job while replicas die (issue 13, item 3):
-//! the output equals a run that lost nothing, byte for byte, and the exit code is 0.
+//! `grundy judge --server A,B,C` finishing the job while replicas die: the output equals a
+//! run that lost nothing, byte for byte, and the exit code is 0.
 //!
 //! The test writes the judge file into the client's standard input in parts and waits for
 //! verdicts between them (on progress, never on sleeps), so each fault lands mid-stream, with
@@ -8,16 +8,14 @@
 //! store; otherwise each has its own memory store, and a graph uploaded to a replica that
 //! died is uploaded again to the next one (NOT_FOUND there).
 
-mod support;
-
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use support::process::{self, ChildGuard};
-use support::replica::Replica;
+use crate::support::process::{self, ChildGuard};
+use crate::support::replica::Replica;
 
 const GRUNDY: &str = env!("CARGO_BIN_EXE_grundy");
 /// The longest a whole faulty run may take here.
@@ -52,7 +50,7 @@ fn expected(input: &[u8], extra: &[&str]) -> Vec<u8> {
         Command::new(GRUNDY)
             .args(["judge", "chess", "--progress", "never"])
             .args(extra),
-        input.to_vec(),
+        Some(input.to_vec()),
     );
     assert_eq!(output.status.code(), Some(0));
     output.stdout
@@ -146,7 +144,7 @@ fn cut(input: &[u8], fraction: f64) -> usize {
     at + input[at..].iter().position(|&b| b == b'\n').unwrap() + 1
 }
 
-/// Issue 13's failover test: 10^6 queries through `--server A,B,C`; A is killed with
+/// 10^6 queries through `--server A,B,C`; A is killed with
 /// SIGKILL after 100,000 verdicts, B (which took over) is restarted (SIGTERM, then started
 /// again on its port) after 400,000; C and then B finish the job.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,17 +10,18 @@
 //! - `<stem>.explain.out`: `--explain` output for `<stem>.in` (its moves are checked by
 //!   playing them).
 //!
-//! `GRUNDY_BLESS=1 cargo test --test cli` rewrites the expected files from the actual output
+//! `GRUNDY_BLESS=1 cargo test --test cli judge::` rewrites the expected files from the actual output
 //! instead of comparing (never in CI; review the diff, see the README).
 
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::SocketAddr;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::support::process::{ChildGuard, RUN_TIMEOUT, ServerProcess, drain, lines_of, run};
+use crate::support::server::{serve, service_config};
+use grundy::service::{ServerConfig, TlsConfig};
 
 const GRUNDY: &str = env!("CARGO_BIN_EXE_grundy");
 const GRUNDY_SERVER: &str = env!("CARGO_BIN_EXE_grundy-server");
@@ -30,13 +31,6 @@ const GRUNDY_SERVER: &str = env!("CARGO_BIN_EXE_grundy-server");
 const EXIT_FAILURE: i32 = 1;
 const EXIT_BAD_INPUT: i32 = 2;
 
-/// A run taking longer than this is hung: it is killed and the test fails (instead of
-/// blocking the whole test binary).
-const RUN_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How long `grundy-server` may take to log the address it listens on.
-const SERVER_START_TIMEOUT: Duration = Duration::from_secs(10);
-
 #[test]
 fn golden_files_with_embedded_server() {
     check_golden_files(None, blessing());
@@ -44,9 +38,9 @@ fn golden_files_with_embedded_server() {
 
 #[test]
 fn golden_files_with_separate_server() {
-    let mut server = ServerProcess::start();
+    let mut server = ServerProcess::start(GRUNDY_SERVER, &[]);
     // Never blesses: the embedded-server loop owns the expected files.
-    check_golden_files(Some(&server.url), false);
+    check_golden_files(Some(&server.url()), false);
     server.assert_still_running();
 }
 
@@ -165,7 +159,7 @@ fn closed_stdout_is_not_an_error() {
     assert_eq!(first_line, "WIN\n");
     drop(stdout);
 
-    let status = wait_with_timeout(&mut child.0);
+    let status = child.wait_with_timeout(RUN_TIMEOUT);
     let stderr = stderr.join().expect("stderr reader panicked");
     assert_eq!(status.code(), Some(0), "stderr: {}", lossy(&stderr));
     assert!(stderr.is_empty(), "stderr: {}", lossy(&stderr));
@@ -183,16 +177,7 @@ fn answers_each_query_as_soon_as_it_is_read() {
     );
     let mut stdin = child.0.stdin.take().expect("stdin is piped");
     let stderr = drain(child.0.stderr.take().expect("stderr is piped"));
-    let stdout = BufReader::new(child.0.stdout.take().expect("stdout is piped"));
-    let (line_sender, lines) = mpsc::channel();
-    thread::spawn(move || {
-        for line in stdout.lines() {
-            let Ok(line) = line else { break };
-            if line_sender.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let lines = lines_of(child.0.stdout.take().expect("stdout is piped"));
     let mut ask = |text: &str, expected: &str| {
         stdin
             .write_all(text.as_bytes())
@@ -209,10 +194,112 @@ fn answers_each_query_as_soon_as_it_is_read() {
     ask("1 2\n", "WIN");
     stdin.write_all(b"0\n").expect("cannot write to grundy");
     drop(stdin);
-    let status = wait_with_timeout(&mut child.0);
+    let status = child.wait_with_timeout(RUN_TIMEOUT);
     let stderr = stderr.join().expect("stderr reader panicked");
     assert_eq!(status.code(), Some(0), "stderr: {}", lossy(&stderr));
     assert!(lines.recv().is_err(), "output after the last answer");
+}
+
+/// `--server http://` at a TLS server says what is wrong and how to fix it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plaintext_url_at_a_tls_server_names_https_and_tls_ca() {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["localhost".into()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    let server = serve(ServerConfig {
+        service: service_config(),
+        tls: Some(TlsConfig {
+            cert_pem: cert.pem().into_bytes(),
+            key_pem: key.serialize_pem().into_bytes(),
+            client_ca_pem: None,
+        }),
+        ..ServerConfig::default()
+    })
+    .await;
+    let url = server.url();
+    let output = tokio::task::spawn_blocking(move || {
+        run(
+            judge_command(Format::Chess).args(["--server", &url]),
+            Some(b"1\n0\n1 0\n0\n".to_vec()),
+        )
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(EXIT_FAILURE), "{stderr}");
+    assert!(
+        stderr.contains("https://") && stderr.contains("--tls-ca"),
+        "{stderr}"
+    );
+}
+
+/// A server killed mid-stream is reported as a lost connection (once the retries, on the
+/// same and only server, are exhausted: `--retries 2` keeps it short).
+#[test]
+fn a_server_killed_mid_stream_is_reported_as_a_lost_connection() {
+    let mut server = ServerProcess::start(GRUNDY_SERVER, &[]);
+    let mut cli = ChildGuard::spawn(
+        judge_command(Format::Chess)
+            .args(["--retries", "2", "--server", &server.url()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let mut stdin = cli.0.stdin.take().unwrap();
+    let stderr = drain(cli.0.stderr.take().unwrap());
+    let mut stdout = BufReader::new(cli.0.stdout.take().unwrap());
+    // One query, then wait for its answer: the stream is open and served.
+    stdin.write_all(b"4\n2 1 2\n0\n1 3\n0\n1 0\n").unwrap();
+    stdin.flush().unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "WIN\n");
+    server.child.0.kill().unwrap();
+    server.child.0.wait().unwrap();
+    let _ = stdin.write_all(b"1 1\n");
+    drop(stdin);
+    let status = cli.wait_with_timeout(RUN_TIMEOUT);
+    let stderr = String::from_utf8_lossy(&stderr.join().unwrap()).into_owned();
+    assert_eq!(status.code(), Some(EXIT_FAILURE), "{stderr}");
+    assert!(
+        stderr.contains("connection to the server was lost"),
+        "{stderr}"
+    );
+}
+
+/// `--batch-size 1` over 60,000 queries prints every line, in order, as the default batch
+/// size does. (It once stalled after 20,000 to 45,000 lines in about a third of the runs,
+/// every thread idle: the in-order writer blocked the thread that drives the dispatcher, and
+/// a wake-up was lost.) Three runs, each bounded by the run timeout.
+#[test]
+fn batch_size_one_over_many_queries_finishes_with_every_line() {
+    let generated = Command::new(GRUNDY)
+        .args([
+            "gen", "chess", "--cases", "1", "--n", "50", "--shape", "dag",
+        ])
+        .args(["--queries", "60000", "--seed", "8"])
+        .output()
+        .unwrap();
+    assert!(generated.status.success());
+    let input = generated.stdout;
+    let judged = |extra: &[&str]| {
+        let output = run(
+            judge_command(Format::Chess)
+                .args(["--progress", "never"])
+                .args(extra),
+            Some(input.clone()),
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        output.stdout
+    };
+    let expected = judged(&[]);
+    assert_eq!(expected.iter().filter(|&&b| b == b'\n').count(), 60_000);
+    for _ in 0..3 {
+        assert!(judged(&["--batch-size", "1"]) == expected, "output differs");
+    }
 }
 
 /// Requests are cut to fit --max-message-bytes; a query that cannot fit in one message is an
@@ -730,189 +817,6 @@ fn judge_command(format: Format) -> Command {
         .env_remove("RUST_LOG")
         .env_remove("GRUNDY_SERVER");
     command
-}
-
-/// What a finished run produced.
-struct RunOutput {
-    status: ExitStatus,
-    stdout: Vec<u8>,
-    stderr: Vec<u8>,
-}
-
-/// Runs `command` to completion with `stdin` as its input (none: an empty stdin), collecting
-/// both outputs concurrently so that neither pipe can fill up and stall the child.
-fn run(command: &mut Command, stdin: Option<Vec<u8>>) -> RunOutput {
-    let mut child = ChildGuard::spawn(
-        command
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped()),
-    );
-    if let Some(input) = stdin {
-        let mut pipe = child.0.stdin.take().expect("stdin is piped");
-        // The child may stop reading early (malformed input): a broken pipe is fine then.
-        thread::spawn(move || {
-            let _ = pipe.write_all(&input);
-        });
-    }
-    let stdout = drain(child.0.stdout.take().expect("stdout is piped"));
-    let stderr = drain(child.0.stderr.take().expect("stderr is piped"));
-    let status = wait_with_timeout(&mut child.0);
-    RunOutput {
-        status,
-        stdout: stdout.join().expect("stdout reader panicked"),
-        stderr: stderr.join().expect("stderr reader panicked"),
-    }
-}
-
-/// Reads a pipe to its end on a thread.
-fn drain(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<Vec<u8>> {
-    thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        bytes
-    })
-}
-
-/// Waits for `child`, failing the test if it runs longer than `RUN_TIMEOUT` (the caller's
-/// `ChildGuard` then kills it).
-fn wait_with_timeout(child: &mut Child) -> ExitStatus {
-    let deadline = Instant::now() + RUN_TIMEOUT;
-    loop {
-        if let Some(status) = child.try_wait().expect("cannot wait for a child process") {
-            return status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "process {} still running after {RUN_TIMEOUT:?}",
-            child.id()
-        );
-        thread::sleep(Duration::from_millis(5));
-    }
-}
-
-/// A child process that is killed and reaped when dropped, so that a failing assertion (a
-/// panic) never leaks it.
-struct ChildGuard(Child);
-
-impl ChildGuard {
-    fn spawn(command: &mut Command) -> Self {
-        let program = command.get_program().to_string_lossy().into_owned();
-        Self(
-            command
-                .spawn()
-                .unwrap_or_else(|e| panic!("cannot start {program}: {e}")),
-        )
-    }
-}
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            let _ = self.0.kill();
-        }
-        let _ = self.0.wait();
-    }
-}
-
-/// A `grundy-server` on a free loopback port chosen by the OS, killed when dropped.
-struct ServerProcess {
-    child: ChildGuard,
-    url: String,
-    /// Its stderr so far, for failure messages.
-    log: Arc<Mutex<String>>,
-}
-
-impl ServerProcess {
-    /// Starts the server on `127.0.0.1:0` and learns the port from its `address=` log line
-    /// (no race, unlike picking a free port first and passing it).
-    fn start() -> Self {
-        let mut child = ChildGuard::spawn(
-            Command::new(GRUNDY_SERVER)
-                .args(["--listen", "127.0.0.1:0"])
-                // The address is logged at info level; no colours in the way of parsing.
-                .env("RUST_LOG", "info")
-                .env("NO_COLOR", "1")
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped()),
-        );
-        let stderr = child.0.stderr.take().expect("stderr is piped");
-        let log = Arc::new(Mutex::new(String::new()));
-        let address = Self::watch_log(stderr, log.clone())
-            .recv_timeout(SERVER_START_TIMEOUT)
-            .unwrap_or_else(|_| {
-                panic!(
-                    "grundy-server did not log its address within {SERVER_START_TIMEOUT:?}:\n{}",
-                    log.lock().unwrap()
-                )
-            });
-        Self {
-            child,
-            url: format!("http://{address}"),
-            log,
-        }
-    }
-
-    /// Copies the server's stderr into `log` until it closes, on a thread (a full pipe would
-    /// block the server), and sends the listening address as soon as it appears.
-    fn watch_log(stderr: ChildStderr, log: Arc<Mutex<String>>) -> mpsc::Receiver<SocketAddr> {
-        let (address_sender, address) = mpsc::channel();
-        thread::spawn(move || {
-            let mut address_sender = Some(address_sender);
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if let (Some(sender), Some(found)) = (&address_sender, listening_address(&line)) {
-                    let _ = sender.send(found);
-                    address_sender = None;
-                }
-                let mut log = log.lock().unwrap();
-                log.push_str(&line);
-                log.push('\n');
-            }
-        });
-        address
-    }
-
-    /// Fails if the server died while serving the test's streams.
-    fn assert_still_running(&mut self) {
-        if let Some(status) = self.child.0.try_wait().expect("cannot poll grundy-server") {
-            panic!(
-                "grundy-server exited during the test ({status}):\n{}",
-                self.log.lock().unwrap()
-            );
-        }
-    }
-}
-
-/// The `address=IP:PORT` field of the server's "listening" log line, if `line` holds one.
-fn listening_address(line: &str) -> Option<SocketAddr> {
-    let plain = strip_ansi_escapes(line);
-    let (_, rest) = plain.split_once("address=")?;
-    rest.split_whitespace().next()?.parse().ok()
-}
-
-/// `line` without terminal colour sequences (`ESC [ ... letter`), in case the log is coloured
-/// despite `NO_COLOR`.
-fn strip_ansi_escapes(line: &str) -> String {
-    let mut plain = String::with_capacity(line.len());
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            plain.push(c);
-        }
-    }
-    plain
 }
 
 // ---------------------------------------------------------------------------------------

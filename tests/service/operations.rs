@@ -1,26 +1,29 @@
 //! Operating the server: health, reflection, compression, limits, deadlines, cancellation,
-//! draining shutdown, metrics, bearer-token auth, TLS and mutual TLS. Each test runs an
-//! in-process server on a loopback port and drives it through generated clients over real
-//! sockets; the last ones run the real binaries.
-
-mod support;
+//! draining shutdown, metrics, bearer-token auth, TLS and mutual TLS, a bounded wait for an
+//! analysis slot, responses under `max_message_bytes`. Most tests run an in-process server on
+//! a loopback port and drive it through generated clients over real sockets; a few run the
+//! real binaries (the CLI over mutual TLS, the server's JSON log and SIGTERM, its `--help`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::support::process::ChildGuard;
+use crate::support::server::{
+    PATIENCE, batch, chain, next, sample_graph, sample_outcome, serve, serve_service,
+    service_config, start, tokens, tournament_with_self_loop,
+};
 use grundy::client::{self, ConnectionArgs};
+use grundy::engine::Limits;
 use grundy::proto::{
-    self, EvaluateBatchRequest, EvaluateRequest, EvaluateResponse, EvaluateStart, Query,
-    evaluate_start::GraphSource, grundy_service_client::GrundyServiceClient,
+    self, EvaluateBatchRequest, EvaluateRequest, EvaluateResponse, EvaluateStart,
+    PackedTokenQueries, Query, QueryBatch, evaluate_request::Payload, evaluate_start::GraphSource,
+    grundy_service_client::GrundyServiceClient,
 };
 use grundy::service::ServiceConfig;
 use grundy::service::{ServerConfig, TlsConfig};
-use support::server::{
-    PATIENCE, batch, chain, next, sample_graph, serve, service_config, start, tokens,
-    tournament_with_self_loop,
-};
+use prost::Message;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
@@ -29,6 +32,7 @@ use tonic::transport::Channel;
 use tonic::{Code, Streaming};
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+use tonic_types::StatusExt;
 
 fn config() -> ServerConfig {
     ServerConfig {
@@ -785,19 +789,9 @@ async fn next_line(lines: &mut mpsc::UnboundedReceiver<String>) -> Option<String
         .expect("a log line in time")
 }
 
-/// Kills the child on drop, so that a failed assertion leaks no process.
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[tokio::test]
 async fn server_binary_logs_json_and_exits_cleanly_on_sigterm() {
-    let mut child = Child(
+    let mut child = ChildGuard::spawn(
         Command::new(env!("CARGO_BIN_EXE_grundy-server"))
             .env("GRUNDY_LISTEN", "127.0.0.1:0")
             .env("GRUNDY_LOG_FORMAT", "json")
@@ -805,11 +799,9 @@ async fn server_binary_logs_json_and_exits_cleanly_on_sigterm() {
             .env("RUST_LOG", "info")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
+            .stderr(Stdio::piped()),
     );
-    let mut lines = support::process::stderr_lines(&mut child.0);
+    let mut lines = crate::support::process::stderr_lines(&mut child.0);
     // {"timestamp":..,"level":"INFO","fields":{"message":"grundy-server listening","address":"127.0.0.1:PORT",..},..}
     let address = loop {
         let line = next_line(&mut lines)
@@ -911,4 +903,118 @@ fn server_help_documents_every_flag_with_its_environment_variable() {
             "{env} missing from --help"
         );
     }
+}
+
+/// The wait for an analysis slot is bounded. With one slot and a 200 ms bound, of two
+/// expensive graphs sent at once (each about a second of work), one is analysed (to the end
+/// of its budget) and the other is refused with a retryable UNAVAILABLE naming the bound,
+/// instead of queueing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_for_an_analysis_slot_is_bounded() {
+    let server = serve_service(ServiceConfig {
+        limits: Limits {
+            cyclic_work_budget: 1 << 30,
+            ..Limits::default()
+        },
+        compute_concurrency: 1,
+        analysis_queue_timeout: Duration::from_millis(200),
+        ..service_config()
+    })
+    .await;
+    let mut calls = Vec::new();
+    for k in 1800..1802 {
+        let mut client = server.client().await;
+        calls.push(tokio::spawn(async move {
+            let requests = vec![start(tournament_with_self_loop(k))];
+            client
+                .evaluate(tokio_stream::iter(requests))
+                .await
+                .expect_err("over the budget or refused")
+        }));
+    }
+    let mut statuses = Vec::new();
+    for call in calls {
+        statuses.push(
+            tokio::time::timeout(PATIENCE, call)
+                .await
+                .expect("in time")
+                .unwrap(),
+        );
+    }
+    let mut codes: Vec<Code> = statuses.iter().map(|s| s.code()).collect();
+    codes.sort_by_key(|&code| code as i32);
+    assert_eq!(
+        codes,
+        [Code::ResourceExhausted, Code::Unavailable],
+        "{statuses:?}"
+    );
+    let refused = statuses
+        .iter()
+        .find(|s| s.code() == Code::Unavailable)
+        .unwrap();
+    assert!(
+        refused.message().contains("analysis_queue_timeout"),
+        "{}",
+        refused.message()
+    );
+    // Retryable, and a program can tell why without parsing the text.
+    let details = refused.get_error_details();
+    let info = details.error_info().expect("ErrorInfo");
+    assert_eq!(info.reason, "ANALYSIS_QUEUE_FULL");
+    assert_eq!(info.metadata["limit"], "analysis_queue_timeout");
+    assert!(details.retry_info().is_some(), "RetryInfo");
+}
+
+/// With `max_message_bytes` 1 MiB, every response of an explain stream of 300,000 packed
+/// queries stays under the limit, and the verdicts come in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn responses_stay_under_max_message_bytes() {
+    const LIMIT: usize = 1 << 20;
+    const QUERIES: u32 = 300_000;
+    let server = serve(ServerConfig {
+        service: service_config(),
+        max_message_bytes: LIMIT,
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut client = GrundyServiceClient::new(server.channel().await)
+        .max_decoding_message_size(LIMIT)
+        .max_encoding_message_size(LIMIT);
+    let explain = EvaluateRequest {
+        payload: Some(Payload::Start(EvaluateStart {
+            graph_source: Some(GraphSource::Graph(sample_graph())),
+            explain: true,
+            analysis: None,
+        })),
+    };
+    let packed = EvaluateRequest {
+        payload: Some(Payload::Queries(QueryBatch {
+            queries: vec![],
+            packed_tokens: Some(PackedTokenQueries {
+                first_query_id: 0,
+                token_counts: vec![1; QUERIES as usize],
+                vertices: (0..QUERIES).map(|i| i % 4).collect(),
+            }),
+        })),
+    };
+    let mut stream = client
+        .evaluate(tokio_stream::iter([explain, packed]))
+        .await
+        .unwrap()
+        .into_inner();
+    next(&mut stream).await.expect("the summary");
+    let mut expected_id = 0u64;
+    while let Some(response) = tokio::time::timeout(PATIENCE, stream.message())
+        .await
+        .expect("a response in time")
+        .unwrap_or_else(|s| panic!("after {expected_id} verdicts: {s}"))
+    {
+        assert!(response.encoded_len() < LIMIT);
+        for verdict in response.verdicts {
+            assert_eq!(verdict.query_id, expected_id);
+            assert_eq!(verdict.outcome, sample_outcome((expected_id % 4) as u32));
+            expected_id += 1;
+        }
+    }
+    assert_eq!(expected_id, u64::from(QUERIES));
 }

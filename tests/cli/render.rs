@@ -1,28 +1,20 @@
 //! `grundy render` end to end: the binary, its embedded server over real gRPC, and the
 //! picture it prints, parsed back as XML.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
+
+use crate::support::process::{RunOutput, run};
 
 const GRUNDY: &str = env!("CARGO_BIN_EXE_grundy");
 
-fn render(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(GRUNDY)
-        .arg("render")
-        .args(args)
-        .env_remove("GRUNDY_SERVER")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start grundy");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+fn render(args: &[&str], stdin: &str) -> RunOutput {
+    run(
+        Command::new(GRUNDY)
+            .arg("render")
+            .args(args)
+            .env_remove("GRUNDY_SERVER"),
+        Some(stdin.as_bytes().to_vec()),
+    )
 }
 
 fn data(name: &str) -> String {

@@ -3,21 +3,19 @@
 //! stable reason, and BadRequest, QuotaFailure or RetryInfo by code), decoded here with
 //! `tonic_types::StatusExt` from the generated client's statuses over real gRPC.
 
-mod support;
-
 use std::collections::HashMap;
 use std::time::Duration;
 
+use crate::support::server::{
+    PATIENCE, batch, chain, next, sample_graph, serve, service_config, start, tokens,
+    tournament_with_self_loop,
+};
 use grundy::proto::{
     self, ErrorReason, EvaluateBatchRequest, EvaluateRequest, EvaluateResponse, EvaluateStart,
     Query, evaluate_request::Payload, evaluate_start::GraphSource,
     grundy_service_client::GrundyServiceClient,
 };
 use grundy::service::{ServerConfig, ServiceConfig};
-use support::server::{
-    PATIENCE, batch, chain, next, sample_graph, serve, service_config, start, tokens,
-    tournament_with_self_loop,
-};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
@@ -171,7 +169,7 @@ async fn bad_graphs_and_bad_requests_carry_the_field_in_bad_request() {
     }
 
     // A split game on a cycle: the graph is well-formed but not a game this API defines.
-    let mut cyclic = support::server::cycle(3);
+    let mut cyclic = crate::support::server::cycle(3);
     cyclic.split_counts = vec![1; 3];
     let status = refusal(&mut client, vec![start(cyclic)]).await;
     let details = details_of(&status, Code::InvalidArgument, "SPLIT_GRAPH_CYCLE");

@@ -15,16 +15,14 @@
 //! The property tests run from a fixed RNG seed, so a failure shows up on every run, and write no
 //! regression files. `PROPTEST_RNG_SEED` and `PROPTEST_CASES` override the seed and case count.
 
-mod support;
-
 use std::collections::HashSet;
 
+use crate::support::oracle::{SlidingOracle, SplitOracle, Verdict, multisets};
 use grundy::engine::{
     Analysis, Digraph, Evaluation, Game, Limits, Move, MoveMemo, Outcome, analyse,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{RngSeed, TestCaseError};
-use support::oracle::{SlidingOracle, SplitOracle, Verdict, multisets};
 
 /// Token-sliding positions are checked with up to this many tokens. Four, not three, so that
 /// sums with more than three tokens on vertices of infinite value (which an implementation may

@@ -2,14 +2,12 @@
 //! `GRUNDY_TEST_REDIS_URL` is set: `scripts/with-redis.sh cargo test --test fleet`), a
 //! `--store-dir` server killed with SIGKILL and restarted, and a Redis nobody listens on.
 
-mod support;
-
+use crate::support::replica::Replica;
+use crate::support::server::{sample_graph, tokens};
 use grundy::proto::{
     self, EvaluateBatchRequest, EvaluateStart, GetValuesRequest, PutGraphRequest,
     evaluate_start::GraphSource, vertex_value,
 };
-use support::replica::Replica;
-use support::server::{sample_graph, tokens};
 use tonic::Code;
 
 /// Registers `graph` in two chunks (degrees, then targets); returns its id.

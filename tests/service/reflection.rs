@@ -3,11 +3,9 @@
 //! token configured both need it while health stays open. Driven by the clients generated in
 //! tonic-reflection, over real gRPC on 127.0.0.1:0.
 
-mod support;
-
+use crate::support::server::{PATIENCE, serve, service_config};
 use prost::Message;
 use prost_types::FileDescriptorProto;
-use support::server::{PATIENCE, serve, service_config};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 use tonic::{Code, Request, Status};

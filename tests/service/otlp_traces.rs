@@ -3,10 +3,10 @@
 //! server of the collector's `TraceService`), continuing the trace named by the caller's W3C
 //! `traceparent`, and flushes the spans still buffered when it shuts down on SIGTERM.
 
-mod support;
-
 use std::process::Command;
 
+use crate::support::process::{RUN_TIMEOUT, ServerProcess};
+use crate::support::server::{PATIENCE, sample_graph, tokens};
 use grundy::proto::grundy_service_client::GrundyServiceClient;
 use grundy::proto::{EvaluateBatchRequest, EvaluateStart, evaluate_start::GraphSource};
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
@@ -16,8 +16,6 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
 use opentelemetry_proto::tonic::trace::v1::Span;
-use support::process::{RUN_TIMEOUT, ServerProcess};
-use support::server::{PATIENCE, sample_graph, tokens};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::TcpListenerStream;
 

@@ -6,18 +6,16 @@
 //! bit-mask mex below 64 successors), so the random graphs here are drawn on both sides of
 //! each of those thresholds.
 
-mod support;
-
 use std::sync::{Arc, Barrier};
 use std::thread;
 
+use crate::support::oracle::{SlidingOracle, Verdict};
 use grundy::engine::loopy::INFINITE;
 use grundy::engine::{
     AnalysisError, Digraph, Game, Interrupt, Limits, analyse, analyse_interruptible, order, sliding,
 };
 use grundy::generate::{Shape, graph};
 use proptest::prelude::*;
-use support::oracle::{SlidingOracle, Verdict};
 
 /// A random DAG: vertices shuffled into a hidden topological order, each with up to
 /// `max_out_degree` edges to later vertices (repeats allowed), and `hubs` extra vertices at

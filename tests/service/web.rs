@@ -2,13 +2,11 @@
 //! `POST /render` behind the bearer token, and a gRPC-Web call translated by tonic-web.
 //! (tests/browser drives the page itself in Chromium.)
 
-mod support;
-
+use crate::support::server::{PATIENCE, TestServer, sample_graph, serve, service_config};
 use grundy::proto::{self, PutGraphRequest, PutGraphResponse};
 use grundy::service::ServerConfig;
 use grundy::service::WebConfig;
 use prost::Message;
-use support::server::{PATIENCE, TestServer, sample_graph, serve, service_config};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const TOKEN: &str = "let-me-in";

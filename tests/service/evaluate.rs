@@ -1,18 +1,16 @@
 //! Service tier: an in-process server on 127.0.0.1:0 driven by the generated client over real
 //! gRPC.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::server::{
+    TestServer, batch, chain, sample_graph, serve_service, service_config, start, tokens,
+    tournament_with_self_loop,
+};
 use grundy::proto::{
     self, EvaluateBatchRequest, EvaluateRequest, EvaluateResponse, EvaluateStart, Outcome, Query,
     QueryBatch, evaluate_request::Payload, evaluate_start::GraphSource,
     grundy_service_client::GrundyServiceClient, query::Position,
-};
-use support::server::{
-    TestServer, batch, chain, sample_graph, serve_service, service_config, start, tokens,
-    tournament_with_self_loop,
 };
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -46,7 +44,7 @@ async fn open(
 }
 
 async fn next(stream: &mut Streaming<EvaluateResponse>) -> EvaluateResponse {
-    support::server::next(stream)
+    crate::support::server::next(stream)
         .await
         .expect("no stream error")
 }
@@ -444,7 +442,7 @@ async fn evaluate_batch_streams_verdicts_in_chunks() {
         queries,
     };
     let mut stream = client.evaluate_batch(request).await.unwrap().into_inner();
-    let first = support::server::next(&mut stream).await.unwrap();
+    let first = crate::support::server::next(&mut stream).await.unwrap();
     assert!(first.graph.is_some() && first.verdicts.is_empty());
     let mut seen = 0u64;
     let values = [2u64, 0, 1, 0];

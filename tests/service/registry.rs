@@ -1,8 +1,10 @@
 //! The graph registry over real gRPC: `PutGraph` in chunks, content-addressed ids, `Evaluate`
 //! by id, `GetValues` pages, the byte-bounded LRU cache and single-flight computation.
 
-mod support;
-
+use crate::support::server::{
+    PATIENCE, TestServer, chain, cycle, sample_graph, serve_service, service_config, start, tokens,
+    tournament_with_self_loop,
+};
 use grundy::engine::{self, Limits};
 use grundy::proto::{
     self, EvaluateRequest, EvaluateResponse, EvaluateStart, GetValuesRequest, PutGraphRequest,
@@ -12,9 +14,6 @@ use grundy::proto::{
 use grundy::service::GraphStore;
 use grundy::service::MemoryStore;
 use grundy::service::ServiceConfig;
-use support::server::{
-    PATIENCE, TestServer, chain, cycle, sample_graph, serve_service, service_config, tokens,
-};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
@@ -447,4 +446,48 @@ async fn with_cache_bytes_zero_put_graph_fails_and_inline_graphs_still_evaluate(
         "{text}"
     );
     assert!(text.contains("grundy_cache_hits_total 0"), "{text}");
+}
+
+/// A graph that failed its work budget is refused at once when sent again, instead of being
+/// analysed again to the end of the budget: the registry remembers the failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_graph_over_its_budget_is_refused_at_once_the_second_time() {
+    let server = serve_service(ServiceConfig {
+        limits: Limits {
+            cyclic_work_budget: 1 << 30,
+            ..Limits::default()
+        },
+        ..service_config()
+    })
+    .await;
+    let mut client = server.client().await;
+    let mut attempt = async || {
+        let requests = vec![start(tournament_with_self_loop(1800))];
+        let status = client
+            .evaluate(tokio_stream::iter(requests))
+            .await
+            .expect_err("over the budget");
+        assert_eq!(
+            status.code(),
+            Code::ResourceExhausted,
+            "{}",
+            status.message()
+        );
+    };
+    // Jobs of the analysis pool: a graph's conversion (validating, hashing) and its
+    // analysis each take one. The second attempt must not analyse again.
+    let analysis_jobs = || {
+        let text = server.service.metrics().encode();
+        let line = "grundy_work_slot_wait_seconds_count{kind=\"analysis\"} ";
+        text.lines()
+            .find_map(|l| l.strip_prefix(line))
+            .and_then(|count| count.trim().parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    attempt().await;
+    let first = analysis_jobs();
+    attempt().await;
+    let second = analysis_jobs() - first;
+    assert_eq!(first, 2, "a conversion and an analysis the first time");
+    assert_eq!(second, 1, "only the conversion the second time");
 }

@@ -1,0 +1,55 @@
+# Sourced by the scripts that need a real grundy-server (bash; not executable on its own):
+#
+#   source scripts/lib/start-server.sh
+#   start_server target/debug/grundy-server "$work/server.log" --web ...
+#   ... "$server_address" ...
+#   stop_server
+#
+# start_server BINARY LOG [ARGS...] starts BINARY on 127.0.0.1:0 (loopback only: the port
+# is the OS's choice, so runs never collide) with ARGS and its stderr in LOG, and waits until
+# it logs the address it listens on (the listener is bound before that line), in JSON or
+# text. It polls at most START_SERVER_POLLS times, 0.1 s apart, and for at most
+# START_SERVER_TIMEOUT seconds (30 by default), and exits the script, printing LOG, if the
+# server exits or stays silent. It sets server_pid and server_address (IP:PORT).
+#
+# stop_server stops the server started last (SIGTERM, then waits for it); it is safe to call
+# twice and from an EXIT trap.
+
+server_pid=""
+server_address=""
+
+start_server() {
+  local binary=$1 log=$2
+  shift 2
+  local timeout=${START_SERVER_TIMEOUT:-30}
+  local polls=${START_SERVER_POLLS:-$((timeout * 10))}
+  "$binary" --listen 127.0.0.1:0 "$@" 2>"$log" &
+  server_pid=$!
+  server_address=""
+  local deadline=$((SECONDS + timeout)) poll
+  for ((poll = 0; poll < polls && SECONDS <= deadline; poll++)); do
+    # JSON logs: "address":"127.0.0.1:PORT"; text logs: address=127.0.0.1:PORT.
+    server_address=$(grep -o -m1 -E '"address":"127\.0\.0\.1:[0-9]+"|address=127\.0\.0\.1:[0-9]+' "$log" \
+      | head -1 | grep -o -E '127\.0\.0\.1:[0-9]+' || true)
+    [[ -n $server_address ]] && return 0
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+      cat "$log" >&2
+      echo "$binary exited before it listened" >&2
+      server_pid=""
+      exit 1
+    fi
+    sleep 0.1
+  done
+  cat "$log" >&2
+  echo "$binary did not log its address within $timeout s ($poll polls)" >&2
+  stop_server
+  exit 1
+}
+
+stop_server() {
+  if [[ -n $server_pid ]]; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=""
+  fi
+}

@@ -1,0 +1,18 @@
+//! CLI tier: the real `grundy` binary (and `grundy-server` where the judge needs a separate
+//! server), driven through `support/process.rs`, every run bounded in time.
+//!
+//! - `judge`: the golden files of `tests/data/` (`GRUNDY_BLESS=1 cargo test --test cli
+//!   judge::` re-records them), malformed inputs, pipes, `--max-message-bytes`, connection
+//!   errors, `--explain` moves played out;
+//! - `fuzz_judge`: mutated judge files through the library's readers and the CLI, judged by
+//!   `support/judge_model.rs`;
+//! - `render`: `grundy render`'s SVG and DOT.
+//!
+//! One binary for the three, so that the crate is linked once for them.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod fuzz_judge;
+mod judge;
+mod render;

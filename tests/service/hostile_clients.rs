@@ -1,0 +1,214 @@
+//! What hostile or careless clients do to a server over real gRPC, and what the server does
+//! about it: a flood of one-query messages in their own HTTP/2 frames, expensive analyses
+//! abandoned mid-way, a huge unknown graph id, a stream that never sends `start`.
+
+use std::time::{Duration, Instant};
+
+use crate::support::process::ServerProcess;
+use crate::support::server::{
+    PATIENCE, batch, grpc_frame, next, sample_graph, sample_outcome, serve_service, service_config,
+    start, tokens, tournament_with_self_loop,
+};
+use grundy::proto::{
+    self, EvaluateRequest, EvaluateStart, evaluate_request::Payload, evaluate_start::GraphSource,
+    grundy_service_client::GrundyServiceClient,
+};
+use prost::Message;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::Code;
+use tonic_types::StatusExt;
+
+const GRUNDY_SERVER: &str = env!("CARGO_BIN_EXE_grundy-server");
+
+/// Many one-query messages on one stream, each in its own HTTP/2 DATA frame (as a client
+/// writing one message per write does; tonic's own client coalesces them), sent as fast as
+/// possible, are all answered: h2's guard against floods of small frames (GOAWAY
+/// ENHANCE_YOUR_CALM "too_many_data_frames" after a few thousand) does not end the connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_stream_of_many_one_query_messages_gets_every_verdict() {
+    const MESSAGES: u64 = 200_000;
+    let server = serve_service(service_config()).await;
+    let tcp = tokio::net::TcpStream::connect(server.address)
+        .await
+        .unwrap();
+    // Windows as tonic's own client (hyper) opens them; h2's default 64 KiB would make this
+    // client, not the server, refuse the stream of small verdict frames it reads.
+    let (mut h2, connection) = h2::client::Builder::new()
+        .initial_window_size(2 << 20)
+        .initial_connection_window_size(5 << 20)
+        .handshake(tcp)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let (response, mut send) = h2
+        .send_request(server.raw_evaluate_request(), false)
+        .unwrap();
+    let sender = tokio::spawn(async move {
+        let messages = std::iter::once(start(sample_graph()))
+            .chain((0..MESSAGES).map(|id| batch(vec![tokens(id, &[(id % 4) as u32])])));
+        for message in messages {
+            let payload = message.encode_to_vec();
+            let frame = grpc_frame(0, &payload);
+            if send.send_data(bytes::Bytes::from(frame), false).is_err() {
+                return;
+            }
+        }
+        let _ = send.send_data(bytes::Bytes::new(), true);
+    });
+    let mut body = tokio::time::timeout(PATIENCE, response)
+        .await
+        .expect("response headers in time")
+        .unwrap_or_else(|e| panic!("the connection failed before any response: {e}"))
+        .into_body();
+    let mut buffer = Vec::new();
+    let mut responses = 0u64;
+    let mut expected_id = 0u64;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while expected_id < MESSAGES {
+        assert!(
+            Instant::now() < deadline,
+            "only {expected_id} verdicts in 120 s"
+        );
+        let data = match tokio::time::timeout(PATIENCE, body.data())
+            .await
+            .expect("data in time")
+        {
+            Some(Ok(data)) => data,
+            Some(Err(e)) => panic!("after {expected_id} verdicts: {e}"),
+            None => panic!("the stream ended after {expected_id} verdicts"),
+        };
+        let _ = body.flow_control().release_capacity(data.len());
+        buffer.extend_from_slice(&data);
+        while buffer.len() >= 5 {
+            let length = u32::from_be_bytes(buffer[1..5].try_into().unwrap()) as usize;
+            if buffer.len() < 5 + length {
+                break;
+            }
+            let response = proto::EvaluateResponse::decode(&buffer[5..5 + length]).unwrap();
+            buffer.drain(..5 + length);
+            responses += 1;
+            for verdict in response.verdicts {
+                assert_eq!(verdict.query_id, expected_id);
+                assert_eq!(verdict.outcome, sample_outcome((expected_id % 4) as u32));
+                expected_id += 1;
+            }
+        }
+    }
+    assert!(
+        responses > MESSAGES,
+        "a response per message, after the summary"
+    );
+    sender.await.unwrap();
+}
+
+/// Six expensive cyclic analyses abandoned by their clients do not hold up an unrelated
+/// client's small graph. Checked without a clock: once the clients are gone, every analysis
+/// leaves the registry without having finished (none is cached, none remembered as failed:
+/// they were dropped or interrupted, not run to their end), and the small graph is answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abandoned_analyses_do_not_delay_a_small_graph() {
+    let server = serve_service(service_config()).await;
+    let mut abandoned = Vec::new();
+    for k in 1800..1806 {
+        let mut client = server.client().await;
+        abandoned.push(tokio::spawn(async move {
+            let requests = vec![start(tournament_with_self_loop(k))];
+            let _ = client.evaluate(tokio_stream::iter(requests)).await;
+        }));
+    }
+    // Each client gives up 0.3 s after its stream is open.
+    let deadline = Instant::now() + PATIENCE;
+    while server.service.active_streams() < 6 {
+        assert!(Instant::now() < deadline, "the six streams never opened");
+        tokio::task::yield_now().await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for task in &abandoned {
+        task.abort();
+    }
+    let registry = server.service.registry();
+    while registry.analyses_in_flight() > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "abandoned analyses still in flight"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(registry.len(), 0, "an abandoned analysis ran to its end");
+    assert_eq!(
+        registry.failed_len(),
+        0,
+        "an abandoned analysis ran to its budget"
+    );
+    let mut client = server.client().await;
+    let requests = vec![start(sample_graph()), batch(vec![tokens(1, &[0])])];
+    let mut stream = client
+        .evaluate(tokio_stream::iter(requests))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(next(&mut stream).await.unwrap().graph.is_some());
+    let verdicts = next(&mut stream).await.unwrap().verdicts;
+    assert_eq!(verdicts.len(), 1);
+    assert_eq!(verdicts[0].error, None);
+}
+
+/// An unknown 20,000-character graph id gets NOT_FOUND with a short message (the whole id
+/// quoted back would overflow the client's header limit, which would report that instead).
+#[tokio::test]
+async fn a_huge_unknown_graph_id_gets_a_short_not_found() {
+    let server = serve_service(service_config()).await;
+    let mut client = server.client().await;
+    let request = EvaluateRequest {
+        payload: Some(Payload::Start(EvaluateStart {
+            graph_source: Some(GraphSource::GraphId("x".repeat(20_000))),
+            explain: false,
+            analysis: None,
+        })),
+    };
+    let status = client
+        .evaluate(tokio_stream::iter([request]))
+        .await
+        .expect_err("unknown id");
+    assert_eq!(status.code(), Code::NotFound, "{:.200}", status.message());
+    assert!(
+        status.message().len() < 300,
+        "{} bytes",
+        status.message().len()
+    );
+}
+
+/// A stream that never sends `start` is ended after the start deadline (`--start-timeout`),
+/// and its slot serves the next stream.
+#[tokio::test]
+async fn a_stream_without_start_is_ended_after_the_start_timeout() {
+    let server = ServerProcess::start(
+        GRUNDY_SERVER,
+        &["--start-timeout", "1s", "--max-concurrent-streams", "1"],
+    );
+    let mut client = GrundyServiceClient::connect(server.url()).await.unwrap();
+    let (silent, requests) = mpsc::channel::<EvaluateRequest>(1);
+    let status = tokio::time::timeout(PATIENCE, client.evaluate(ReceiverStream::new(requests)))
+        .await
+        .expect("the server ends the stream in time")
+        .expect_err("no start, no stream");
+    assert!(
+        matches!(
+            status.code(),
+            Code::DeadlineExceeded | Code::InvalidArgument
+        ),
+        "{status:?}"
+    );
+    assert!(status.message().contains("start"), "{}", status.message());
+    let info = status.get_error_details().error_info().cloned();
+    assert_eq!(info.map(|i| i.reason).as_deref(), Some("START_TIMEOUT"));
+    drop(silent);
+    let requests = vec![start(sample_graph()), batch(vec![tokens(1, &[0])])];
+    let mut stream = client
+        .evaluate(tokio_stream::iter(requests))
+        .await
+        .expect("the slot is free again")
+        .into_inner();
+    next(&mut stream).await.unwrap();
+}

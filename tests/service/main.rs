@@ -1,0 +1,29 @@
+//! Service tier: in-process servers on `127.0.0.1:0` driven by the generated clients over
+//! real gRPC (and, where a process-wide setting is involved, the real `grundy-server`).
+//!
+//! - `evaluate`: `Evaluate` and `EvaluateBatch`: order, batches, packed queries, in-band
+//!   query errors, rejected graphs, moves, a client that disconnects mid-stream;
+//! - `registry`: `PutGraph` in chunks, ids, `GetValues`, the cache, single-flight analyses
+//!   and the memory of failed ones;
+//! - `error_details`: the `google.rpc` details of every refusal;
+//! - `operations`: health, compression, limits, deadlines, cancellation, draining, metrics,
+//!   auth, TLS;
+//! - `hostile_clients`: floods of tiny frames, abandoned analyses, huge ids, streams that
+//!   never start;
+//! - `reflection`, `web` (the `--web` playground's HTTP side), `otlp_traces`.
+//!
+//! One binary for all of them, so that the crate is linked once; none of them sets
+//! process-wide state (environment, tracing subscriber): the tests that need it run the
+//! server binary.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod error_details;
+mod evaluate;
+mod hostile_clients;
+mod operations;
+mod otlp_traces;
+mod reflection;
+mod registry;
+mod web;
