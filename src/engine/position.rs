@@ -138,6 +138,8 @@ struct SumSearch<'a> {
     analysis: &'a Analysis,
     table: &'a [u32],
     budget: u64,
+    /// Positions indexed that the table does not answer: what the budget counts.
+    searched: u64,
     positions: PositionSet,
     outcomes: Vec<Outcome>,
     remoteness: Vec<u64>,
@@ -156,6 +158,7 @@ impl<'a> SumSearch<'a> {
             analysis,
             table,
             budget,
+            searched: 0,
             positions: PositionSet::new(width),
             outcomes: Vec::new(),
             remoteness: Vec::new(),
@@ -187,65 +190,86 @@ impl<'a> SumSearch<'a> {
 
     /// The remoteness of each seed (all of the same width), sharing one budget.
     fn remoteness_of(&mut self, seeds: &[Vec<u32>]) -> Vec<Remoteness> {
-        let mut closed = 0;
+        // Positions below `trusted` were indexed by closures that completed.
+        let mut trusted = 0;
+        let mut exhausted = false;
         let mut frontier: Vec<u32> = Vec::new();
-        'seeds: for seed in seeds {
-            if self.outcome(seed) != Outcome::Draw {
-                match self.index(seed) {
-                    Some((index, true)) => frontier.push(index),
-                    Some((_, false)) => {}
-                    None => break 'seeds,
-                }
-                while let Some(position) = frontier.pop() {
-                    if !self.expand(position, &mut frontier) {
-                        break 'seeds;
-                    }
+        for seed in seeds {
+            if exhausted || self.outcome(seed) == Outcome::Draw {
+                continue;
+            }
+            match self.index(seed) {
+                Some((index, true)) => frontier.push(index),
+                Some((_, false)) => {}
+                None => exhausted = true,
+            }
+            while let Some(position) = frontier.pop() {
+                if !self.expand(position, &mut frontier) {
+                    exhausted = true;
+                    break;
                 }
             }
-            closed += 1;
+            if !exhausted {
+                trusted = self.positions.len();
+            }
         }
         self.settle();
         let over_budget = Remoteness::OverBudget {
             budget: self.budget,
-            positions_explored: self.positions.len() as u64,
+            positions_explored: self.searched,
         };
         seeds
             .iter()
-            .enumerate()
-            .map(|(i, seed)| {
+            .map(|seed| {
                 if self.outcome(seed) == Outcome::Draw {
-                    Remoteness::Draw
-                } else if i >= closed {
-                    over_budget
-                } else {
-                    let index = self.positions.find(seed).expect("closed seeds are indexed");
-                    Remoteness::Known(self.remoteness[index as usize])
+                    return Remoteness::Draw;
+                }
+                if let Some(remoteness) = self.table_answer(seed) {
+                    return Remoteness::Known(u64::from(remoteness));
+                }
+                match self.positions.find(seed) {
+                    Some(index) if (index as usize) < trusted => {
+                        Remoteness::Known(self.remoteness[index as usize])
+                    }
+                    _ => over_budget,
                 }
             })
             .collect()
     }
 
+    /// The remoteness of a position with at most one movable token, from the table.
+    fn table_answer(&self, position: &[u32]) -> Option<u32> {
+        // Sorted, so the movable token (if any) comes first.
+        match position {
+            [] => Some(0),
+            [vertex, rest @ ..] if rest.iter().all(|&v| v == SINK) => Some(match *vertex {
+                SINK => 0,
+                vertex => self.table[vertex as usize],
+            }),
+            _ => None,
+        }
+    }
+
     /// Indexes `position` (WIN or LOSE); `(index, new)`, or `None` over the budget. A position
-    /// with at most one movable token is settled at once from the table.
+    /// with at most one movable token is settled at once from the table (`new` is false: it
+    /// needs no expansion), and is not counted in the budget.
     fn index(&mut self, position: &[u32]) -> Option<(u32, bool)> {
         if let Some(index) = self.positions.find(position) {
             return Some((index, false));
         }
-        if self.positions.len() as u64 >= self.budget {
-            return None;
+        let answered = self.table_answer(position);
+        if answered.is_none() {
+            if self.searched >= self.budget {
+                return None;
+            }
+            self.searched += 1;
         }
         let index = self.positions.insert(position);
         let outcome = self.outcome(position);
         debug_assert_ne!(outcome, Outcome::Draw, "draws are never indexed");
         self.outcomes.push(outcome);
         self.unsettled_moves.push(0);
-        let movable = position.iter().filter(|&&v| v != SINK).count();
-        if movable <= 1 {
-            // Sorted, so the movable token (if any) comes first.
-            let remoteness = match position.first() {
-                Some(&vertex) if vertex != SINK => self.table[vertex as usize],
-                _ => 0,
-            };
+        if let Some(remoteness) = answered {
             debug_assert_ne!(remoteness, DRAW);
             self.remoteness.push(u64::from(remoteness));
             self.expanded.push(true);
