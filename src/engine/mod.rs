@@ -19,6 +19,7 @@ pub mod interrupt;
 pub mod loopy;
 pub mod order;
 mod position;
+mod position_set;
 mod prefetch;
 pub mod remoteness;
 pub mod sliding;

@@ -14,7 +14,8 @@
 //!
 //! 1. Closure: from each seed (the position, then its moves' positions), every position
 //!    reachable by these relevant moves is enumerated and indexed; a LOSE position records
-//!    how many distinct positions its moves lead to. The budget bounds the positions indexed.
+//!    how many distinct positions its moves lead to. The budget bounds the positions indexed
+//!    that the table does not answer.
 //! 2. Retrograde: positions are settled in non-decreasing remoteness, merging two sorted
 //!    streams: the table-answered positions sorted by remoteness, and a FIFO queue of the
 //!    positions settled here, each at `1 + ` the one that settled it. A settled LOSE position
@@ -29,6 +30,7 @@
 //! [`Remoteness::OverBudget`] (a position outside a complete closure may be settled wrongly,
 //! so it is never reported).
 
+use super::position_set::{PositionSet, replace_sorted};
 use super::remoteness::{AnalysisOptions, DRAW, MoveAnalysis, PositionAnalysis, Remoteness};
 use super::{Analysis, Evaluation, Outcome};
 
@@ -433,98 +435,4 @@ impl ReverseMoves {
             .take_while(move |&&(to, _)| to == w)
             .map(|&(_, u)| u)
     }
-}
-
-/// Replaces `position[index]` by `vertex`, keeping the position sorted (one insertion step).
-fn replace_sorted(position: &mut [u32], mut index: usize, vertex: u32) {
-    position[index] = vertex;
-    while index + 1 < position.len() && position[index] > position[index + 1] {
-        position.swap(index, index + 1);
-        index += 1;
-    }
-    while index > 0 && position[index - 1] > position[index] {
-        position.swap(index - 1, index);
-        index -= 1;
-    }
-}
-
-/// Positions of one width stored end to end, found through an open-addressing index.
-struct PositionSet {
-    width: usize,
-    tokens: Vec<u32>,
-    /// Position index + 1 per slot, 0 for an empty slot; a power of two, at most half full.
-    slots: Vec<u32>,
-    len: usize,
-}
-
-impl PositionSet {
-    fn new(width: usize) -> Self {
-        Self {
-            width,
-            tokens: Vec::new(),
-            slots: vec![0; 16],
-            len: 0,
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    fn get(&self, index: u32) -> &[u32] {
-        let start = index as usize * self.width;
-        &self.tokens[start..start + self.width]
-    }
-
-    fn find(&self, position: &[u32]) -> Option<u32> {
-        let mask = self.slots.len() - 1;
-        let mut slot = hash(position) as usize & mask;
-        loop {
-            match self.slots[slot] {
-                0 => return None,
-                entry if self.get(entry - 1) == position => return Some(entry - 1),
-                _ => slot = (slot + 1) & mask,
-            }
-        }
-    }
-
-    /// Adds a position not yet present; returns its index.
-    fn insert(&mut self, position: &[u32]) -> u32 {
-        debug_assert_eq!(position.len(), self.width);
-        if 2 * (self.len + 1) > self.slots.len() {
-            self.grow();
-        }
-        let index = self.len as u32;
-        self.tokens.extend_from_slice(position);
-        self.len += 1;
-        self.place(index);
-        index
-    }
-
-    fn place(&mut self, index: u32) {
-        let mask = self.slots.len() - 1;
-        let mut slot = hash(self.get(index)) as usize & mask;
-        while self.slots[slot] != 0 {
-            slot = (slot + 1) & mask;
-        }
-        self.slots[slot] = index + 1;
-    }
-
-    fn grow(&mut self) {
-        self.slots = vec![0; self.slots.len() * 2];
-        for index in 0..self.len as u32 {
-            self.place(index);
-        }
-    }
-}
-
-/// A multiplicative hash of a position (the FxHash step): fast, and good enough for an
-/// open-addressing table of sorted vertex lists.
-fn hash(position: &[u32]) -> u64 {
-    let mut hash = 0u64;
-    for &v in position {
-        hash = (hash.rotate_left(5) ^ u64::from(v)).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-    // The low bits pick the slot: fold the well-mixed high bits into them.
-    hash ^ (hash >> 32)
 }
