@@ -40,8 +40,8 @@ use super::{Analysis, Outcome, VertexOutOfRange};
 /// the vertex count (a play of one token visits distinct vertices), so never `u32::MAX`.
 pub const DRAW: u32 = u32::MAX;
 
-/// Default [`AnalysisOptions::position_budget`]: a million positions of a sum, about a
-/// hundred megabytes and well under a second for a few tokens.
+/// Default [`AnalysisOptions::position_budget`]: a million positions of a sum, some 30 bytes
+/// each plus 4 per token, besides the edges out of their vertices.
 pub const DEFAULT_POSITION_BUDGET: u64 = 1_000_000;
 
 /// What [`Analysis::analyse_position`] may spend.
