@@ -6,7 +6,9 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use grundy::engine::{Digraph, Game, Limits, analyse, loopy, order, sliding};
+use grundy::engine::{
+    Digraph, Game, Interrupt, Limits, analyse, loopy, order, remoteness, sliding,
+};
 use grundy::generate::{Rng, Shape, graph};
 
 fn scale() -> u32 {
@@ -54,6 +56,18 @@ fn acyclic_table(c: &mut Criterion) {
             sliding::fast_grundy_table(&dag, &order)
         })
     });
+    // What `analyse` does for token sliding: the table above with the one-token remoteness
+    // in the same pass (the goal: at most 1.3 times `order_and_mex`).
+    group.bench_function(
+        BenchmarkId::new("order_mex_and_remoteness", vertices),
+        |b| {
+            b.iter(|| {
+                let order = order::acyclic_order(black_box(&dag)).unwrap();
+                sliding::grundy_and_remoteness_interruptible(&dag, &order, &Interrupt::new())
+                    .unwrap()
+            })
+        },
+    );
     group.bench_function(BenchmarkId::new("plain_order_only", vertices), |b| {
         b.iter(|| order::acyclic_order_plain(black_box(&dag)).unwrap())
     });
@@ -66,6 +80,17 @@ fn acyclic_table(c: &mut Criterion) {
     });
     group.bench_function(BenchmarkId::new("mex_only", vertices), |b| {
         b.iter(|| sliding::fast_grundy_table(black_box(&dag), &order))
+    });
+    group.bench_function(BenchmarkId::new("mex_and_remoteness_only", vertices), |b| {
+        b.iter(|| {
+            sliding::grundy_and_remoteness_interruptible(black_box(&dag), &order, &Interrupt::new())
+        })
+    });
+    // The remoteness as a second pass of its own, for comparison.
+    group.bench_function(BenchmarkId::new("remoteness_only", vertices), |b| {
+        b.iter(|| {
+            remoteness::acyclic_remoteness_interruptible(black_box(&dag), &order, &Interrupt::new())
+        })
     });
     let chain = graph(Shape::Chain, vertices, 0, 1);
     group.throughput(Throughput::Elements(chain.edge_count()));

@@ -19,6 +19,7 @@ pub mod interrupt;
 pub mod loopy;
 pub mod order;
 mod position;
+mod position_set;
 mod prefetch;
 pub mod remoteness;
 pub mod sliding;
@@ -194,9 +195,8 @@ pub fn analyse_interruptible(
     let (table, remoteness) = match &game.split_counts {
         None => match order::acyclic_order_interruptible(&game.graph, interrupt)? {
             Some(order) => {
-                let values = sliding::grundy_table_interruptible(&game.graph, &order, interrupt)?;
-                let remoteness =
-                    remoteness::acyclic_remoteness_interruptible(&game.graph, &order, interrupt)?;
+                let (values, remoteness) =
+                    sliding::grundy_and_remoteness_interruptible(&game.graph, &order, interrupt)?;
                 (Table::Acyclic(values), Some(remoteness))
             }
             None => {

@@ -14,7 +14,8 @@
 //!
 //! 1. Closure: from each seed (the position, then its moves' positions), every position
 //!    reachable by these relevant moves is enumerated and indexed; a LOSE position records
-//!    how many distinct positions its moves lead to. The budget bounds the positions indexed.
+//!    how many distinct positions its moves lead to. The budget bounds the positions indexed
+//!    that the table does not answer.
 //! 2. Retrograde: positions are settled in non-decreasing remoteness, merging two sorted
 //!    streams: the table-answered positions sorted by remoteness, and a FIFO queue of the
 //!    positions settled here, each at `1 + ` the one that settled it. A settled LOSE position
@@ -29,6 +30,7 @@
 //! [`Remoteness::OverBudget`] (a position outside a complete closure may be settled wrongly,
 //! so it is never reported).
 
+use super::position_set::{PositionSet, replace_sorted};
 use super::remoteness::{AnalysisOptions, DRAW, MoveAnalysis, PositionAnalysis, Remoteness};
 use super::{Analysis, Evaluation, Outcome};
 
@@ -138,6 +140,8 @@ struct SumSearch<'a> {
     analysis: &'a Analysis,
     table: &'a [u32],
     budget: u64,
+    /// Positions indexed that the table does not answer: what the budget counts.
+    searched: u64,
     positions: PositionSet,
     outcomes: Vec<Outcome>,
     remoteness: Vec<u64>,
@@ -156,6 +160,7 @@ impl<'a> SumSearch<'a> {
             analysis,
             table,
             budget,
+            searched: 0,
             positions: PositionSet::new(width),
             outcomes: Vec::new(),
             remoteness: Vec::new(),
@@ -187,65 +192,86 @@ impl<'a> SumSearch<'a> {
 
     /// The remoteness of each seed (all of the same width), sharing one budget.
     fn remoteness_of(&mut self, seeds: &[Vec<u32>]) -> Vec<Remoteness> {
-        let mut closed = 0;
+        // Positions below `trusted` were indexed by closures that completed.
+        let mut trusted = 0;
+        let mut exhausted = false;
         let mut frontier: Vec<u32> = Vec::new();
-        'seeds: for seed in seeds {
-            if self.outcome(seed) != Outcome::Draw {
-                match self.index(seed) {
-                    Some((index, true)) => frontier.push(index),
-                    Some((_, false)) => {}
-                    None => break 'seeds,
-                }
-                while let Some(position) = frontier.pop() {
-                    if !self.expand(position, &mut frontier) {
-                        break 'seeds;
-                    }
+        for seed in seeds {
+            if exhausted || self.outcome(seed) == Outcome::Draw {
+                continue;
+            }
+            match self.index(seed) {
+                Some((index, true)) => frontier.push(index),
+                Some((_, false)) => {}
+                None => exhausted = true,
+            }
+            while let Some(position) = frontier.pop() {
+                if !self.expand(position, &mut frontier) {
+                    exhausted = true;
+                    break;
                 }
             }
-            closed += 1;
+            if !exhausted {
+                trusted = self.positions.len();
+            }
         }
         self.settle();
         let over_budget = Remoteness::OverBudget {
             budget: self.budget,
-            positions_explored: self.positions.len() as u64,
+            positions_explored: self.searched,
         };
         seeds
             .iter()
-            .enumerate()
-            .map(|(i, seed)| {
+            .map(|seed| {
                 if self.outcome(seed) == Outcome::Draw {
-                    Remoteness::Draw
-                } else if i >= closed {
-                    over_budget
-                } else {
-                    let index = self.positions.find(seed).expect("closed seeds are indexed");
-                    Remoteness::Known(self.remoteness[index as usize])
+                    return Remoteness::Draw;
+                }
+                if let Some(remoteness) = self.table_answer(seed) {
+                    return Remoteness::Known(u64::from(remoteness));
+                }
+                match self.positions.find(seed) {
+                    Some(index) if (index as usize) < trusted => {
+                        Remoteness::Known(self.remoteness[index as usize])
+                    }
+                    _ => over_budget,
                 }
             })
             .collect()
     }
 
+    /// The remoteness of a position with at most one movable token, from the table.
+    fn table_answer(&self, position: &[u32]) -> Option<u32> {
+        // Sorted, so the movable token (if any) comes first.
+        match position {
+            [] => Some(0),
+            [vertex, rest @ ..] if rest.iter().all(|&v| v == SINK) => Some(match *vertex {
+                SINK => 0,
+                vertex => self.table[vertex as usize],
+            }),
+            _ => None,
+        }
+    }
+
     /// Indexes `position` (WIN or LOSE); `(index, new)`, or `None` over the budget. A position
-    /// with at most one movable token is settled at once from the table.
+    /// with at most one movable token is settled at once from the table (`new` is false: it
+    /// needs no expansion), and is not counted in the budget.
     fn index(&mut self, position: &[u32]) -> Option<(u32, bool)> {
         if let Some(index) = self.positions.find(position) {
             return Some((index, false));
         }
-        if self.positions.len() as u64 >= self.budget {
-            return None;
+        let answered = self.table_answer(position);
+        if answered.is_none() {
+            if self.searched >= self.budget {
+                return None;
+            }
+            self.searched += 1;
         }
         let index = self.positions.insert(position);
         let outcome = self.outcome(position);
         debug_assert_ne!(outcome, Outcome::Draw, "draws are never indexed");
         self.outcomes.push(outcome);
         self.unsettled_moves.push(0);
-        let movable = position.iter().filter(|&&v| v != SINK).count();
-        if movable <= 1 {
-            // Sorted, so the movable token (if any) comes first.
-            let remoteness = match position.first() {
-                Some(&vertex) if vertex != SINK => self.table[vertex as usize],
-                _ => 0,
-            };
+        if let Some(remoteness) = answered {
             debug_assert_ne!(remoteness, DRAW);
             self.remoteness.push(u64::from(remoteness));
             self.expanded.push(true);
@@ -409,98 +435,4 @@ impl ReverseMoves {
             .take_while(move |&&(to, _)| to == w)
             .map(|&(_, u)| u)
     }
-}
-
-/// Replaces `position[index]` by `vertex`, keeping the position sorted (one insertion step).
-fn replace_sorted(position: &mut [u32], mut index: usize, vertex: u32) {
-    position[index] = vertex;
-    while index + 1 < position.len() && position[index] > position[index + 1] {
-        position.swap(index, index + 1);
-        index += 1;
-    }
-    while index > 0 && position[index - 1] > position[index] {
-        position.swap(index - 1, index);
-        index -= 1;
-    }
-}
-
-/// Positions of one width stored end to end, found through an open-addressing index.
-struct PositionSet {
-    width: usize,
-    tokens: Vec<u32>,
-    /// Position index + 1 per slot, 0 for an empty slot; a power of two, at most half full.
-    slots: Vec<u32>,
-    len: usize,
-}
-
-impl PositionSet {
-    fn new(width: usize) -> Self {
-        Self {
-            width,
-            tokens: Vec::new(),
-            slots: vec![0; 16],
-            len: 0,
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    fn get(&self, index: u32) -> &[u32] {
-        let start = index as usize * self.width;
-        &self.tokens[start..start + self.width]
-    }
-
-    fn find(&self, position: &[u32]) -> Option<u32> {
-        let mask = self.slots.len() - 1;
-        let mut slot = hash(position) as usize & mask;
-        loop {
-            match self.slots[slot] {
-                0 => return None,
-                entry if self.get(entry - 1) == position => return Some(entry - 1),
-                _ => slot = (slot + 1) & mask,
-            }
-        }
-    }
-
-    /// Adds a position not yet present; returns its index.
-    fn insert(&mut self, position: &[u32]) -> u32 {
-        debug_assert_eq!(position.len(), self.width);
-        if 2 * (self.len + 1) > self.slots.len() {
-            self.grow();
-        }
-        let index = self.len as u32;
-        self.tokens.extend_from_slice(position);
-        self.len += 1;
-        self.place(index);
-        index
-    }
-
-    fn place(&mut self, index: u32) {
-        let mask = self.slots.len() - 1;
-        let mut slot = hash(self.get(index)) as usize & mask;
-        while self.slots[slot] != 0 {
-            slot = (slot + 1) & mask;
-        }
-        self.slots[slot] = index + 1;
-    }
-
-    fn grow(&mut self) {
-        self.slots = vec![0; self.slots.len() * 2];
-        for index in 0..self.len as u32 {
-            self.place(index);
-        }
-    }
-}
-
-/// A multiplicative hash of a position (the FxHash step): fast, and good enough for an
-/// open-addressing table of sorted vertex lists.
-fn hash(position: &[u32]) -> u64 {
-    let mut hash = 0u64;
-    for &v in position {
-        hash = (hash.rotate_left(5) ^ u64::from(v)).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-    // The low bits pick the slot: fold the well-mixed high bits into them.
-    hash ^ (hash >> 32)
 }

@@ -6,8 +6,9 @@
 //! (every one leads to a WIN position). A DRAW has none. So remoteness is even exactly for
 //! LOSE positions: the table below needs no Grundy values, and its parity is the outcome.
 //!
-//! - One token, acyclic graph: one pass in successors-first order, the order of the Grundy
-//!   table ([`acyclic_remoteness_interruptible`]).
+//! - One token, acyclic graph: in successors-first order, fused into the Grundy pass
+//!   ([`super::sliding::grundy_and_remoteness_interruptible`]; alone,
+//!   [`acyclic_remoteness_interruptible`]).
 //! - One token, cyclic graph: a retrograde pass from the vertices without followers over the
 //!   predecessor lists of the generalized labelling ([`cyclic_remoteness_interruptible`]).
 //!   A FIFO queue settles vertices in non-decreasing remoteness, so a WIN vertex settled by
@@ -39,8 +40,8 @@ use super::{Analysis, Outcome, VertexOutOfRange};
 /// the vertex count (a play of one token visits distinct vertices), so never `u32::MAX`.
 pub const DRAW: u32 = u32::MAX;
 
-/// Default [`AnalysisOptions::position_budget`]: a million positions of a sum, about a
-/// hundred megabytes and well under a second for a few tokens.
+/// Default [`AnalysisOptions::position_budget`]: a million positions of a sum, some 30 bytes
+/// each plus 4 per token, besides the edges out of their vertices.
 pub const DEFAULT_POSITION_BUDGET: u64 = 1_000_000;
 
 /// What [`Analysis::analyse_position`] may spend.
@@ -175,7 +176,10 @@ impl Analysis {
 ///
 /// One pass, O(V + E), reading each follower's remoteness once: a follower with an even
 /// remoteness is a LOSE position, so the least even one (if any) decides a WIN vertex, else
-/// the largest decides a LOSE vertex. Prefetches as the Grundy pass does.
+/// the largest decides a LOSE vertex. Prefetches as the Grundy pass does. The analysis runs
+/// the same step fused into the Grundy pass
+/// ([`super::sliding::grundy_and_remoteness_interruptible`]); this pass alone is the
+/// reference it is tested and benchmarked against.
 pub fn acyclic_remoteness_interruptible(
     graph: &Digraph,
     order: &[u32],
@@ -195,22 +199,58 @@ pub fn acyclic_remoteness_interruptible(
             prefetch(targets, offsets[ahead as usize] as usize);
         }
         let successors = graph.successors(vertex);
-        let mut least_even = u32::MAX;
-        let mut largest = 0u32;
-        for &w in successors {
-            let r = remoteness[w as usize];
-            // Branch-free: an odd r becomes u32::MAX and never wins the min.
-            least_even = least_even.min(r | (r & 1).wrapping_neg());
-            largest = largest.max(r);
-        }
-        remoteness[vertex as usize] = if least_even != u32::MAX {
-            least_even + 1
-        } else {
-            largest + u32::from(!successors.is_empty())
-        };
+        remoteness[vertex as usize] = from_followers(&remoteness, successors);
         poller.tick(successors.len() as u64 + 1)?;
     }
     Ok(remoteness)
+}
+
+/// The remoteness of a vertex of an acyclic graph whose `successors` have their entries in
+/// `remoteness` already.
+#[inline(always)]
+pub(super) fn from_followers(remoteness: &[u32], successors: &[u32]) -> u32 {
+    let mut fold = FollowerFold::default();
+    for &w in successors {
+        fold.add(remoteness[w as usize]);
+    }
+    fold.remoteness(!successors.is_empty())
+}
+
+/// The remoteness of a vertex from those of its followers, one at a time: 1 + the least even
+/// one (a LOSE follower) if any, else 1 + the largest, 0 without followers.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct FollowerFold {
+    least_even: u32,
+    largest: u32,
+}
+
+impl Default for FollowerFold {
+    fn default() -> Self {
+        Self {
+            least_even: u32::MAX,
+            largest: 0,
+        }
+    }
+}
+
+impl FollowerFold {
+    /// Folds in a follower of remoteness `r` (never [`DRAW`]: acyclic graphs only).
+    #[inline(always)]
+    pub(super) fn add(&mut self, r: u32) {
+        // Branch-free: an odd r becomes u32::MAX and never wins the min.
+        self.least_even = self.least_even.min(r | (r & 1).wrapping_neg());
+        self.largest = self.largest.max(r);
+    }
+
+    /// The vertex's remoteness; `has_followers` tells a LOSE vertex from one without moves.
+    #[inline(always)]
+    pub(super) fn remoteness(self, has_followers: bool) -> u32 {
+        if self.least_even != u32::MAX {
+            self.least_even + 1
+        } else {
+            self.largest + u32::from(has_followers)
+        }
+    }
 }
 
 /// The remoteness of every vertex of any graph, [`DRAW`] for draws, by retrograde analysis
@@ -308,6 +348,27 @@ mod tests {
         let values = super::super::sliding::grundy_table(&graph, &order);
         for v in 0..200 {
             assert_eq!(table[v].is_multiple_of(2), values[v] == 0, "vertex {v}");
+        }
+    }
+
+    #[test]
+    fn fused_pass_matches_the_separate_one() {
+        for (n, fan) in [(3000u32, 5u32), (3000, 300), (600, 70_000)] {
+            // Vertex v moves to up to `fan` pseudo-random smaller vertices: packed cells (out-
+            // degrees below 256), then `u16` cells, with masks (< 64 followers) and stamps.
+            let edges: Vec<(u32, u32)> = (1..n)
+                .flat_map(|v| (0..fan.min(v * 40)).map(move |i| (v, (v * 31 + i * 17) % v)))
+                .collect();
+            let graph = Digraph::from_edges(n, &edges).unwrap();
+            let order = successors_first_order(&graph).unwrap();
+            let interrupt = Interrupt::new();
+            let (values, fused) = super::super::sliding::grundy_and_remoteness_interruptible(
+                &graph, &order, &interrupt,
+            )
+            .unwrap();
+            let alone = acyclic_remoteness_interruptible(&graph, &order, &interrupt).unwrap();
+            assert_eq!(fused, alone);
+            assert_eq!(values, super::super::sliding::grundy_table(&graph, &order));
         }
     }
 

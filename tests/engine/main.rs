@@ -4,6 +4,8 @@
 //!   tests from a fixed seed);
 //! - `paths`: the fast paths against the plain ones and the oracle, and cooperative
 //!   cancellation;
+//! - `remoteness`: remoteness and position analysis judged by a retrograde oracle over every
+//!   position of 1 to 3 tokens;
 //! - `scale`: deep and large graphs, and the memory `analyse` takes (this binary's global
 //!   allocator counts it, per thread).
 //!
@@ -14,4 +16,5 @@ mod support;
 
 mod paths;
 mod props;
+mod remoteness;
 mod scale;

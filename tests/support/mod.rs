@@ -4,6 +4,7 @@
 //! - `oracle`: brute-force game solver used to judge the engine;
 //! - `server`: an in-process server on `127.0.0.1:0` and request builders;
 //! - `judge_model`: an independent model of the judge formats (the fuzz tier's oracle);
+//! - `random_games`: random graphs for the engine's property tests, and their configuration;
 //! - `process`: bounded runs of the real binaries, children killed on drop;
 //! - `replica`: `grundy-server` processes for the fleet tests, ready when SERVING.
 
@@ -13,6 +14,8 @@ pub mod judge_model;
 pub mod oracle;
 #[allow(dead_code)]
 pub mod process;
+#[allow(dead_code)]
+pub mod random_games;
 #[allow(dead_code)]
 pub mod replica;
 #[allow(dead_code)]
