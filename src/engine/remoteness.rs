@@ -10,12 +10,12 @@
 //!   ([`super::sliding::grundy_and_remoteness_interruptible`]; alone,
 //!   [`acyclic_remoteness_interruptible`]).
 //! - One token, cyclic graph: a retrograde pass from the vertices without followers over the
-//!   predecessor lists of the generalized labelling ([`cyclic_remoteness_interruptible`]).
+//!   predecessor lists of the generalized labelling (`cyclic_remoteness_interruptible`).
 //!   A FIFO queue settles vertices in non-decreasing remoteness, so a WIN vertex settled by
 //!   its first LOSE follower gets the least, a LOSE vertex settled by its last WIN follower
 //!   the largest. Vertices never settled are the DRAWs.
 //! - Several tokens: remoteness is not a function of the tokens' remotenesses; it is searched
-//!   over the positions of the sum ([`super::position`]), within a budget of positions.
+//!   over the positions of the sum (`position.rs`), within a budget of positions.
 //!
 //! # Public API, for callers
 //!

@@ -77,7 +77,7 @@ pub fn grundy_table_interruptible(
 ///
 /// When out-degrees are below 256 and there are at most 2^24 vertices (remotenesses are below
 /// the vertex count), a vertex's value and remoteness share one `u32` cell, value in the low
-/// byte: one random read per edge instead of two ([`packed_table`]).
+/// byte: one random read per edge instead of two (`packed_table`).
 pub fn grundy_and_remoteness_interruptible(
     graph: &Digraph,
     order: &[u32],
