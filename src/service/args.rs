@@ -12,7 +12,7 @@ use super::config::{
     DEFAULT_MAX_VERTICES, ServerConfig, ServiceConfig, TlsConfig,
 };
 use super::logging::LogFormat;
-use super::store::{GraphStore, StoreConfig, StoreError};
+use super::store::{GraphStore, StoreConfig, StoreError, max_encoded_bytes};
 use crate::engine::Limits;
 use crate::token::{TokenFileError, read_token_file};
 
@@ -208,8 +208,10 @@ impl ServerArgs {
             cache_bytes: self.cache_bytes,
             store: self
                 .store_config()
-                .as_ref()
-                .map(GraphStore::open)
+                .map(|config| {
+                    let max_entry = max_encoded_bytes(self.max_vertices, self.max_edges);
+                    GraphStore::open(&config, max_entry)
+                })
                 .transpose()?,
             ..defaults
         };
