@@ -274,8 +274,11 @@ mod tests {
     fn test_url(test: &str) -> Option<String> {
         let url = std::env::var("GRUNDY_TEST_REDIS_URL").ok();
         if url.is_none() {
-            eprintln!(
-                "skipping {test}: GRUNDY_TEST_REDIS_URL is unset (run under scripts/with-redis.sh)"
+            // The real stderr, not the harness's capture: a plain `cargo test` shows the skip.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "{test}: skipped: no GRUNDY_TEST_REDIS_URL (run under scripts/with-redis.sh)"
             );
         }
         url
