@@ -322,7 +322,7 @@ fn an_error_after_many_test_cases_comes_after_all_their_verdicts() {
     assert_eq!(
         lossy(&output.stderr),
         format!(
-            "error: line {}, column 3: an out-neighbour is 7, out of range: vertices are 0..3\n",
+            "error: line {}, column 3: an out-neighbour is 7, out of range: vertices are 0 to 2\n",
             lines + 2
         )
     );

@@ -10,8 +10,10 @@ use super::dispatch::{Dispatcher, write_in_order};
 use super::endpoints::Endpoints;
 use super::error::RunError;
 use super::input::{batch_limit_bytes, parse_input};
+use super::output::stderr_line;
 use super::output::{Output, ProgressReport};
 use super::run::{open_input, run_async};
+use crate::client::ConnectionArgs;
 
 /// Runs `grundy judge`; returns the process exit code. Errors are printed to stderr.
 pub fn run_judge(args: JudgeArgs) -> u8 {
@@ -25,8 +27,11 @@ async fn judge(args: JudgeArgs) -> Result<(), RunError> {
             Endpoints::connect(servers, &args.connection, args.max_message_bytes).await?
         }
         // The embedded server is plaintext on loopback: TLS and token settings (often
-        // inherited from GRUNDY_* variables) are only for --server.
-        None => Endpoints::embedded(args.max_message_bytes).await?,
+        // inherited from GRUNDY_* variables) are only for --server, and ignored with a word.
+        None => {
+            warn_unused_connection_flags(&args.connection);
+            Endpoints::embedded(args.max_message_bytes).await?
+        }
     };
 
     let (event_tx, events) = mpsc::channel(16);
@@ -62,4 +67,25 @@ async fn judge(args: JudgeArgs) -> Result<(), RunError> {
     progress.finish();
     let flushed = output.finish();
     result.and(flushed)
+}
+
+/// Says on stderr which connection settings a run without `--server` ignores.
+pub(super) fn warn_unused_connection_flags(connection: &ConnectionArgs) {
+    let given: Vec<&str> = [
+        ("--auth-token-file", connection.auth_token_file.is_some()),
+        ("--tls-ca", connection.tls_ca.is_some()),
+        ("--tls-cert", connection.tls_cert.is_some()),
+        ("--tls-key", connection.tls_key.is_some()),
+        ("--tls-server-name", connection.tls_server_name.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, set)| set.then_some(flag))
+    .collect();
+    if !given.is_empty() {
+        stderr_line(format_args!(
+            "grundy: warning: {} ignored without --server (the embedded server is plaintext \
+             on loopback, with no token)",
+            given.join(", ")
+        ));
+    }
 }
