@@ -213,6 +213,12 @@ async fn an_unreachable_redis_fails_put_graph_but_not_inline_graphs() {
     );
     let by_id = outcomes_by_id(&replica, &"a".repeat(64)).await.unwrap_err();
     assert_eq!(by_id.code(), Code::Unavailable, "{by_id:?}");
+    // The failed PutGraph registered nothing, not even in the replica's cache: its id is
+    // looked up in the (unreachable) store like any other.
+    let game = grundy::service::game_from_proto(sample_graph()).expect("a valid graph");
+    let refused_id = grundy::service::graph_id_blocking(&game);
+    let after_failure = outcomes_by_id(&replica, &refused_id).await.unwrap_err();
+    assert_eq!(after_failure.code(), Code::Unavailable, "{after_failure:?}");
     let inline = evaluate(&replica, GraphSource::Graph(sample_graph())).await;
     assert_eq!(
         inline.expect("inline graphs need no store"),

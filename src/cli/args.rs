@@ -61,7 +61,7 @@ pub struct JudgeArgs {
     #[arg(long, value_enum, default_value = "auto")]
     pub progress: Progress,
     /// Largest gRPC message sent or received, in bytes (suffixes KiB, MiB, GiB accepted; at
-    /// least 4KiB). Query batches are cut well under it;
+    /// least 256). Query batches are cut well under it;
     /// a graph too large for one message is uploaded with PutGraph in chunks and evaluated by
     /// id; a single query that cannot fit in one message is an error (exit 1).
     #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_BYTES,

@@ -143,6 +143,11 @@ impl Case {
                     retry::classify(&status, &endpoint.url, &self.label).await?
                 }
             };
+            if output.is_closed() {
+                // Nobody reads this case's output any more (stdout closed, or an earlier case
+                // failed): the broken stream is the run ending, not a failure to report.
+                return Err(RunError::OutputClosed);
+            }
             self.endpoints.mark_failed(index);
             if state.lines.received > before {
                 retry = 0; // progress: the budget is for failures in a row

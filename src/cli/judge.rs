@@ -69,8 +69,20 @@ async fn judge(args: JudgeArgs) -> Result<(), RunError> {
     result.and(flushed)
 }
 
-/// Says on stderr which connection settings a run without `--server` ignores.
+/// Says on stderr which connection flags of the command line a run without `--server`
+/// ignores. Settings inherited from `GRUNDY_*` variables are ignored silently: an environment
+/// set up for a remote server must not make every embedded run noisy.
 pub(super) fn warn_unused_connection_flags(connection: &ConnectionArgs) {
+    let on_command_line = |flag: &str| {
+        std::env::args_os().any(|arg| {
+            arg.to_str().is_some_and(|arg| {
+                arg == flag
+                    || arg
+                        .strip_prefix(flag)
+                        .is_some_and(|rest| rest.starts_with('='))
+            })
+        })
+    };
     let given: Vec<&str> = [
         ("--auth-token-file", connection.auth_token_file.is_some()),
         ("--tls-ca", connection.tls_ca.is_some()),
@@ -79,7 +91,7 @@ pub(super) fn warn_unused_connection_flags(connection: &ConnectionArgs) {
         ("--tls-server-name", connection.tls_server_name.is_some()),
     ]
     .into_iter()
-    .filter_map(|(flag, set)| set.then_some(flag))
+    .filter_map(|(flag, set)| (set && on_command_line(flag)).then_some(flag))
     .collect();
     if !given.is_empty() {
         stderr_line(format_args!(

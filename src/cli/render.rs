@@ -64,7 +64,7 @@ pub struct ServerChoice {
     #[arg(long, env = "GRUNDY_SERVER")]
     pub server: Option<String>,
     /// Largest gRPC message sent or received, in bytes (suffixes KiB, MiB, GiB accepted; at
-    /// least 4KiB).
+    /// least 256).
     #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_BYTES,
           value_parser = crate::service::parse_message_bytes)]
     pub max_message_bytes: usize,

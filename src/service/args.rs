@@ -294,8 +294,8 @@ pub(crate) fn parse_bytes(text: &str) -> Result<usize, String> {
 }
 
 /// Smallest `--max-message-bytes` (server and CLI): below it even a small graph's stream
-/// cannot carry its first messages.
-pub const MIN_MESSAGE_BYTES: usize = 4 << 10;
+/// cannot carry its first messages (a graph's summary alone takes about 150 bytes).
+pub const MIN_MESSAGE_BYTES: usize = 256;
 
 /// A message size limit: a byte count (see [`parse_bytes`]) of at least [`MIN_MESSAGE_BYTES`].
 pub fn parse_message_bytes(text: &str) -> Result<usize, String> {
@@ -303,7 +303,7 @@ pub fn parse_message_bytes(text: &str) -> Result<usize, String> {
     if bytes < MIN_MESSAGE_BYTES {
         return Err(format!(
             "{bytes} bytes is too small for a gRPC message limit: at least {MIN_MESSAGE_BYTES} \
-             (4KiB); the default is 256MiB"
+             (the default is 256MiB)"
         ));
     }
     Ok(bytes)
@@ -421,7 +421,7 @@ mod tests {
         assert_eq!(parse_bytes("2G"), Ok(2 << 30));
         assert!(parse_bytes("12 parsecs").is_err());
         assert_eq!(parse_message_bytes("1MiB"), Ok(1 << 20));
-        for small in ["0", "1", "2", "4095"] {
+        for small in ["0", "1", "2", "255"] {
             let error = parse_message_bytes(small).unwrap_err();
             assert!(error.contains("too small"), "{small}: {error}");
         }
