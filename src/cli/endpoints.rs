@@ -208,14 +208,22 @@ impl Endpoints {
 
 /// The error when no server of `--server` answers: every one named, with what to do.
 fn none_reachable(errors: Vec<ClientError>) -> RunError {
-    let hint = "start grundy-server there (grundy-server --listen ADDR), or leave out --server \
-                to use a server embedded in this process";
+    // Nobody listening: say how to get a server (a TLS or certificate failure says its own fix).
+    let nobody_listens = errors
+        .iter()
+        .all(|error| error.to_string().contains("tcp connect error"));
+    let hint = if nobody_listens {
+        "; start grundy-server there (grundy-server --listen ADDR), or leave out --server to \
+         use a server embedded in this process"
+    } else {
+        ""
+    };
     match <[ClientError; 1]>::try_from(errors) {
-        Ok([only]) => RunError::Failure(format!("{only}; {hint}")),
+        Ok([only]) => RunError::Failure(format!("{only}{hint}")),
         Err(errors) => {
             let each: Vec<String> = errors.iter().map(ToString::to_string).collect();
             RunError::Failure(format!(
-                "no server of --server is reachable: {}; {hint}",
+                "no server of --server is reachable: {}{hint}",
                 each.join("; ")
             ))
         }
