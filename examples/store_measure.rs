@@ -41,14 +41,18 @@ async fn main() {
     let dir = std::env::temp_dir().join(format!("grundy-store-measure-{}", std::process::id()));
     let mut stores = vec![
         GraphStore::memory(MemoryStore::new(2 * bytes)),
-        GraphStore::open(&StoreConfig::Dir { path: dir.clone() }).expect("a temporary dir"),
+        GraphStore::open(&StoreConfig::Dir { path: dir.clone() }, usize::MAX)
+            .expect("a temporary dir"),
     ];
     match std::env::var("GRUNDY_TEST_REDIS_URL") {
         Ok(url) => stores.push(
-            GraphStore::open(&StoreConfig::Redis {
-                url,
-                ttl: Some(Duration::from_secs(600)),
-            })
+            GraphStore::open(
+                &StoreConfig::Redis {
+                    url,
+                    ttl: Some(Duration::from_secs(600)),
+                },
+                usize::MAX,
+            )
             .expect("a valid URL"),
         ),
         Err(_) => println!("(redis skipped: GRUNDY_TEST_REDIS_URL is unset)\n"),

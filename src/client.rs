@@ -25,6 +25,15 @@ use crate::token::{TokenFileError, read_token_file};
 /// repeat them.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
+    /// The server URL has no scheme (`127.0.0.1:50051`).
+    #[error(
+        "invalid server URL {url:?}: it needs a scheme: write http://{url} (or https://{url} \
+             for a TLS server)"
+    )]
+    MissingScheme {
+        /// The URL as given.
+        url: String,
+    },
     /// The server URL does not parse.
     #[error("invalid server URL {url:?}: {cause}")]
     InvalidUrl {
@@ -66,7 +75,7 @@ pub enum ClientError {
     #[error("the bearer token is not a valid header value")]
     InvalidToken,
     /// The server could not be reached (or the TLS handshake failed).
-    #[error("cannot connect to {url}: {}", source_chain(.cause))]
+    #[error("cannot connect to {url}: {}{}", source_chain(.cause), connect_hint(.url, .cause))]
     Connect {
         /// The URL dialled.
         url: String,
@@ -137,6 +146,11 @@ pub type GrundyClient = GrundyServiceClient<InterceptedService<Channel, ClientAu
 /// The endpoint for `url` (http:// or https://) as `args` say, and the interceptor that
 /// authenticates its calls.
 fn endpoint(url: &str, args: &ConnectionArgs) -> Result<(Endpoint, ClientAuth), ClientError> {
+    if !url.contains("://") {
+        return Err(ClientError::MissingScheme {
+            url: url.to_string(),
+        });
+    }
     let mut endpoint = Endpoint::from_shared(url.to_string())
         .map_err(|cause| ClientError::InvalidUrl {
             url: url.to_string(),
@@ -275,6 +289,22 @@ fn read(path: &Path) -> Result<Vec<u8>, ClientError> {
         path: path.to_path_buf(),
         cause,
     })
+}
+
+/// What to do about a failed connection, for the failures whose transport text does not say:
+/// an https:// URL at a plaintext server, a certificate no trusted authority signed.
+fn connect_hint(url: &str, cause: &tonic::transport::Error) -> String {
+    let text = source_chain(cause);
+    if text.contains("InvalidContentType") || text.contains("corrupt message") {
+        let rest = url.trim_start_matches("https://");
+        format!(" (the server does not speak TLS: use http://{rest})")
+    } else if text.contains("UnknownIssuer") || text.contains("invalid peer certificate") {
+        " (pass the CA certificate that signed the server's with --tls-ca CA.pem, and \
+         --tls-server-name NAME if the certificate is for another name)"
+            .to_string()
+    } else {
+        String::new()
+    }
 }
 
 /// An error with its causes, skipping a cause whose text the message already ends with:

@@ -1,13 +1,33 @@
 //! `grundy-server`: serves `grundy.v1.GrundyService` over gRPC. Flags (and their `GRUNDY_*`
 //! environment variables) are in [`grundy::service::ServerArgs`]; `--help` lists them.
 
+use std::process::ExitCode;
+
 use clap::Parser;
 use grundy::service::{self, GameService, ServerArgs};
 use tokio::sync::watch;
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    let args = ServerArgs::parse();
+/// Runs the server; a failure is one `error: ...` line on stderr (as the CLI prints) and
+/// exit code 1.
+fn main() -> ExitCode {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build();
+    let served = match runtime {
+        Ok(runtime) => runtime.block_on(serve(ServerArgs::parse())),
+        Err(e) => Err(anyhow::anyhow!("cannot start the async runtime: {e}")),
+    };
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(args: ServerArgs) -> anyhow::Result<()> {
     let (telemetry, traces) = match &args.otlp_endpoint {
         Some(endpoint) => {
             let (telemetry, layer) = service::Telemetry::otlp(endpoint)?;
@@ -42,6 +62,7 @@ async fn main() -> anyhow::Result<()> {
         address = %listener.local_addr()?,
         tls = config.tls.is_some(),
         auth = config.auth_token.is_some(),
+        store = config.service.store.as_ref().map_or("memory", |store| store.kind()),
         "grundy-server listening"
     );
     let served = service::run_service(listener, state, &config, shutdown_signal()).await;

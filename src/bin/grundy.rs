@@ -72,7 +72,7 @@ fn run_gen(format: GenFormat) -> u8 {
         Ok(()) => 0,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
-            eprintln!("error: cannot write output: {e}");
+            cli::stderr_line(format_args!("error: cannot write output: {e}"));
             cli::EXIT_FAILURE
         }
     }

@@ -86,10 +86,12 @@ pub struct InputArgs {
     /// Progress (test cases, queries, rate) on stderr.
     #[arg(long, value_enum, default_value = "auto")]
     pub progress: Progress,
-    /// Largest gRPC message sent or received, in bytes. Query batches are cut well under it;
+    /// Largest gRPC message sent or received, in bytes (suffixes KiB, MiB, GiB accepted; at
+    /// least 256). Query batches are cut well under it;
     /// a graph too large for one message is uploaded with PutGraph in chunks and evaluated by
     /// id; a single query that cannot fit in one message is an error (exit 1).
-    #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
+    #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_BYTES,
+          value_parser = crate::service::parse_message_bytes)]
     pub max_message_bytes: usize,
     /// TLS and authentication for --server (ignored without it: the embedded server is
     /// plaintext on loopback).

@@ -17,6 +17,7 @@ use super::endpoints::Endpoint;
 use super::error::RunError;
 use super::input::InputEvent;
 use super::output::ProgressCounters;
+use super::output::stderr_line;
 use super::replay::{Replay, merge};
 use super::upload::put_graph;
 use super::verdicts::JudgeLines;
@@ -161,10 +162,10 @@ async fn open(
         match opened {
             Ok(response) => return Ok((requests, response.into_inner())),
             Err(status) if status.code() == Code::NotFound && graph.upload && !uploaded_here => {
-                eprintln!(
+                stderr_line(format_args!(
                     "grundy: {label}: {} does not hold the graph; uploading it again",
                     endpoint.url
-                );
+                ));
                 graph.id = None;
             }
             Err(status) => return Err(opening(status)),

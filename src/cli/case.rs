@@ -20,6 +20,7 @@ use super::case_output::{CaseOutput, send_text};
 use super::endpoints::Endpoints;
 use super::error::{RunError, describe};
 use super::input::{CaseStart, InputEvent};
+use super::output::stderr_line;
 use super::output::{ProgressCounters, case_footer, case_header};
 use super::replay::Replay;
 use super::retry;
@@ -108,8 +109,10 @@ impl Case {
         events: &mut mpsc::Receiver<InputEvent>,
         output: &mpsc::Sender<CaseOutput>,
     ) -> Result<(), RunError> {
-        // Cases start on the endpoints in turn; a failed attempt moves on to the next one.
-        let mut index = (self.number.saturating_sub(1) % self.endpoints.len() as u64) as usize;
+        // Cases start on the endpoints in turn, skipping those found dead; a failed attempt
+        // moves on to the next live one.
+        let own = (self.number.saturating_sub(1) % self.endpoints.len() as u64) as usize;
+        let mut index = self.endpoints.choose(own);
         let mut retry = 0u32;
         // What broke the first stream of the current run of failures: the news for the user
         // (the retries often fail only because that server is gone).
@@ -125,7 +128,10 @@ impl Case {
                 .attempt(endpoint, graph, events, output, &self.progress)
                 .await
             {
-                Ok(()) => return Ok(()),
+                Ok(()) => {
+                    self.endpoints.mark_live(index);
+                    return Ok(());
+                }
                 Err(Broken::Run(error)) => return Err(error),
                 Err(Broken::Status { status, opening }) => {
                     if opening && status.code() == Code::InvalidArgument {
@@ -134,6 +140,12 @@ impl Case {
                     retry::classify(&status, &endpoint.url, &self.label).await?
                 }
             };
+            if output.is_closed() {
+                // Nobody reads this case's output any more (stdout closed, or an earlier case
+                // failed): the broken stream is the run ending, not a failure to report.
+                return Err(RunError::OutputClosed);
+            }
+            self.endpoints.mark_failed(index);
             if state.lines.received > before {
                 retry = 0; // progress: the budget is for failures in a row
             }
@@ -144,16 +156,16 @@ impl Case {
             if retry > self.retries {
                 return Err(self.gave_up(&first_broken, &broken));
             }
-            index += 1;
+            index = self.endpoints.choose(index + 1);
             let delay = retry::backoff(retry);
-            eprintln!(
+            stderr_line(format_args!(
                 "grundy: {}: {broken}; resuming at query {} on {} in {} ms (retry {retry} of {})",
                 self.label,
                 state.lines.received + 1,
                 self.endpoints.get(index).url,
                 delay.as_millis(),
                 self.retries
-            );
+            ));
             tokio::time::sleep(delay).await;
         }
     }
@@ -167,16 +179,24 @@ impl Case {
         queries: u64,
     ) {
         let streaming = total.saturating_sub(graph.upload_time + graph.open_time);
-        eprintln!(
-            "grundy: {}: parse {:.3} s, upload {:.3} s (PutGraph, with the server's analysis), \
-             open {:.3} s (with the analysis of an inline graph), queries {:.3} s ({queries} \
-             queries)",
+        // The upload is named only when there was one (a graph too large for one message).
+        let (upload, open) = if graph.upload {
+            let upload = graph.upload_time.as_secs_f64();
+            (
+                format!(" upload {upload:.3} s (PutGraph, with the server's analysis),"),
+                "",
+            )
+        } else {
+            (String::new(), " (with the graph's analysis)")
+        };
+        stderr_line(format_args!(
+            "grundy: {}: parse {:.3} s,{upload} open {:.3} s{open}, queries {:.3} s \
+             ({queries} queries)",
             self.label,
             parsed_in.as_secs_f64(),
-            graph.upload_time.as_secs_f64(),
             graph.open_time.as_secs_f64(),
             streaming.as_secs_f64(),
-        );
+        ));
     }
 
     /// Ends a case whose stream closed: every query answered, then the footer (unless the

@@ -53,6 +53,20 @@ pub(super) fn parse_input(
     };
     let error = match result {
         Ok(()) | Err(ParseStop::Closed) => return,
+        // A vertex out of range in the very first test case: perhaps the other format (the
+        // samples of each read as the other's fail this way).
+        Err(ParseStop::Input(JudgeError::Syntax { location, message }))
+            if batcher.cases_ended == 0 && message.contains(", out of range: ") =>
+        {
+            let other = match args.format {
+                JudgeFormat::Chess => "addsub",
+                JudgeFormat::Addsub => "chess",
+            };
+            RunError::BadInput(format!(
+                "{location}: {message} (if the input is in the {other} format: grundy judge \
+                 {other} ...)"
+            ))
+        }
         Err(ParseStop::Input(error)) => judge_error(error),
         Err(ParseStop::TooLarge(message)) => RunError::Failure(message),
     };
@@ -228,6 +242,8 @@ struct Batcher<'a> {
     case_queries: u64,
     /// When the parser started reading the current test case.
     case_began: std::time::Instant,
+    /// Test cases read to their end.
+    cases_ended: u64,
 }
 
 impl<'a> Batcher<'a> {
@@ -244,6 +260,7 @@ impl<'a> Batcher<'a> {
             label: String::new(),
             case_queries: 0,
             case_began: std::time::Instant::now(),
+            cases_ended: 0,
         }
     }
 
@@ -358,6 +375,7 @@ impl<'a> Batcher<'a> {
     fn end_case(&mut self) -> Result<(), ParseStop> {
         self.flush()?;
         self.case_began = std::time::Instant::now();
+        self.cases_ended += 1;
         self.send(InputEvent::End)
     }
 

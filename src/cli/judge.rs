@@ -10,8 +10,10 @@ use super::dispatch::{Dispatcher, write_in_order};
 use super::endpoints::Endpoints;
 use super::error::RunError;
 use super::input::{batch_limit_bytes, parse_input};
+use super::output::stderr_line;
 use super::output::{Output, ProgressReport};
 use super::run::{open_input, run_async};
+use crate::client::ConnectionArgs;
 use crate::proto;
 
 /// Runs `grundy judge`; returns the process exit code. Errors are printed to stderr.
@@ -39,8 +41,11 @@ async fn run(args: InputArgs, report: Report) -> Result<(), RunError> {
             Endpoints::connect(servers, &args.connection, args.max_message_bytes).await?
         }
         // The embedded server is plaintext on loopback: TLS and token settings (often
-        // inherited from GRUNDY_* variables) are only for --server.
-        None => Endpoints::embedded(args.max_message_bytes).await?,
+        // inherited from GRUNDY_* variables) are only for --server, and ignored with a word.
+        None => {
+            warn_unused_connection_flags(&args.connection);
+            Endpoints::embedded(args.max_message_bytes).await?
+        }
     };
 
     let (event_tx, events) = mpsc::channel(16);
@@ -78,4 +83,37 @@ async fn run(args: InputArgs, report: Report) -> Result<(), RunError> {
     progress.finish();
     let flushed = output.finish();
     result.and(flushed)
+}
+
+/// Says on stderr which connection flags of the command line a run without `--server`
+/// ignores. Settings inherited from `GRUNDY_*` variables are ignored silently: an environment
+/// set up for a remote server must not make every embedded run noisy.
+pub(super) fn warn_unused_connection_flags(connection: &ConnectionArgs) {
+    let on_command_line = |flag: &str| {
+        std::env::args_os().any(|arg| {
+            arg.to_str().is_some_and(|arg| {
+                arg == flag
+                    || arg
+                        .strip_prefix(flag)
+                        .is_some_and(|rest| rest.starts_with('='))
+            })
+        })
+    };
+    let given: Vec<&str> = [
+        ("--auth-token-file", connection.auth_token_file.is_some()),
+        ("--tls-ca", connection.tls_ca.is_some()),
+        ("--tls-cert", connection.tls_cert.is_some()),
+        ("--tls-key", connection.tls_key.is_some()),
+        ("--tls-server-name", connection.tls_server_name.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, set)| (set && on_command_line(flag)).then_some(flag))
+    .collect();
+    if !given.is_empty() {
+        stderr_line(format_args!(
+            "grundy: warning: {} ignored without --server (the embedded server is plaintext \
+             on loopback, with no token)",
+            given.join(", ")
+        ));
+    }
 }

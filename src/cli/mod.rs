@@ -50,5 +50,6 @@ mod verdicts;
 pub use args::{AnalyseArgs, InputArgs, JudgeArgs, JudgeFormat, Progress};
 pub use error::{EXIT_BAD_INPUT, EXIT_FAILURE};
 pub use judge::{run_analyse, run_judge};
+pub use output::{stderr_line, stderr_text};
 pub use play::{PlayArgs, run_play};
 pub use render::{ImageFormat, RenderArgs, ServerChoice, run_render};

@@ -212,10 +212,23 @@ impl Output {
     }
 }
 
+/// Writes one line to stderr, ignoring a closed stderr (`2> >(head -c 100)`): a message
+/// nobody reads is no reason to fail, let alone to panic as `eprintln!` does.
+pub fn stderr_line(line: std::fmt::Arguments<'_>) {
+    stderr_text(format_args!("{line}\n"));
+}
+
+/// Writes `text` to stderr as is (no newline added), ignoring a closed stderr.
+pub fn stderr_text(text: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_fmt(text);
+}
+
 /// Progress on stderr: test cases, queries and rate, refreshed twice a second.
 pub(super) struct ProgressReport {
     counters: Arc<ProgressCounters>,
     ticker: Option<tokio::task::JoinHandle<()>>,
+    started: Instant,
 }
 
 /// What the progress report shows, updated by the test cases.
@@ -227,6 +240,16 @@ pub(super) struct ProgressCounters {
     pub(super) queries: AtomicU64,
 }
 
+impl ProgressCounters {
+    /// The progress line: test cases, queries and rate since `started`.
+    fn line(&self, started: Instant) -> String {
+        let queries = self.queries.load(Ordering::Relaxed);
+        let cases = self.cases.load(Ordering::Relaxed);
+        let rate = queries as f64 / started.elapsed().as_secs_f64().max(1e-9);
+        format!("grundy: {cases} cases done, {queries} queries, {rate:.0} queries/s ")
+    }
+}
+
 impl ProgressReport {
     /// Starts the report (a ticker task) when `mode` and stderr call for it.
     pub(super) fn start(mode: Progress) -> Self {
@@ -236,24 +259,23 @@ impl ProgressReport {
             Progress::Never => false,
             Progress::Auto => std::io::stderr().is_terminal(),
         };
+        let started = Instant::now();
         let ticker = enabled.then(|| {
             let counters = counters.clone();
             tokio::spawn(async move {
-                let started = Instant::now();
                 let mut interval = tokio::time::interval(Duration::from_millis(500));
                 interval.tick().await;
                 loop {
                     interval.tick().await;
-                    let queries = counters.queries.load(Ordering::Relaxed);
-                    let cases = counters.cases.load(Ordering::Relaxed);
-                    let rate = queries as f64 / started.elapsed().as_secs_f64().max(1e-9);
-                    eprint!(
-                        "\rgrundy: {cases} cases done, {queries} queries, {rate:.0} queries/s "
-                    );
+                    stderr_text(format_args!("\r{}", counters.line(started)));
                 }
             })
         });
-        Self { counters, ticker }
+        Self {
+            counters,
+            ticker,
+            started,
+        }
     }
 
     /// The counters test cases update.
@@ -261,11 +283,12 @@ impl ProgressReport {
         self.counters.clone()
     }
 
-    /// Stops the ticker and clears its line.
+    /// Stops the ticker and replaces its line by the final counts (also after a run too short
+    /// for any refresh).
     pub(super) fn finish(self) {
         if let Some(ticker) = self.ticker {
             ticker.abort();
-            eprint!("\r\x1b[K");
+            stderr_line(format_args!("\r\x1b[K{}", self.counters.line(self.started)));
         }
     }
 }

@@ -9,6 +9,7 @@ use super::args::JudgeFormat;
 use super::embedded::EmbeddedServer;
 use super::embedded::viewer_config;
 use super::error::{RunError, judge_error};
+use super::output::stderr_line;
 use super::run::{open_input, run_async};
 use crate::judge::addsub::AddsubReader;
 use crate::judge::chess::ChessReader;
@@ -47,7 +48,10 @@ async fn play(args: PlayArgs) -> Result<(), RunError> {
     let server = EmbeddedServer::start_with(args.listen, config).await?;
     // Stdout carries only the URL, so a script can read it.
     println!("{}/", server.url);
-    eprintln!("grundy playground at {}/ (Ctrl-C to stop)", server.url);
+    stderr_line(format_args!(
+        "grundy playground at {}/ (Ctrl-C to stop)",
+        server.url
+    ));
     tokio::signal::ctrl_c()
         .await
         .map_err(|e| RunError::Failure(format!("cannot wait for Ctrl-C: {e}")))?;

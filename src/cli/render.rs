@@ -12,6 +12,7 @@ use super::embedded::EmbeddedServer;
 use super::embedded::viewer_config;
 use super::error::{RunError, describe, judge_error};
 use super::graphs::{InputGraph, addsub_graph, chess_graph};
+use super::retry;
 use super::run::{open_input, run_async};
 use crate::client::ConnectionArgs;
 use crate::client::GrundyClient;
@@ -62,8 +63,10 @@ pub struct ServerChoice {
     /// started in-process on a loopback port and used over real gRPC.
     #[arg(long, env = "GRUNDY_SERVER")]
     pub server: Option<String>,
-    /// Largest gRPC message sent or received, in bytes.
-    #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
+    /// Largest gRPC message sent or received, in bytes (suffixes KiB, MiB, GiB accepted; at
+    /// least 256).
+    #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_BYTES,
+          value_parser = crate::service::parse_message_bytes)]
     pub max_message_bytes: usize,
     /// TLS and authentication for --server (ignored without it).
     #[command(flatten)]
@@ -77,6 +80,7 @@ impl ServerChoice {
         let (url, connection, embedded) = match &self.server {
             Some(url) => (url.clone(), self.connection.clone(), None),
             None => {
+                super::judge::warn_unused_connection_flags(&self.connection);
                 let address = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
                 let server = EmbeddedServer::start_with(address, viewer_config(max)).await?;
                 (server.url.clone(), ConnectionArgs::default(), Some(server))
@@ -131,7 +135,7 @@ async fn render(args: RenderArgs) -> Result<String, RunError> {
     }
 
     let (mut client, _embedded) = args.server.client().await?;
-    let graph_id = register(&mut client, &case).await?;
+    let graph_id = register(&mut client, &case, args.server.server.as_deref()).await?;
     let values = get_values(&mut client, &graph_id, &case.label).await?;
     let mut tokens_per_vertex = Vec::new();
     let mut highlight = None;
@@ -249,16 +253,27 @@ fn server_error(label: &str, what: &str, status: tonic::Status) -> RunError {
     }
 }
 
-/// Registers the graph (one chunk) and returns its id.
-async fn register(client: &mut GrundyClient, case: &InputGraph) -> Result<String, RunError> {
+/// Registers the graph (one chunk) and returns its id. The first call of a run: an http://
+/// `server` that turns out to speak TLS is explained here, as `judge` does.
+async fn register(
+    client: &mut GrundyClient,
+    case: &InputGraph,
+    server: Option<&str>,
+) -> Result<String, RunError> {
     let chunk = proto::PutGraphRequest {
         chunk: Some(case.graph.clone()),
     };
-    let response = client
-        .put_graph(tokio_stream::once(chunk))
-        .await
-        .map_err(|status| server_error(&case.label, "PutGraph", status))?;
-    Ok(response.into_inner().graph_id)
+    match client.put_graph(tokio_stream::once(chunk)).await {
+        Ok(response) => Ok(response.into_inner().graph_id),
+        Err(status) => {
+            if let Some(url) = server
+                && let Some(explained) = retry::plaintext_at_tls(&status, url).await
+            {
+                return Err(RunError::Failure(format!("{}: {explained}", case.label)));
+            }
+            Err(server_error(&case.label, "PutGraph", status))
+        }
+    }
 }
 
 /// Every vertex value of a registered graph.

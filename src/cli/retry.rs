@@ -24,13 +24,8 @@ const MAX_BACKOFF: Duration = Duration::from_secs(2);
 /// the error that ends the run. A plaintext URL dialled at a TLS server is final, with the fix.
 pub(super) async fn classify(status: &Status, url: &str, label: &str) -> Result<String, RunError> {
     if is_transport_error(status) {
-        if url.starts_with("http://") && crate::client::speaks_tls(url).await {
-            return Err(RunError::Failure(format!(
-                "{label}: {url} is a TLS server, and the URL is plaintext (http://): use \
-                 https://{}, with --tls-ca CA.pem if its certificate is not signed by a \
-                 system-trusted authority",
-                url.trim_start_matches("http://")
-            )));
+        if let Some(explained) = plaintext_at_tls(status, url).await {
+            return Err(RunError::Failure(format!("{label}: {explained}")));
         }
         return Ok(transport_failure(status, url));
     }
@@ -38,6 +33,20 @@ pub(super) async fn classify(status: &Status, url: &str, label: &str) -> Result<
         return Ok(format!("{url}: {}", describe(status)));
     }
     Err(RunError::Failure(format!("{label}: {}", describe(status))))
+}
+
+/// The explanation, with the fix, when `status` is a lost connection to a TLS server dialled
+/// with a plaintext (http://) URL: all the client sees of it is a broken HTTP/2 connection.
+pub(super) async fn plaintext_at_tls(status: &Status, url: &str) -> Option<String> {
+    let plaintext = is_transport_error(status) || status.message().contains("h2 protocol error");
+    if !(plaintext && url.starts_with("http://") && crate::client::speaks_tls(url).await) {
+        return None;
+    }
+    Some(format!(
+        "{url} is a TLS server, and the URL is plaintext (http://): use https://{}, with \
+         --tls-ca CA.pem if its certificate is not signed by a system-trusted authority",
+        url.trim_start_matches("http://")
+    ))
 }
 
 /// True for a status the client made up from a failed connection (it keeps the transport

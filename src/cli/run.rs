@@ -4,6 +4,7 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use super::error::{EXIT_FAILURE, RunError};
+use super::output::stderr_line;
 
 /// Runs a command on a new async runtime; returns its exit code, printing its error.
 pub(super) fn run_async(command: impl std::future::Future<Output = Result<(), RunError>>) -> u8 {
@@ -13,7 +14,7 @@ pub(super) fn run_async(command: impl std::future::Future<Output = Result<(), Ru
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            stderr_line(format_args!("error: cannot start the async runtime: {e}"));
             return EXIT_FAILURE;
         }
     };
@@ -21,7 +22,7 @@ pub(super) fn run_async(command: impl std::future::Future<Output = Result<(), Ru
         Ok(()) => 0,
         Err(RunError::OutputClosed) => 0,
         Err(error) => {
-            eprintln!("error: {error}");
+            stderr_line(format_args!("error: {error}"));
             error.exit_code()
         }
     }

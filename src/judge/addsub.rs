@@ -198,7 +198,7 @@ mod tests {
     fn errors_name_line_and_column() {
         assert_eq!(
             events("1\n2 1\n0 2\n").unwrap_err(),
-            "line 3, column 3: an edge's target vertex is 2, out of range: vertices are 0..2"
+            "line 3, column 3: an edge's target vertex is 2, out of range: vertices are 0 to 1"
         );
         assert_eq!(
             events("1\n1 0\n0\n1\n").unwrap_err(),

@@ -273,7 +273,7 @@ mod tests {
     fn errors_name_line_and_column() {
         assert_eq!(
             events("2\n1 5\n0\n").unwrap_err(),
-            "line 2, column 3: an out-neighbour is 5, out of range: vertices are 0..2"
+            "line 2, column 3: an out-neighbour is 5, out of range: vertices are 0 to 1"
         );
         assert_eq!(
             events("2\n1 1\n0\n1 0\n").unwrap_err(),

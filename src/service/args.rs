@@ -13,7 +13,7 @@ use super::config::{
 };
 use super::convert::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES};
 use super::logging::LogFormat;
-use super::store::{GraphStore, StoreConfig, StoreError};
+use super::store::{GraphStore, StoreConfig, StoreError, max_encoded_bytes};
 use crate::engine::Limits;
 use crate::token::{TokenFileError, read_token_file};
 
@@ -26,11 +26,12 @@ use crate::token::{TokenFileError, read_token_file};
 pub struct ServerArgs {
     /// Address to listen on for gRPC. Loopback by default: expose it deliberately (and then
     /// with --auth-token-file and TLS).
-    #[arg(long, env = "GRUNDY_LISTEN", default_value = "127.0.0.1:50051")]
+    #[arg(long, env = "GRUNDY_LISTEN", default_value = "127.0.0.1:50051",
+          value_parser = parse_socket_address)]
     pub listen: SocketAddr,
 
     /// Address to serve Prometheus metrics on (plain HTTP, path /metrics). Off when unset.
-    #[arg(long, env = "GRUNDY_METRICS_LISTEN")]
+    #[arg(long, env = "GRUNDY_METRICS_LISTEN", value_parser = parse_socket_address)]
     pub metrics_listen: Option<SocketAddr>,
 
     /// Log format on stderr: "text" for people, "json" (one object per line) for collectors.
@@ -46,7 +47,7 @@ pub struct ServerArgs {
     /// Largest gRPC message accepted or sent, in bytes (suffixes KiB, MiB, GiB accepted).
     /// Larger requests are refused with RESOURCE_EXHAUSTED; graphs larger than one message
     /// go through PutGraph in chunks.
-    #[arg(long, env = "GRUNDY_MAX_MESSAGE_BYTES", value_parser = parse_bytes,
+    #[arg(long, env = "GRUNDY_MAX_MESSAGE_BYTES", value_parser = parse_message_bytes,
           default_value_t = DEFAULT_MAX_MESSAGE_BYTES)]
     pub max_message_bytes: usize,
 
@@ -226,8 +227,10 @@ impl ServerArgs {
             cache_bytes: self.cache_bytes,
             store: self
                 .store_config()
-                .as_ref()
-                .map(GraphStore::open)
+                .map(|config| {
+                    let max_entry = max_encoded_bytes(self.max_vertices, self.max_edges);
+                    GraphStore::open(&config, max_entry)
+                })
                 .transpose()?,
             ..defaults
         };
@@ -306,6 +309,33 @@ pub(crate) fn parse_bytes(text: &str) -> Result<usize, String> {
     number
         .checked_mul(unit)
         .ok_or_else(|| format!("{text:?} is too large"))
+}
+
+/// Smallest `--max-message-bytes` (server and CLI): below it even a small graph's stream
+/// cannot carry its first messages (a graph's summary alone takes about 150 bytes).
+pub const MIN_MESSAGE_BYTES: usize = 256;
+
+/// A message size limit: a byte count (see [`parse_bytes`]) of at least [`MIN_MESSAGE_BYTES`].
+pub fn parse_message_bytes(text: &str) -> Result<usize, String> {
+    let bytes = parse_bytes(text)?;
+    if bytes < MIN_MESSAGE_BYTES {
+        return Err(format!(
+            "{bytes} bytes is too small for a gRPC message limit: at least {MIN_MESSAGE_BYTES} \
+             (the default is 256MiB)"
+        ));
+    }
+    Ok(bytes)
+}
+
+/// A listening address: an IP address and a port (host names are not resolved).
+fn parse_socket_address(text: &str) -> Result<SocketAddr, String> {
+    text.trim().parse().map_err(|_| {
+        format!(
+            "{text:?} is not an IP address and port: write e.g. 127.0.0.1:50051 (loopback), \
+             0.0.0.0:50051 (every interface) or [::1]:50051; host names such as localhost \
+             are not resolved"
+        )
+    })
 }
 
 /// An integer of at least 1.
@@ -408,6 +438,17 @@ mod tests {
         assert_eq!(parse_bytes("64MiB"), Ok(64 << 20));
         assert_eq!(parse_bytes("2G"), Ok(2 << 30));
         assert!(parse_bytes("12 parsecs").is_err());
+        assert_eq!(parse_message_bytes("1MiB"), Ok(1 << 20));
+        for small in ["0", "1", "2", "255"] {
+            let error = parse_message_bytes(small).unwrap_err();
+            assert!(error.contains("too small"), "{small}: {error}");
+        }
+        let error = parse_socket_address("localhost:50068").unwrap_err();
+        assert!(error.contains("e.g. 127.0.0.1:50051"), "{error}");
+        assert_eq!(
+            parse_socket_address("127.0.0.1:50068"),
+            Ok(SocketAddr::from(([127, 0, 0, 1], 50068)))
+        );
         assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));

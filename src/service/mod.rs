@@ -9,7 +9,8 @@
 //! - `handlers`: the four RPCs, one file each, over `rpc`: the per-RPC guard (slot,
 //!   deadline, cancellation, span, metrics) and the one response-stream helper;
 //! - `state`: [`GameService`], the state streams share, and admission; `lifecycle`: serving,
-//!   draining, cancelling; `deadline`: client deadlines;
+//!   draining, cancelling; `deadline`: client deadlines; `departure`: clients that leave
+//!   mid-stream (counted as CANCELLED);
 //! - `graphs`: resolving a stream's graph (by id, inline, in `PutGraph` chunks);
 //!   `graph_id`: content-addressed ids; `registry`: the byte-bounded LRU of analysed graphs
 //!   with single-flight computation, cancelled when no request waits for it any more, and
@@ -29,6 +30,7 @@ mod blocking;
 mod config;
 mod convert;
 mod deadline;
+mod departure;
 mod error;
 mod graph_id;
 mod graphs;
@@ -45,7 +47,7 @@ mod telemetry;
 mod web;
 
 // The service's public API, in one list.
-pub use args::{ConfigError, ServerArgs};
+pub use args::{ConfigError, MIN_MESSAGE_BYTES, ServerArgs, parse_message_bytes};
 pub use config::{
     ConnectionConfig, DEFAULT_ANALYSIS_QUEUE_TIMEOUT, DEFAULT_CACHE_BYTES,
     DEFAULT_CYCLIC_WORK_BUDGET, DEFAULT_DRAIN_TIMEOUT, DEFAULT_FAILED_GRAPHS,

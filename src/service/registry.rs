@@ -422,6 +422,18 @@ impl Registry {
         metrics.cache_entries.set(state.cache.len() as i64);
     }
 
+    /// Drops the cached table of `graph_id`: a `PutGraph` that analysed a graph but could not
+    /// store it registers nothing, not even in this server's cache.
+    pub(crate) fn forget(&self, graph_id: &str) {
+        let mut state = self.state();
+        if let Some(old) = state.cache.pop(graph_id) {
+            state.bytes -= old.heap_bytes();
+            let metrics = &self.inner.metrics;
+            metrics.cache_bytes.set(state.bytes as i64);
+            metrics.cache_entries.set(state.cache.len() as i64);
+        }
+    }
+
     fn state(&self) -> MutexGuard<'_, State> {
         // The lock is never held across an await or a computation; a poisoned lock means a
         // panic in the few lines above, and the state is still consistent enough to go on.

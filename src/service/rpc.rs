@@ -18,6 +18,7 @@ use tonic::{Code, Response, Status};
 use tracing::{Instrument, Span};
 
 use super::deadline::{Deadline, deadline_passed};
+use super::departure::ClientLeft;
 use super::error::{ServiceError, request_stream_status};
 use super::lifecycle::{ActiveGuard, Phase, cancelled};
 use super::metrics::{MessageSizes, Metrics, QueryCounts, code_name};
@@ -48,6 +49,8 @@ pub(crate) struct Rpc {
     /// went away while the handler was still working).
     code: Option<Code>,
     metrics: Arc<Metrics>,
+    /// Set when the client left mid-stream (absent when the service is called directly).
+    client_left: Option<ClientLeft>,
     _active: ActiveGuard,
     _slot: OwnedSemaphorePermit,
 }
@@ -60,6 +63,7 @@ pub(crate) struct RpcParts {
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) active: ActiveGuard,
     pub(crate) slot: OwnedSemaphorePermit,
+    pub(crate) client_left: Option<ClientLeft>,
 }
 
 /// Why a response stream stopped early.
@@ -103,6 +107,7 @@ impl Rpc {
             counts: QueryCounts::default(),
             code: None,
             metrics: parts.metrics,
+            client_left: parts.client_left,
             _active: parts.active,
             _slot: parts.slot,
         }
@@ -216,8 +221,14 @@ impl Rpc {
 
 impl Drop for Rpc {
     fn drop(&mut self) {
-        // Dropped without a code: the handler's future was dropped, i.e. the client left.
-        let code = self.code.unwrap_or(Code::Cancelled);
+        // Dropped without a code: the handler's future was dropped, i.e. the client left. A
+        // client that left mid-stream also made whatever failure the handler saw in its
+        // truncated request (an incomplete graph, a broken stream).
+        let left = self.client_left.as_ref().is_some_and(ClientLeft::left);
+        let code = match self.code {
+            Some(code) if code == Code::Ok || !left => code,
+            _ => Code::Cancelled,
+        };
         let counts = self.counts;
         tracing::info!(
             parent: &self.span,

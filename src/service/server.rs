@@ -26,6 +26,7 @@ use tower::util::{MapRequestLayer, MapResponseLayer, option_layer};
 use super::auth::BearerAuth;
 use super::config::ServerConfig;
 use super::deadline::stamp_arrival;
+use super::departure::watch_departure;
 use super::error::{is_message_size_error, message_too_large};
 use super::state::GameService;
 use crate::proto::{self, grundy_service_server::GrundyServiceServer};
@@ -102,6 +103,8 @@ pub async fn run_service(
         remap_message_size_status;
     let stamp: fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> =
         stamp_arrival;
+    let watch: fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> =
+        watch_departure;
     let web = config.web.as_ref();
     let router = builder
         .accept_http1(web.is_some())
@@ -113,6 +116,8 @@ pub async fn run_service(
         .layer(MapResponseLayer::new(remap))
         // Before tonic's grpc-timeout timer starts, so that deadlines end as DEADLINE_EXCEEDED.
         .layer(MapRequestLayer::new(stamp))
+        // A request body that fails marks its RPC as left by the client (CANCELLED).
+        .layer(MapRequestLayer::new(watch))
         // Health stays open for probes; everything else, reflection included, needs the token
         // when one is set (reflection describes the API to whoever may call it, and to no one
         // else: docs/operating.md).

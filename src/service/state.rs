@@ -9,6 +9,7 @@ use super::blocking::WorkPool;
 use super::config::{DEFAULT_MAX_MESSAGE_BYTES, ServiceConfig};
 use super::convert::{StreamOptions, stream_analysis};
 use super::deadline::start_and_deadline;
+use super::departure::ClientLeft;
 use super::error::{Limit, ServiceError};
 use super::lifecycle::Lifecycle;
 use super::metrics::{Metrics, code_name};
@@ -138,6 +139,7 @@ impl GameService {
                 metrics: self.metrics.clone(),
                 active: self.lifecycle.enter(),
                 slot,
+                client_left: request.extensions().get::<ClientLeft>().cloned(),
             },
         );
         continue_remote_trace(&rpc.span, request.metadata());

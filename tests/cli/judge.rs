@@ -120,6 +120,119 @@ fn unreachable_server_is_a_failure() {
     );
 }
 
+/// Several test cases with their verdicts through the embedded server, for runs to compare.
+fn generated_chess(cases: u32) -> (Vec<u8>, Vec<u8>) {
+    let input = run(
+        Command::new(GRUNDY)
+            .args(["gen", "chess", "--queries", "50", "--seed", "5"])
+            .args(["--cases", &cases.to_string()]),
+        None,
+    )
+    .stdout;
+    let expected = run(&mut judge_command(Format::Chess), Some(input.clone())).stdout;
+    (input, expected)
+}
+
+#[test]
+fn test_cases_go_to_live_servers_not_to_one_found_dead() {
+    let mut server = ServerProcess::start(GRUNDY_SERVER, &[]);
+    let (input, expected) = generated_chess(12);
+    let servers = format!("{},http://127.0.0.1:1", server.url());
+    let output = run(
+        judge_command(Format::Chess).args(["--server", &servers]),
+        Some(input),
+    );
+    let stderr = lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(output.stdout, expected);
+    // One warning at the start; no test case is sent to the dead server and retried.
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("going on with the other servers"),
+        "{stderr}"
+    );
+    server.assert_still_running();
+}
+
+#[test]
+fn no_server_reachable_names_every_one_and_what_to_do() {
+    let output = run(
+        judge_command(Format::Chess)
+            .arg(data_dir().join("chess_sample.in"))
+            .args(["--server", "http://127.0.0.1:1,http://127.0.0.1:2"]),
+        None,
+    );
+    let stderr = lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(EXIT_FAILURE), "{stderr}");
+    for named in [
+        "http://127.0.0.1:1",
+        "http://127.0.0.1:2",
+        "grundy-server",
+        "--server",
+    ] {
+        assert!(stderr.contains(named), "{named}: {stderr}");
+    }
+    let output = run(
+        judge_command(Format::Chess)
+            .arg(data_dir().join("chess_sample.in"))
+            .args(["--server", "127.0.0.1:1"]),
+        None,
+    );
+    let stderr = lossy(&output.stderr);
+    assert!(stderr.contains("write http://127.0.0.1:1"), "{stderr}");
+}
+
+#[test]
+fn a_closed_stderr_is_not_a_crash() {
+    let (input, expected) = generated_chess(4);
+    let mut child = ChildGuard::spawn(
+        judge_command(Format::Chess)
+            .args(["--timings", "--progress", "always"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    // Nobody reads stderr: its pipe is closed before the first line.
+    drop(child.0.stderr.take());
+    let mut stdin = child.0.stdin.take().expect("stdin is piped");
+    std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let stdout = drain(child.0.stdout.take().expect("stdout is piped"));
+    let status = child.wait_with_timeout(RUN_TIMEOUT);
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert_eq!(stdout.join().expect("stdout reader"), expected);
+}
+
+#[test]
+fn max_message_bytes_takes_units_and_refuses_sizes_too_small_to_work() {
+    let sample = data_dir().join("chess_sample.in");
+    let output = run(
+        judge_command(Format::Chess)
+            .arg(&sample)
+            .args(["--max-message-bytes", "1MiB"]),
+        None,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", lossy(&output.stderr));
+    assert_eq!(output.stdout, read(&data_dir().join("chess_sample.out")));
+    for small in ["0", "1", "2"] {
+        let output = run(
+            judge_command(Format::Chess)
+                .arg(&sample)
+                .args(["--max-message-bytes", small]),
+            None,
+        );
+        let stderr = lossy(&output.stderr);
+        assert_eq!(
+            output.status.code(),
+            Some(EXIT_BAD_INPUT),
+            "{small}: {stderr}"
+        );
+        assert!(stderr.contains("too small"), "{small}: {stderr}");
+        assert!(!stderr.contains("127.0.0.1"), "{small}: {stderr}");
+    }
+}
+
 #[test]
 fn missing_input_file_is_a_failure() {
     let output = run(
@@ -409,7 +522,7 @@ fn an_error_after_many_test_cases_comes_after_all_their_verdicts() {
     assert_eq!(
         lossy(&output.stderr),
         format!(
-            "error: line {}, column 3: an out-neighbour is 7, out of range: vertices are 0..3\n",
+            "error: line {}, column 3: an out-neighbour is 7, out of range: vertices are 0 to 2\n",
             lines + 2
         )
     );

@@ -94,12 +94,23 @@ fn expected_outcomes() -> Vec<i32> {
     [Win, Lose, Win, Win].map(|o| o as i32).to_vec()
 }
 
+/// The test Redis's URL; without one, says on the real stderr (not captured by the test
+/// harness, so a plain `cargo test` shows it) that `test` was skipped.
+fn redis_url(test: &str) -> Option<String> {
+    let url = std::env::var("GRUNDY_TEST_REDIS_URL").ok();
+    if url.is_none() {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "{test}: skipped: no GRUNDY_TEST_REDIS_URL (run under scripts/with-redis.sh)"
+        );
+    }
+    url
+}
+
 #[tokio::test]
 async fn a_graph_registered_on_one_replica_is_known_to_the_others() {
-    let Ok(url) = std::env::var("GRUNDY_TEST_REDIS_URL") else {
-        eprintln!(
-            "skipping the fleet test: GRUNDY_TEST_REDIS_URL is unset (run under scripts/with-redis.sh)"
-        );
+    let Some(url) = redis_url("a_graph_registered_on_one_replica_is_known_to_the_others") else {
         return;
     };
     let env = [
@@ -126,6 +137,43 @@ async fn a_graph_registered_on_one_replica_is_known_to_the_others() {
         .await
         .unwrap_err();
     assert_eq!(unknown.code(), Code::NotFound, "{unknown:?}");
+}
+
+#[tokio::test]
+async fn a_forged_manifest_announcing_a_huge_graph_is_a_corrupt_entry_not_a_crash() {
+    let Some(url) = redis_url("a_forged_manifest_announcing_a_huge_graph_is_a_corrupt_entry")
+    else {
+        return;
+    };
+    let env = [("GRUNDY_STORE_URL", url.as_str())];
+    let writer = Replica::start(&env).await;
+    let graph_id = put_graph(&writer, sample_graph()).await.expect("PutGraph");
+    let mut redis = redis::Client::open(url.as_str())
+        .expect("a valid URL")
+        .get_multiplexed_async_connection()
+        .await
+        .expect("Redis reachable");
+    // A reader that has not cached the graph reads the manifest.
+    let reader = Replica::start(&env).await;
+    for bytes in ["40000000000", "18446744073709551615"] {
+        let manifest = format!("grundy-graph/1 bytes={bytes} chunks=1 chunk_bytes={bytes}");
+        let () = redis::cmd("SET")
+            .arg(format!("grundy:graph:{graph_id}"))
+            .arg(manifest)
+            .query_async(&mut redis)
+            .await
+            .expect("SET");
+        for _ in 0..2 {
+            let refused = outcomes_by_id(&reader, &graph_id).await.unwrap_err();
+            assert_eq!(refused.code(), Code::NotFound, "{refused:?}");
+            assert!(refused.message().contains("corrupt"), "{refused:?}");
+        }
+    }
+    // Registering the graph again repairs the entry, on the same (still running) reader.
+    put_graph(&reader, sample_graph()).await.expect("PutGraph");
+    let other = Replica::start(&env).await;
+    let outcomes = outcomes_by_id(&other, &graph_id).await.expect("repaired");
+    assert_eq!(outcomes, expected_outcomes());
 }
 
 #[tokio::test]
@@ -163,6 +211,12 @@ async fn an_unreachable_redis_fails_put_graph_but_not_inline_graphs() {
     );
     let by_id = outcomes_by_id(&replica, &"a".repeat(64)).await.unwrap_err();
     assert_eq!(by_id.code(), Code::Unavailable, "{by_id:?}");
+    // The failed PutGraph registered nothing, not even in the replica's cache: its id is
+    // looked up in the (unreachable) store like any other.
+    let game = grundy::service::game_from_proto(sample_graph()).expect("a valid graph");
+    let refused_id = grundy::service::graph_id_sync(&game);
+    let after_failure = outcomes_by_id(&replica, &refused_id).await.unwrap_err();
+    assert_eq!(after_failure.code(), Code::Unavailable, "{after_failure:?}");
     let inline = evaluate(&replica, GraphSource::Graph(sample_graph())).await;
     assert_eq!(
         inline.expect("inline graphs need no store"),

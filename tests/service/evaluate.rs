@@ -260,6 +260,65 @@ async fn client_that_disconnects_mid_stream_frees_its_stream() {
     }
 }
 
+/// Waits (bounded) until no stream is active, then returns the request counters' lines.
+async fn requests_total_once_idle(server: &TestServer) -> Vec<String> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while server.service.active_streams() > 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "a stream stayed active"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let text = server.service.metrics().encode();
+    text.lines()
+        .filter(|line| line.starts_with("grundy_requests_total{"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_client_that_resets_or_closes_mid_stream_is_counted_as_cancelled() {
+    let (server, client) = start_server().await;
+    // A PutGraph reset after its first chunk: the server sees an incomplete graph.
+    let (chunks, rx) = mpsc::channel(4);
+    let first = proto::PutGraphRequest {
+        chunk: Some(proto::Graph {
+            targets: vec![],
+            ..chain(1000)
+        }),
+    };
+    chunks.send(first).await.unwrap();
+    let mut uploader = client.clone();
+    let upload = tokio::spawn(async move { uploader.put_graph(ReceiverStream::new(rx)).await });
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while server.service.active_streams() == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "PutGraph never started"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    upload.abort();
+    drop(chunks);
+    // An Evaluate stream whose whole connection goes away (a killed client, `| head`).
+    let mut own_connection = GrundyServiceClient::new(server.channel().await);
+    let (tx, stream) = open(&mut own_connection, vec![start(chain(1000))]).await;
+    let mut stream = stream.unwrap();
+    next(&mut stream).await;
+    tx.send(batch(vec![tokens(1, &[0])])).await.unwrap();
+    drop((stream, tx, own_connection));
+    let counted = requests_total_once_idle(&server).await;
+    assert_eq!(
+        counted,
+        [
+            r#"grundy_requests_total{rpc="Evaluate",code="CANCELLED"} 1"#,
+            r#"grundy_requests_total{rpc="PutGraph",code="CANCELLED"} 1"#,
+        ],
+        "{counted:?}"
+    );
+}
+
 fn packed(first_query_id: u64, queries: &[&[u32]]) -> EvaluateRequest {
     EvaluateRequest {
         payload: Some(Payload::Queries(QueryBatch {

@@ -351,10 +351,22 @@ impl<R: Read> Scanner<R> {
         if value >= u64::from(vertex_count) {
             return Err(JudgeError::syntax(
                 location,
-                format!("{what} is {value}, out of range: vertices are 0..{vertex_count}"),
+                format!(
+                    "{what} is {value}, out of range: {}",
+                    vertex_range(vertex_count)
+                ),
             ));
         }
         Ok(value as u32)
+    }
+}
+
+/// The valid vertex ids in words, both ends included ("0..4" read as inclusive misled).
+fn vertex_range(vertex_count: u32) -> String {
+    match vertex_count {
+        0 => "the graph has no vertices".to_string(),
+        1 => "the only vertex is 0".to_string(),
+        n => format!("vertices are 0 to {}", n - 1),
     }
 }
 

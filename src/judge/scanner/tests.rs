@@ -70,7 +70,7 @@ fn bulk_reads_match_one_by_one_reads_across_lines_and_buffers() {
     let err = s.read_vertices(5, 500, "a token", |_| {}).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "line 2, column 3: a token is 999, out of range: vertices are 0..500"
+        "line 2, column 3: a token is 999, out of range: vertices are 0 to 499"
     );
     let mut values = Vec::new();
     let mut s = Scanner::new("18446744073709551615 7 x".as_bytes());

@@ -33,11 +33,18 @@ pub(super) async fn put_graph(
             .into());
         }
         // Only a stored graph is registered: the id must work after an eviction, a restart
-        // or on another replica. A store that cannot take it fails the call (UNAVAILABLE).
+        // or on another replica. A store that cannot take it fails the call (UNAVAILABLE),
+        // and a failed call registers nothing: a table this call analysed leaves the cache,
+        // so the id is not evaluable here either (one cached before the call stays).
         let stored = service
             .registry
             .store(&resolved.graph_id, &resolved.analysis);
-        rpc.guard(stored).await??;
+        if let Err(error) = rpc.guard(stored).await? {
+            if resolved.lookup != Lookup::Hit {
+                service.registry.forget(&resolved.graph_id);
+            }
+            return Err(error.into());
+        }
         Ok::<_, Status>(PutGraphResponse {
             graph: Some(graph_summary(&resolved.analysis, &resolved.graph_id)),
             already_registered: resolved.lookup == Lookup::Hit,

@@ -50,6 +50,14 @@ pub fn encode_sync(game: &Game) -> Vec<u8> {
     out
 }
 
+/// The largest stored form of a graph within `max_vertices` and `max_edges` (split counts
+/// included): what a backend may read for one entry. Anything longer announced by an entry
+/// (a Redis manifest, a file's size) is corrupt, and is refused before it is allocated.
+pub fn max_encoded_bytes(max_vertices: u32, max_edges: u64) -> usize {
+    let words = 2 * u128::from(max_vertices) + u128::from(max_edges);
+    usize::try_from(HEADER_BYTES as u128 + 4 * words).unwrap_or(usize::MAX)
+}
+
 fn extend_words(out: &mut Vec<u8>, words: &[u32]) {
     for word in words {
         out.extend_from_slice(&word.to_le_bytes());
@@ -190,6 +198,17 @@ pub(crate) mod tests {
                 "{truncated}"
             );
         }
+    }
+
+    #[test]
+    fn the_largest_entry_fits_the_largest_graph() {
+        for (_, game) in sample_games() {
+            let graph = game.graph();
+            let bound = max_encoded_bytes(graph.vertex_count(), graph.edge_count());
+            assert!(encode_sync(&game).len() <= bound);
+        }
+        assert_eq!(max_encoded_bytes(0, 0), HEADER_BYTES);
+        assert_eq!(max_encoded_bytes(u32::MAX, u64::MAX), usize::MAX);
     }
 
     #[test]

@@ -6,10 +6,11 @@
 //! leaves either the old entry or the whole new one, never half of one, and an entry whose
 //! write returned survives a restart. Temporary files a crash left behind are never read as
 //! entries and are removed when the store is next opened. Reads are verified by the codec
-//! against the id (see [`super::codec`]).
+//! against the id (see [`super::codec`]); a file larger than the largest graph the server
+//! accepts is corrupt and is not read at all (its size is not trusted to allocate).
 
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,13 +33,16 @@ pub struct DirStore {
 #[derive(Debug)]
 struct Files {
     graphs: PathBuf,
+    /// Largest entry read; a larger file is corrupt.
+    max_entry_bytes: usize,
     /// Makes temporary names unique within the process (the pid makes them unique across).
     next_temp: AtomicU64,
 }
 
 impl DirStore {
-    /// Opens (creating if needed) the store in `path` and sweeps stale temporary files.
-    pub fn open(path: &Path) -> Result<Self, StoreError> {
+    /// Opens (creating if needed) the store in `path` and sweeps stale temporary files; files
+    /// of more than `max_entry_bytes` are refused as corrupt.
+    pub fn open(path: &Path, max_entry_bytes: usize) -> Result<Self, StoreError> {
         let graphs = path.join("graphs");
         fs::create_dir_all(&graphs).map_err(|e| io_error("cannot create", &graphs, e))?;
         let removed = sweep_stale_temps(&graphs);
@@ -48,6 +52,7 @@ impl DirStore {
         Ok(Self {
             files: Arc::new(Files {
                 graphs,
+                max_entry_bytes,
                 next_temp: AtomicU64::new(0),
             }),
         })
@@ -85,11 +90,32 @@ impl Files {
 
     fn read_sync(&self, id: &GraphId) -> Result<Option<Vec<u8>>, StoreError> {
         let (_, file) = self.entry_path(id);
-        match fs::read(&file) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io_error("cannot read", &file, e)),
+        let entry = match File::open(&file) {
+            Ok(entry) => entry,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_error("cannot read", &file, e)),
+        };
+        let size = entry
+            .metadata()
+            .map_err(|e| io_error("cannot read", &file, e))?
+            .len();
+        if size > self.max_entry_bytes as u64 {
+            return Err(StoreError::corrupt(
+                id,
+                format!(
+                    "its file has {size} bytes, more than the largest graph this server \
+                     accepts ({} bytes, from --max-vertices and --max-edges)",
+                    self.max_entry_bytes
+                ),
+            ));
         }
+        // Read no further than the bound even if the file grows meanwhile.
+        let mut bytes = Vec::new();
+        entry
+            .take(self.max_entry_bytes as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| io_error("cannot read", &file, e))?;
+        Ok(Some(bytes))
     }
 }
 
@@ -168,9 +194,12 @@ mod tests {
     }
 
     fn open(dir: &Path) -> GraphStore {
-        GraphStore::open(&StoreConfig::Dir {
-            path: dir.to_path_buf(),
-        })
+        GraphStore::open(
+            &StoreConfig::Dir {
+                path: dir.to_path_buf(),
+            },
+            1 << 20,
+        )
         .expect("opens")
     }
 
@@ -215,10 +244,30 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
     }
 
+    #[tokio::test]
+    async fn a_file_larger_than_the_largest_graph_is_refused_unread() {
+        let dir = temp_dir("huge");
+        let store = open(&dir);
+        let (id, _) = sample_games().remove(0);
+        let (shard, file) = DirStore::open(&dir, 1 << 20)
+            .expect("opens")
+            .files
+            .entry_path(&id);
+        fs::create_dir_all(&shard).unwrap();
+        // A sparse 40 GB file: reading it whole would abort the process.
+        File::create(&file)
+            .and_then(|f| f.set_len(40_000_000_000))
+            .unwrap();
+        let error = get_game(&store, &id).await.expect_err("refused");
+        assert!(matches!(error, StoreError::Corrupt { .. }), "{error}");
+        assert!(error.to_string().contains("40000000000 bytes"), "{error}");
+        let _ = fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn interrupted_writes_leave_no_entry_and_are_swept() {
         let dir = temp_dir("sweep");
-        let store = DirStore::open(&dir).expect("opens");
+        let store = DirStore::open(&dir, 1 << 20).expect("opens");
         let (id, _) = sample_games().remove(0);
         let (shard, _) = store.files.entry_path(&id);
         fs::create_dir_all(&shard).unwrap();
@@ -238,7 +287,7 @@ mod tests {
             .unwrap();
         let fresh = shard.join(format!(".{id}{TEMP_MARK}2-0"));
         fs::write(&fresh, b"in progress").unwrap();
-        DirStore::open(&dir).expect("reopens");
+        DirStore::open(&dir, 1 << 20).expect("reopens");
         assert!(!leftover.exists(), "stale temporary file removed");
         assert!(fresh.exists(), "a write possibly in progress is left alone");
         let _ = fs::remove_dir_all(&dir);

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use backend::{Backend, GraphId, StoreError, StoreFuture};
-pub use codec::{decode_sync, encode_sync};
+pub use codec::{decode_sync, encode_sync, max_encoded_bytes};
 pub use dir::DirStore;
 pub use memory::MemoryStore;
 pub use redis::RedisStore;
@@ -78,11 +78,16 @@ enum Kind {
 impl GraphStore {
     /// Opens the configured byte backend: creates the directory, or parses the Redis URL (Redis
     /// itself is connected to lazily, so the server starts and serves inline graphs while
-    /// Redis is down).
-    pub fn open(config: &StoreConfig) -> Result<Self, StoreError> {
+    /// Redis is down). The backend's bytes are not trusted: an entry announcing more than
+    /// `max_entry_bytes` (see [`max_encoded_bytes`]) is corrupt and is never allocated.
+    pub fn open(config: &StoreConfig, max_entry_bytes: usize) -> Result<Self, StoreError> {
         let backend = match config {
-            StoreConfig::Dir { path } => Arc::new(dir::DirStore::open(path)?) as Arc<dyn Backend>,
-            StoreConfig::Redis { url, ttl } => Arc::new(redis::RedisStore::open(url, *ttl)?),
+            StoreConfig::Dir { path } => {
+                Arc::new(dir::DirStore::open(path, max_entry_bytes)?) as Arc<dyn Backend>
+            }
+            StoreConfig::Redis { url, ttl } => {
+                Arc::new(redis::RedisStore::open(url, *ttl, max_entry_bytes)?)
+            }
         };
         Ok(Self::from_backend(backend))
     }

@@ -11,6 +11,10 @@
 //! manifest, so a graph never expires under a reader's feet; without one, entries stay until
 //! deleted (run Redis with `maxmemory-policy noeviction`, see docs/deploying.md).
 //!
+//! What Redis holds is not trusted: a manifest announcing more bytes than the largest graph
+//! the server accepts, or chunks larger than Redis can hold, is corrupt (never allocated),
+//! and the graph is read into memory as its chunks arrive, never reserved up front.
+//!
 //! Redis is connected to lazily and reconnected after failures (the `redis` crate's
 //! connection manager): when it is down, store operations fail fast with
 //! [`StoreError::Unavailable`] naming the address, and everything else keeps working.
@@ -26,6 +30,8 @@ const KIND: &str = "redis";
 pub(crate) const CHUNK_BYTES: usize = 16 << 20;
 const KEY_PREFIX: &str = "grundy:graph:";
 const MANIFEST_TAG: &str = "grundy-graph/1";
+/// Redis's own limit on a string value: no chunk can be larger.
+const MAX_CHUNK_BYTES: usize = 512 << 20;
 /// How much longer than the manifest the chunks live (with a TTL).
 const CHUNK_TTL_MARGIN: Duration = Duration::from_secs(10 * 60);
 
@@ -37,6 +43,8 @@ pub struct RedisStore {
     address: String,
     ttl: Option<Duration>,
     chunk_bytes: usize,
+    /// Largest entry read back; a manifest announcing more is corrupt.
+    max_entry_bytes: usize,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -50,10 +58,14 @@ impl std::fmt::Debug for RedisStore {
 
 impl RedisStore {
     /// A store on the Redis at `url` (`redis://[:PASSWORD@]HOST[:PORT][/DB]`), entries
-    /// expiring `ttl` after their last write. Only the URL is checked here: the connection
-    /// is made on first use.
-    pub fn open(url: &str, ttl: Option<Duration>) -> Result<Self, StoreError> {
-        Self::with_chunk_bytes(url, ttl, CHUNK_BYTES)
+    /// expiring `ttl` after their last write, entries of more than `max_entry_bytes` refused
+    /// as corrupt. Only the URL is checked here: the connection is made on first use.
+    pub fn open(
+        url: &str,
+        ttl: Option<Duration>,
+        max_entry_bytes: usize,
+    ) -> Result<Self, StoreError> {
+        Ok(Self::with_chunk_bytes(url, ttl, CHUNK_BYTES)?.with_max_entry_bytes(max_entry_bytes))
     }
 
     /// Like [`RedisStore::open`] with another chunk size (tests use small ones to split
@@ -77,8 +89,15 @@ impl RedisStore {
             connection,
             address,
             ttl,
-            chunk_bytes: chunk_bytes.max(1),
+            chunk_bytes: chunk_bytes.clamp(1, MAX_CHUNK_BYTES),
+            max_entry_bytes: usize::MAX,
         })
+    }
+
+    /// The same store, refusing entries of more than `max_entry_bytes` as corrupt.
+    pub fn with_max_entry_bytes(mut self, max_entry_bytes: usize) -> Self {
+        self.max_entry_bytes = max_entry_bytes;
+        self
     }
 
     fn failed(&self, error: redis::RedisError) -> StoreError {
@@ -128,11 +147,12 @@ impl RedisStore {
         let Some(manifest) = manifest else {
             return Ok(None);
         };
-        let layout = Layout::parse(&manifest).ok_or_else(|| {
+        let layout = Layout::parse(&manifest, self.max_entry_bytes).map_err(|why| {
             let excerpt: String = manifest.chars().take(80).collect();
-            StoreError::corrupt(id, format!("unreadable manifest {excerpt:?}"))
+            StoreError::corrupt(id, format!("manifest {excerpt:?}: {why}"))
         })?;
-        let mut encoded = Vec::with_capacity(layout.bytes);
+        // Grown chunk by chunk: only bytes Redis actually sent are ever allocated.
+        let mut encoded = Vec::new();
         for index in 0..layout.chunks {
             let chunk: Option<Vec<u8>> = redis::cmd("GET")
                 .arg(chunk_key(id, index))
@@ -154,6 +174,12 @@ impl RedisStore {
                     ),
                 ));
             }
+            encoded.try_reserve(chunk.len()).map_err(|_| {
+                StoreError::unavailable(
+                    KIND,
+                    format!("out of memory reading graph {id} ({} bytes)", layout.bytes),
+                )
+            })?;
             encoded.extend_from_slice(&chunk);
         }
         Ok(Some(encoded))
@@ -191,28 +217,45 @@ struct Layout {
 }
 
 impl Layout {
-    fn parse(manifest: &str) -> Option<Self> {
+    /// The layout a manifest announces, or why it is refused: malformed, inconsistent, or
+    /// larger than `max_bytes` (the sizes come from outside the process and are not trusted).
+    fn parse(manifest: &str, max_bytes: usize) -> Result<Self, String> {
+        let malformed = || "unreadable".to_string();
         let mut fields = manifest.split(' ');
-        if fields.next()? != MANIFEST_TAG {
-            return None;
+        if fields.next() != Some(MANIFEST_TAG) {
+            return Err(malformed());
         }
-        let mut number = |name: &str| -> Option<usize> {
+        let mut number = |name: &str| -> Result<usize, String> {
             fields
-                .next()?
-                .strip_prefix(name)?
-                .strip_prefix('=')?
-                .parse()
-                .ok()
+                .next()
+                .and_then(|field| field.strip_prefix(name)?.strip_prefix('=')?.parse().ok())
+                .ok_or_else(malformed)
         };
         let layout = Self {
             bytes: number("bytes")?,
             chunks: number("chunks")?,
             chunk_bytes: number("chunk_bytes")?,
         };
-        let consistent = fields.next().is_none()
-            && layout.chunk_bytes > 0
-            && layout.chunks == layout.bytes.div_ceil(layout.chunk_bytes);
-        consistent.then_some(layout)
+        if fields.next().is_some() {
+            return Err(malformed());
+        }
+        if layout.bytes > max_bytes {
+            return Err(format!(
+                "announces {} bytes, more than the largest graph this server accepts \
+                 ({max_bytes} bytes, from --max-vertices and --max-edges)",
+                layout.bytes
+            ));
+        }
+        if layout.chunk_bytes == 0 || layout.chunk_bytes > MAX_CHUNK_BYTES {
+            return Err(format!(
+                "chunks of {} bytes (1 to {MAX_CHUNK_BYTES} expected)",
+                layout.chunk_bytes
+            ));
+        }
+        if layout.chunks != layout.bytes.div_ceil(layout.chunk_bytes) {
+            return Err("its chunk count does not match its sizes".into());
+        }
+        Ok(layout)
     }
 
     fn chunk_len(&self, index: usize) -> usize {
@@ -231,8 +274,11 @@ mod tests {
     fn test_url(test: &str) -> Option<String> {
         let url = std::env::var("GRUNDY_TEST_REDIS_URL").ok();
         if url.is_none() {
-            eprintln!(
-                "skipping {test}: GRUNDY_TEST_REDIS_URL is unset (run under scripts/with-redis.sh)"
+            // The real stderr, not the harness's capture: a plain `cargo test` shows the skip.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "{test}: skipped: no GRUNDY_TEST_REDIS_URL (run under scripts/with-redis.sh)"
             );
         }
         url
@@ -247,7 +293,7 @@ mod tests {
 
     #[test]
     fn manifests_parse_strictly() {
-        let good = Layout::parse("grundy-graph/1 bytes=10 chunks=3 chunk_bytes=4").unwrap();
+        let good = Layout::parse("grundy-graph/1 bytes=10 chunks=3 chunk_bytes=4", 10).unwrap();
         assert_eq!((good.chunk_len(0), good.chunk_len(2)), (4, 2));
         for bad in [
             "grundy-graph/2 bytes=10 chunks=3 chunk_bytes=4",
@@ -256,8 +302,34 @@ mod tests {
             "grundy-graph/1 bytes=10 chunks=3",
             "grundy-graph/1 bytes=10 chunks=3 chunk_bytes=4 extra",
         ] {
-            assert_eq!(Layout::parse(bad), None, "{bad}");
+            assert!(Layout::parse(bad, usize::MAX).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_manifest_announcing_more_than_the_largest_graph_is_refused_before_any_allocation() {
+        let max = crate::service::store::max_encoded_bytes(
+            crate::service::DEFAULT_MAX_VERTICES,
+            crate::service::DEFAULT_MAX_EDGES,
+        );
+        for (manifest, why) in [
+            (
+                "grundy-graph/1 bytes=40000000000 chunks=1 chunk_bytes=40000000000",
+                "announces 40000000000 bytes",
+            ),
+            (
+                "grundy-graph/1 bytes=18446744073709551615 chunks=1 chunk_bytes=18446744073709551615",
+                "more than the largest graph",
+            ),
+            (
+                "grundy-graph/1 bytes=100 chunks=1 chunk_bytes=40000000000",
+                "chunks of 40000000000 bytes",
+            ),
+        ] {
+            let error = Layout::parse(manifest, max).expect_err(manifest);
+            assert!(error.contains(why), "{manifest}: {error}");
+        }
+        assert!(Layout::parse("grundy-graph/1 bytes=11 chunks=3 chunk_bytes=4", 10).is_err());
     }
 
     #[tokio::test]
@@ -322,6 +394,36 @@ mod tests {
             .await
             .unwrap();
         assert!(matches!(store.get(&id).await, Ok(None)));
+    }
+
+    #[tokio::test]
+    async fn a_forged_huge_manifest_reads_as_a_corrupt_entry() {
+        let Some(url) = test_url("redis forged manifest") else {
+            return;
+        };
+        let store = GraphStore::from_backend(Arc::new(
+            RedisStore::open(&url, Some(Duration::from_secs(600)), 1 << 20).expect("a valid URL"),
+        ));
+        let mut connection = redis::Client::open(url.as_str())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .expect("Redis reachable");
+        let id = GraphId::parse(&"e".repeat(64)).unwrap();
+        for bytes in ["40000000000", "18446744073709551615"] {
+            let manifest = format!("{MANIFEST_TAG} bytes={bytes} chunks=1 chunk_bytes={bytes}");
+            let _: () = redis::cmd("SET")
+                .arg(manifest_key(&id))
+                .arg(manifest)
+                .arg("PX")
+                .arg(60_000)
+                .query_async(&mut connection)
+                .await
+                .unwrap();
+            let error = store.get(&id).await.expect_err("refused");
+            assert!(matches!(error, StoreError::Corrupt { .. }), "{error}");
+            assert!(error.to_string().contains("announces"), "{error}");
+        }
     }
 
     #[tokio::test]
