@@ -21,7 +21,7 @@
 
 use super::graph::Digraph;
 use super::interrupt::{CHECK_INTERVAL, Cancelled, Interrupt, Poller};
-use super::{AnalysisError, Outcome};
+use super::outcome::Outcome;
 
 /// The value of an infinite vertex in [`LoopyTable::values`], and its [`LoopyTable::counter`].
 pub const INFINITE: u64 = u64::MAX;
@@ -114,19 +114,19 @@ pub fn generalized_grundy_within(
 ) -> Result<LoopyTable, CyclicWorkExceeded> {
     match generalized_grundy_interruptible(graph, work_budget, &Interrupt::new()) {
         Ok(table) => Ok(table),
-        Err(AnalysisError::CyclicWork(exceeded)) => Err(exceeded),
+        Err(LoopyStop::CyclicWork(exceeded)) => Err(exceeded),
         Err(other) => unreachable!("nothing else holds this interrupt: {other}"),
     }
 }
 
-/// [`generalized_grundy_within`], stopping with [`AnalysisError::Cancelled`] once `interrupt`
+/// [`generalized_grundy_within`], stopping with [`LoopyStop::Cancelled`] once `interrupt`
 /// is raised (read every [`super::interrupt::CHECK_INTERVAL`] edge visits, in the set-up and
-/// in the stages); over the budget, [`AnalysisError::CyclicWork`].
+/// in the stages); over the budget, [`LoopyStop::CyclicWork`].
 pub fn generalized_grundy_interruptible(
     graph: &Digraph,
     work_budget: u64,
     interrupt: &Interrupt,
-) -> Result<LoopyTable, AnalysisError> {
+) -> Result<LoopyTable, LoopyStop> {
     generalized_grundy_and_predecessors(graph, work_budget, interrupt).map(|(table, _)| table)
 }
 
@@ -136,7 +136,7 @@ pub(super) fn generalized_grundy_and_predecessors(
     graph: &Digraph,
     work_budget: u64,
     interrupt: &Interrupt,
-) -> Result<(LoopyTable, Predecessors), AnalysisError> {
+) -> Result<(LoopyTable, Predecessors), LoopyStop> {
     let mut poller = interrupt.poller();
     let predecessors = Predecessors::of(graph, &mut poller)?;
     let Labelling {
@@ -175,6 +175,17 @@ pub struct CyclicWorkExceeded {
     pub work: u64,
     /// The budget that was exceeded.
     pub budget: u64,
+}
+
+/// Why the cyclic labelling stopped before its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum LoopyStop {
+    /// Over the work budget.
+    #[error("{0}")]
+    CyclicWork(#[from] CyclicWorkExceeded),
+    /// The interrupt was raised.
+    #[error("{0}")]
+    Cancelled(#[from] Cancelled),
 }
 
 /// The edges into each vertex, in CSR form: one source per edge, so multi-edges repeat.
@@ -240,7 +251,7 @@ fn label_vertices(
     predecessors: &Predecessors,
     work_budget: u64,
     poller: &mut Poller<'_>,
-) -> Result<Labelling, AnalysisError> {
+) -> Result<Labelling, LoopyStop> {
     let n = graph.vertex_count() as usize;
     let mut values = vec![INFINITE; n];
     let mut counters = vec![NO_COUNTER; n];

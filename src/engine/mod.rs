@@ -18,6 +18,7 @@ pub mod graph;
 pub mod interrupt;
 pub mod loopy;
 pub mod order;
+mod outcome;
 mod position;
 mod position_set;
 mod prefetch;
@@ -31,27 +32,10 @@ use std::sync::Arc;
 pub use graph::{Digraph, GraphError};
 pub use interrupt::{Cancelled, Interrupt};
 pub use order::Cycle;
+pub use outcome::Outcome;
 pub use remoteness::{
     AnalysisOptions, DEFAULT_POSITION_BUDGET, MoveAnalysis, PositionAnalysis, Remoteness,
 };
-
-/// The outcome of a position for the player to move.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Outcome {
-    /// The player to move wins.
-    Win,
-    /// The player to move loses.
-    Lose,
-    /// Neither player can force a win: play goes on forever (cyclic graphs only).
-    Draw,
-}
-
-impl Outcome {
-    /// The outcome of a sum of finite values: the player to move loses iff the xor is 0.
-    pub fn of_nim_sum(nim_sum: u64) -> Self {
-        if nim_sum == 0 { Self::Lose } else { Self::Win }
-    }
-}
 
 /// A game: a graph, and for the Addition-Subtraction game a split count per vertex.
 #[derive(Debug, Clone)]
@@ -120,6 +104,24 @@ pub enum AnalysisError {
     /// fault: the same game analyses normally with a fresh interrupt.
     #[error("{0}")]
     Cancelled(#[from] Cancelled),
+}
+
+impl From<loopy::LoopyStop> for AnalysisError {
+    fn from(stop: loopy::LoopyStop) -> Self {
+        match stop {
+            loopy::LoopyStop::CyclicWork(exceeded) => Self::CyclicWork(exceeded),
+            loopy::LoopyStop::Cancelled(cancelled) => Self::Cancelled(cancelled),
+        }
+    }
+}
+
+impl From<split::SplitStop> for AnalysisError {
+    fn from(stop: split::SplitStop) -> Self {
+        match stop {
+            split::SplitStop::Split(error) => Self::Split(error),
+            split::SplitStop::Cancelled(cancelled) => Self::Cancelled(cancelled),
+        }
+    }
 }
 
 /// Default [`Limits::cyclic_work_budget`]: 2^32 edge visits, a few seconds. Measured on one
@@ -605,5 +607,65 @@ impl Analysis {
                     to,
                 })
             })
+    }
+}
+
+/// Remoteness and position analysis (see [`remoteness`]).
+impl Analysis {
+    /// The remoteness of one token on `vertex`; `None` for a DRAW, a vertex out of range, or
+    /// a game with split counts.
+    pub fn remoteness(&self, vertex: u32) -> Option<u32> {
+        let remoteness = *self.remoteness.as_ref()?.get(vertex as usize)?;
+        (remoteness != remoteness::DRAW).then_some(remoteness)
+    }
+
+    /// The remoteness of one token on every vertex, [`DRAW`] for draws; `None` for a game
+    /// with split counts.
+    pub fn remoteness_table(&self) -> Option<&[u32]> {
+        self.remoteness.as_deref()
+    }
+
+    /// Analyses the token-sliding position with one token on each entry of `tokens` (repeats
+    /// allowed): outcome, nim-sum, remoteness, and every distinct move `(from, to)` with the
+    /// outcome for its mover and the remoteness of where it leads, best first.
+    ///
+    /// One token is answered from the table. Several tokens are a sum whose remoteness is
+    /// searched exactly over its positions, sharing one memo and
+    /// [`AnalysisOptions::position_budget`] between the position and its moves; beyond the
+    /// budget a remoteness is [`Remoteness::OverBudget`], while outcomes stay exact (they come
+    /// from the table). For a game with split counts only the outcome and nim-sum are
+    /// answered (see the module docs).
+    pub fn analyse_position(
+        &self,
+        tokens: &[u32],
+        options: &AnalysisOptions,
+    ) -> Result<PositionAnalysis, VertexOutOfRange> {
+        let evaluation = self.evaluate_tokens(tokens)?;
+        let Some(table) = self.remoteness.as_deref() else {
+            return Ok(PositionAnalysis {
+                outcome: evaluation.outcome,
+                nim_sum: evaluation.nim_sum,
+                remoteness: Remoteness::UnavailableForSplitCounts,
+                moves: Vec::new(),
+                moves_omitted: 0,
+            });
+        };
+        let outcome = |position: &[u32]| {
+            let tokens = position.iter().filter(|&&v| v != position::SINK);
+            self.evaluate_units(tokens.map(|&v| (v, 1)))
+                .expect("positions hold vertices of the graph")
+                .outcome
+        };
+        let rules = position::SumRules {
+            graph: &self.game.graph,
+            outcome: &outcome,
+        };
+        Ok(position::analyse_sliding(
+            &rules,
+            table,
+            tokens,
+            (evaluation.outcome, evaluation.nim_sum),
+            options,
+        ))
     }
 }

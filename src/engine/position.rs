@@ -30,33 +30,42 @@
 //! [`Remoteness::OverBudget`] (a position outside a complete closure may be settled wrongly,
 //! so it is never reported).
 
+use super::graph::Digraph;
+use super::outcome::Outcome;
 use super::position_set::{PositionSet, replace_sorted};
 use super::remoteness::{AnalysisOptions, DRAW, MoveAnalysis, PositionAnalysis, Remoteness};
-use super::{Analysis, Evaluation, Outcome};
+
+/// What the search needs to know of the game: its graph, and the outcome of any position of
+/// the sum (given as its token vertices, [`SINK`] for tokens that can no longer move), which
+/// the analysis already knows from its table.
+pub(super) struct SumRules<'a> {
+    pub(super) graph: &'a Digraph,
+    pub(super) outcome: &'a dyn Fn(&[u32]) -> Outcome,
+}
 
 /// A token moved to a vertex without followers. Largest `u32`, so it sorts last.
-const SINK: u32 = u32::MAX;
+pub(super) const SINK: u32 = u32::MAX;
 
 /// Remoteness of a position not settled (yet).
 const UNSETTLED: u64 = u64::MAX;
 
-/// Analyses a token-sliding position: see [`Analysis::analyse_position`]. `table` is the
-/// one-token remoteness table and `evaluation` the verdict on `tokens`.
+/// Analyses a token-sliding position: see `Analysis::analyse_position`. `table` is the
+/// one-token remoteness table, and `outcome` and `nim_sum` the verdict on `tokens`.
 pub(super) fn analyse_sliding(
-    analysis: &Analysis,
+    rules: &SumRules<'_>,
     table: &[u32],
     tokens: &[u32],
-    evaluation: Evaluation,
+    (outcome, nim_sum): (Outcome, u64),
     options: &AnalysisOptions,
 ) -> PositionAnalysis {
-    let graph = &analysis.game.graph;
+    let graph = rules.graph;
     let mut root: Vec<u32> = tokens
         .iter()
         .copied()
         .filter(|&v| graph.out_degree(v) > 0)
         .collect();
     root.sort_unstable();
-    let mut search = SumSearch::new(analysis, table, root.len(), options.position_budget);
+    let mut search = SumSearch::new(rules, table, root.len(), options.position_budget);
 
     // Every distinct move, with the position it leads to.
     let mut moves: Vec<(MoveAnalysis, Vec<u32>)> = Vec::new();
@@ -118,8 +127,8 @@ pub(super) fn analyse_sliding(
     let moves_omitted = (moves.len() - kept) as u64;
     moves.truncate(kept);
     PositionAnalysis {
-        outcome: evaluation.outcome,
-        nim_sum: evaluation.nim_sum,
+        outcome,
+        nim_sum,
         remoteness,
         moves,
         moves_omitted,
@@ -137,7 +146,7 @@ fn class(outcome: Outcome) -> u8 {
 
 /// The search of one query: positions indexed, and what is known of each.
 struct SumSearch<'a> {
-    analysis: &'a Analysis,
+    rules: &'a SumRules<'a>,
     table: &'a [u32],
     budget: u64,
     /// Positions indexed that the table does not answer: what the budget counts.
@@ -155,9 +164,9 @@ struct SumSearch<'a> {
 }
 
 impl<'a> SumSearch<'a> {
-    fn new(analysis: &'a Analysis, table: &'a [u32], width: usize, budget: u64) -> Self {
+    fn new(rules: &'a SumRules<'a>, table: &'a [u32], width: usize, budget: u64) -> Self {
         Self {
-            analysis,
+            rules,
             table,
             budget,
             searched: 0,
@@ -173,7 +182,7 @@ impl<'a> SumSearch<'a> {
     /// `position` with its token `index` moved to `to`, sorted.
     fn moved(&self, position: &[u32], index: usize, to: u32) -> Vec<u32> {
         let mut child = position.to_vec();
-        let to = if self.analysis.game.graph.out_degree(to) == 0 {
+        let to = if self.rules.graph.out_degree(to) == 0 {
             SINK
         } else {
             to
@@ -183,11 +192,7 @@ impl<'a> SumSearch<'a> {
     }
 
     fn outcome(&self, position: &[u32]) -> Outcome {
-        let tokens = position.iter().filter(|&&v| v != SINK).map(|&v| (v, 1));
-        self.analysis
-            .evaluate_units(tokens)
-            .expect("positions hold vertices of the graph")
-            .outcome
+        (self.rules.outcome)(position)
     }
 
     /// The remoteness of each seed (all of the same width), sharing one budget.
@@ -287,7 +292,7 @@ impl<'a> SumSearch<'a> {
     /// Indexes the relevant moves of `position`, pushing new positions on `frontier`; false
     /// when the budget ran out.
     fn expand(&mut self, position: u32, frontier: &mut Vec<u32>) -> bool {
-        let graph = &self.analysis.game.graph;
+        let graph = self.rules.graph;
         let tokens = self.positions.get(position).to_vec();
         let loses = self.outcomes[position as usize] == Outcome::Lose;
         let mut children = Vec::new();
@@ -405,7 +410,7 @@ struct ReverseMoves {
 
 impl ReverseMoves {
     fn of(search: &SumSearch<'_>) -> Self {
-        let graph = &search.analysis.game.graph;
+        let graph = search.rules.graph;
         let mut sources: Vec<u32> = Vec::new();
         for p in 0..search.positions.len() as u32 {
             // Parents are positions expanded here; those answered from the table are settled.

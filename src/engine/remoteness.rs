@@ -33,8 +33,8 @@
 use super::graph::Digraph;
 use super::interrupt::{Cancelled, Interrupt};
 use super::loopy::Predecessors;
+use super::outcome::Outcome;
 use super::prefetch::prefetch;
-use super::{Analysis, Outcome, VertexOutOfRange};
 
 /// The entry of a DRAW vertex in [`Analysis::remoteness_table`]. Real remotenesses are below
 /// the vertex count (a play of one token visits distinct vertices), so never `u32::MAX`.
@@ -124,51 +124,6 @@ pub struct PositionAnalysis {
     pub moves: Vec<MoveAnalysis>,
     /// Moves left out by [`AnalysisOptions::max_moves`].
     pub moves_omitted: u64,
-}
-
-impl Analysis {
-    /// The remoteness of one token on `vertex`; `None` for a DRAW, a vertex out of range, or
-    /// a game with split counts.
-    pub fn remoteness(&self, vertex: u32) -> Option<u32> {
-        let remoteness = *self.remoteness.as_ref()?.get(vertex as usize)?;
-        (remoteness != DRAW).then_some(remoteness)
-    }
-
-    /// The remoteness of one token on every vertex, [`DRAW`] for draws; `None` for a game
-    /// with split counts.
-    pub fn remoteness_table(&self) -> Option<&[u32]> {
-        self.remoteness.as_deref()
-    }
-
-    /// Analyses the token-sliding position with one token on each entry of `tokens` (repeats
-    /// allowed): outcome, nim-sum, remoteness, and every distinct move `(from, to)` with the
-    /// outcome for its mover and the remoteness of where it leads, best first.
-    ///
-    /// One token is answered from the table. Several tokens are a sum whose remoteness is
-    /// searched exactly over its positions, sharing one memo and
-    /// [`AnalysisOptions::position_budget`] between the position and its moves; beyond the
-    /// budget a remoteness is [`Remoteness::OverBudget`], while outcomes stay exact (they come
-    /// from the table). For a game with split counts only the outcome and nim-sum are
-    /// answered (see the module docs).
-    pub fn analyse_position(
-        &self,
-        tokens: &[u32],
-        options: &AnalysisOptions,
-    ) -> Result<PositionAnalysis, VertexOutOfRange> {
-        let evaluation = self.evaluate_tokens(tokens)?;
-        let Some(table) = self.remoteness.as_deref() else {
-            return Ok(PositionAnalysis {
-                outcome: evaluation.outcome,
-                nim_sum: evaluation.nim_sum,
-                remoteness: Remoteness::UnavailableForSplitCounts,
-                moves: Vec::new(),
-                moves_omitted: 0,
-            });
-        };
-        Ok(super::position::analyse_sliding(
-            self, table, tokens, evaluation, options,
-        ))
-    }
 }
 
 /// The remoteness of every vertex of an acyclic graph, visiting vertices in `order`

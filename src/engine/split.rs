@@ -44,7 +44,6 @@
 
 use std::ops::ControlFlow;
 
-use super::AnalysisError;
 use super::graph::Digraph;
 use super::interrupt::{Cancelled, Interrupt, Poller};
 
@@ -70,6 +69,17 @@ impl Default for SplitLimits {
             work_budget_per_vertex: DEFAULT_WORK_BUDGET_PER_VERTEX,
         }
     }
+}
+
+/// Why the split-count table stopped before its end.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SplitStop {
+    /// A vertex failed.
+    #[error("{0}")]
+    Split(#[from] SplitError),
+    /// The interrupt was raised.
+    #[error("{0}")]
+    Cancelled(#[from] Cancelled),
 }
 
 /// Why a split-count game could not be analysed. Both name the vertex that failed.
@@ -162,12 +172,12 @@ pub fn split_grundy_table(
     let interrupt = Interrupt::new();
     match split_grundy_table_interruptible(graph, split_counts, order, limits, &interrupt) {
         Ok(table) => Ok(table),
-        Err(AnalysisError::Split(error)) => Err(error),
+        Err(SplitStop::Split(error)) => Err(error),
         Err(other) => unreachable!("nothing else holds this interrupt: {other}"),
     }
 }
 
-/// [`split_grundy_table`], stopping with [`AnalysisError::Cancelled`] once `interrupt` is
+/// [`split_grundy_table`], stopping with [`SplitStop::Cancelled`] once `interrupt` is
 /// raised: read between vertices and every [`super::interrupt::CHECK_INTERVAL`] steps of
 /// enumeration or of the DP within one (a vertex at the budget takes 0.1 to 0.2 s).
 pub fn split_grundy_table_interruptible(
@@ -176,7 +186,7 @@ pub fn split_grundy_table_interruptible(
     order: &[u32],
     limits: &SplitLimits,
     interrupt: &Interrupt,
-) -> Result<SplitTable, AnalysisError> {
+) -> Result<SplitTable, SplitStop> {
     let n = graph.vertex_count() as usize;
     let mut poller = interrupt.poller();
     let mut table = SplitTable {
