@@ -256,7 +256,7 @@ pub(super) fn cyclic_remoteness_interruptible(
 #[cfg(test)]
 mod tests {
     use super::super::order::successors_first_order;
-    use super::super::{Game, Limits, analyse};
+    use super::super::{Analysis, Game, Limits, analyse};
     use super::*;
 
     fn analysis(n: u32, edges: &[(u32, u32)]) -> Analysis {
