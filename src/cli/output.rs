@@ -174,7 +174,7 @@ impl Output {
     /// in-order writer, on the thread that `block_on`s it. Blocking that thread here (as a
     /// `blocking_send` inside `block_in_place` once did) parks it on the same thread parker
     /// that `block_on` waits on, so a wake-up meant for the dispatcher was consumed by the
-    /// inner wait and lost: the run stalled with every channel idle (issue 11, `--batch-size
+    /// inner wait and lost: the run stalled with every channel idle (seen with `--batch-size
     /// 1`).
     pub(super) async fn send(&mut self, chunk: Vec<u8>) -> Result<(), RunError> {
         if chunk.is_empty() {
