@@ -619,7 +619,7 @@ impl Analysis {
         (remoteness != remoteness::DRAW).then_some(remoteness)
     }
 
-    /// The remoteness of one token on every vertex, [`DRAW`] for draws; `None` for a game
+    /// The remoteness of one token on every vertex, [`remoteness::DRAW`] for draws; `None` for a game
     /// with split counts.
     pub fn remoteness_table(&self) -> Option<&[u32]> {
         self.remoteness.as_deref()

@@ -19,16 +19,16 @@
 //!
 //! # Public API, for callers
 //!
-//! - [`Analysis::remoteness`] and [`Analysis::remoteness_table`]: the one-token table,
+//! - [`super::Analysis::remoteness`] and [`super::Analysis::remoteness_table`]: the one-token table,
 //!   computed by [`super::analyse`] for token sliding ([`DRAW`] marks draws; none for games
 //!   with split counts).
-//! - [`Analysis::analyse_position`] with [`AnalysisOptions`]: a [`PositionAnalysis`], i.e. the
+//! - [`super::Analysis::analyse_position`] with [`AnalysisOptions`]: a [`PositionAnalysis`], i.e. the
 //!   outcome, nim-sum, remoteness of a token list and every distinct move with its outcome
 //!   and remoteness, best first, at most [`AnalysisOptions::max_moves`] of them.
 //!
 //! Games with split counts (the Addition-Subtraction game) have no remoteness here: their
 //! analysis carries the outcome and nim-sum, [`Remoteness::UnavailableForSplitCounts`] and no
-//! moves; [`Analysis::best_move`] gives their winning move.
+//! moves; [`super::Analysis::best_move`] gives their winning move.
 
 use super::graph::Digraph;
 use super::interrupt::{Cancelled, Interrupt};
@@ -36,7 +36,7 @@ use super::loopy::Predecessors;
 use super::outcome::Outcome;
 use super::prefetch::prefetch;
 
-/// The entry of a DRAW vertex in [`Analysis::remoteness_table`]. Real remotenesses are below
+/// The entry of a DRAW vertex in [`super::Analysis::remoteness_table`]. Real remotenesses are below
 /// the vertex count (a play of one token visits distinct vertices), so never `u32::MAX`.
 pub const DRAW: u32 = u32::MAX;
 
@@ -44,7 +44,7 @@ pub const DRAW: u32 = u32::MAX;
 /// each plus 4 per token, besides the edges out of their vertices.
 pub const DEFAULT_POSITION_BUDGET: u64 = 1_000_000;
 
-/// What [`Analysis::analyse_position`] may spend.
+/// What [`super::Analysis::analyse_position`] may spend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AnalysisOptions {
     /// Positions of the sum the remoteness search may visit, for the position and all its
@@ -109,12 +109,12 @@ pub struct MoveAnalysis {
     pub remoteness: Remoteness,
 }
 
-/// Everything [`Analysis::analyse_position`] says about a position.
+/// Everything [`super::Analysis::analyse_position`] says about a position.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PositionAnalysis {
-    /// The outcome for the player to move (as [`Analysis::evaluate_tokens`]).
+    /// The outcome for the player to move (as [`super::Analysis::evaluate_tokens`]).
     pub outcome: Outcome,
-    /// Xor of the finite values of the tokens (as [`Analysis::evaluate_tokens`]).
+    /// Xor of the finite values of the tokens (as [`super::Analysis::evaluate_tokens`]).
     pub nim_sum: u64,
     /// The remoteness of the position.
     pub remoteness: Remoteness,

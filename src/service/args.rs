@@ -315,7 +315,7 @@ pub(crate) fn parse_bytes(text: &str) -> Result<usize, String> {
 /// cannot carry its first messages (a graph's summary alone takes about 150 bytes).
 pub const MIN_MESSAGE_BYTES: usize = 256;
 
-/// A message size limit: a byte count (see [`parse_bytes`]) of at least [`MIN_MESSAGE_BYTES`].
+/// A message size limit: a byte count (see `parse_bytes`) of at least [`MIN_MESSAGE_BYTES`].
 pub fn parse_message_bytes(text: &str) -> Result<usize, String> {
     let bytes = parse_bytes(text)?;
     if bytes < MIN_MESSAGE_BYTES {

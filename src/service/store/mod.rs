@@ -79,7 +79,7 @@ impl GraphStore {
     /// Opens the configured byte backend: creates the directory, or parses the Redis URL (Redis
     /// itself is connected to lazily, so the server starts and serves inline graphs while
     /// Redis is down). The backend's bytes are not trusted: an entry announcing more than
-    /// `max_entry_bytes` (see [`max_encoded_bytes`]) is corrupt and is never allocated.
+    /// `max_entry_bytes` (see `max_encoded_bytes`) is corrupt and is never allocated.
     pub fn open(config: &StoreConfig, max_entry_bytes: usize) -> Result<Self, StoreError> {
         let backend = match config {
             StoreConfig::Dir { path } => {
