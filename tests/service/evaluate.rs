@@ -271,10 +271,14 @@ async fn requests_total_once_idle(server: &TestServer) -> Vec<String> {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let text = server.service.metrics().encode();
-    text.lines()
+    // Sorted: the exporter lists label sets in the order they were first recorded.
+    let mut lines: Vec<String> = text
+        .lines()
         .filter(|line| line.starts_with("grundy_requests_total{"))
         .map(str::to_string)
-        .collect()
+        .collect();
+    lines.sort();
+    lines
 }
 
 #[tokio::test]
