@@ -3,12 +3,14 @@
 //! turned back into `grundy.v1` messages.
 //!
 //! - [`graph`]: wire graphs in, whole or in `PutGraph` chunks;
-//! - [`query`]: query batches in, verdicts out; [`analysis`]: their remoteness and moves,
+//! - [`query`]: query batches in, verdicts out; [`batch`]: a batch's queries walked and
+//!   counted; [`analysis`]: their remoteness and moves,
 //!   when the stream asks; [`outcome`]: outcomes out;
 //! - [`split`]: verdicts cut into messages under the size limit;
 //! - [`values`]: graph summaries and `GetValues` pages out.
 
 pub(crate) mod analysis;
+pub(crate) mod batch;
 pub(crate) mod graph;
 pub(crate) mod outcome;
 pub(crate) mod query;
@@ -17,8 +19,9 @@ pub(crate) mod values;
 
 pub(crate) use analysis::stream_analysis;
 pub use analysis::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES};
+pub(crate) use batch::batch_query_count;
 pub(crate) use graph::GraphAssembler;
 pub use graph::game_from_proto;
-pub(crate) use query::{QueryEvaluator, StreamOptions, batch_query_count};
+pub(crate) use query::{QueryEvaluator, StreamOptions};
 pub(crate) use split::fit_response;
 pub(crate) use values::{ValuePages, graph_summary};

@@ -8,6 +8,7 @@ use crate::proto;
 use crate::service::error::ServiceError;
 
 use super::analysis::{self as analysed, MAX_ANALYSED_TOKENS};
+use super::batch::{batch_lookups, packed_queries};
 use super::outcome::outcome_to_proto;
 
 /// Which form a query's position took, to name fields in errors and map item indexes back.
@@ -419,23 +420,6 @@ struct Position {
     item_vertex: Vec<u32>,
 }
 
-/// Each packed query: its index, the offset of its first token in `vertices`, and its tokens.
-/// `token_counts` must add up to `vertices.len()`.
-fn packed_queries(
-    packed: &proto::PackedTokenQueries,
-) -> impl Iterator<Item = (usize, usize, &[u32])> {
-    let mut end = 0usize;
-    packed
-        .token_counts
-        .iter()
-        .enumerate()
-        .map(move |(index, &token_count)| {
-            let offset = end;
-            end += token_count as usize;
-            (index, offset, &packed.vertices[offset..end])
-        })
-}
-
 /// The error of a packed query whose token at `offset + error.index` is out of range.
 fn packed_error(offset: usize, error: VertexOutOfRange) -> proto::QueryError {
     query_error(
@@ -459,46 +443,5 @@ fn evaluated_verdict(
         nim_sum: evaluation.nim_sum,
         best_move: move_,
         ..Default::default()
-    }
-}
-
-/// The table lookups answering `batch` takes: one per query and one per token, value or
-/// vertex of its position.
-fn batch_lookups(batch: &proto::QueryBatch) -> u64 {
-    use proto::query::Position;
-    let positions: usize = batch
-        .queries
-        .iter()
-        .map(|query| match &query.position {
-            Some(Position::Tokens(tokens)) => tokens.vertices.len(),
-            Some(Position::DenseValues(dense)) => dense.values.len(),
-            Some(Position::SparseValues(sparse)) => sparse.vertices.len(),
-            None => 0,
-        })
-        .sum();
-    let packed = batch
-        .packed_tokens
-        .as_ref()
-        .map_or(0, |packed| packed.vertices.len());
-    batch_query_count(batch) + (positions + packed) as u64
-}
-
-pub(crate) fn batch_query_count(batch: &proto::QueryBatch) -> u64 {
-    let packed = batch
-        .packed_tokens
-        .as_ref()
-        .map_or(0, |packed| packed.token_counts.len());
-    (batch.queries.len() + packed) as u64
-}
-
-/// `EvaluateBatch`'s responses are the evaluator's, without packed verdicts: its request
-/// carries no packed queries, so there are none to drop.
-impl From<proto::EvaluateResponse> for proto::EvaluateBatchResponse {
-    fn from(response: proto::EvaluateResponse) -> Self {
-        debug_assert!(response.packed_verdicts.is_none());
-        Self {
-            verdicts: response.verdicts,
-            graph: response.graph,
-        }
     }
 }
