@@ -1,13 +1,52 @@
-//! The in-process server a run uses without `--server`: the real server on a loopback port,
-//! configured for one run.
+//! The in-process server a run uses without `--server`: the real server, configured for one
+//! run, reached through in-memory pipes (judge, analyse, render) or on a loopback port (play,
+//! whose page the browser opens).
 
-use tokio::sync::oneshot;
+use tokio::io::DuplexStream;
+use tokio::sync::{mpsc, oneshot};
+use tokio_stream::StreamExt;
+use tokio_stream::wrappers::ReceiverStream;
 
 use super::error::RunError;
+use crate::client::{self, GrundyClient};
 use crate::engine::graph::MAX_EDGES;
-use crate::service::{self, ServerConfig, ServiceConfig};
+use crate::service::{self, GameService, ServerConfig, ServiceConfig};
 
-/// The in-process server used without `--server`; stops when dropped.
+/// The server of a run, reached through in-memory pipes; stops when dropped.
+pub(super) struct InProcessServer {
+    _shutdown: oneshot::Sender<()>,
+}
+
+impl InProcessServer {
+    /// Starts the server of `config` on a task of the current runtime, and a client
+    /// connected to it.
+    pub(super) async fn start(config: ServerConfig) -> Result<(Self, GrundyClient), RunError> {
+        // Connections wait here until the server takes them (a channel opens one or two).
+        const PENDING_CONNECTIONS: usize = 4;
+        let (pipes, incoming) = mpsc::channel::<DuplexStream>(PENDING_CONNECTIONS);
+        let incoming = ReceiverStream::new(incoming).map(Ok::<_, std::io::Error>);
+        let (shutdown, stopped) = oneshot::channel::<()>();
+        let max_message_bytes = config.max_message_bytes;
+        tokio::spawn(async move {
+            let stop = async {
+                let _ = stopped.await;
+            };
+            let service = GameService::new(config.service.clone());
+            if let Err(e) = service::serve_connections(incoming, service, &config, stop).await {
+                tracing::error!("embedded server failed: {e}");
+            }
+        });
+        let client = client::connect_in_process(pipes, max_message_bytes).await?;
+        Ok((
+            Self {
+                _shutdown: shutdown,
+            },
+            client,
+        ))
+    }
+}
+
+/// The in-process server on a loopback port; stops when dropped.
 pub(super) struct EmbeddedServer {
     /// Where it listens (`http://127.0.0.1:PORT`).
     pub(super) url: String,
@@ -15,12 +54,6 @@ pub(super) struct EmbeddedServer {
 }
 
 impl EmbeddedServer {
-    /// Binds a loopback port and serves on it from a task of the current runtime.
-    pub(super) async fn start(max_message_bytes: usize) -> Result<Self, RunError> {
-        let address = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
-        Self::start_with(address, embedded_config(max_message_bytes)).await
-    }
-
     /// Binds `address` and serves `config` on it from a task of the current runtime.
     pub(super) async fn start_with(
         address: std::net::SocketAddr,
@@ -50,7 +83,7 @@ impl EmbeddedServer {
 /// dropped once its stream ends, so memory does not grow with the number of test cases) and
 /// the engine's own maxima instead of a shared server's limits. Only the user's
 /// `--max-message-bytes` applies.
-fn embedded_config(max_message_bytes: usize) -> ServerConfig {
+pub(super) fn embedded_config(max_message_bytes: usize) -> ServerConfig {
     ServerConfig {
         service: ServiceConfig {
             cache_bytes: 0,

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::OnceCell;
 
-use super::embedded::{EmbeddedServer, upload_config};
+use super::embedded::{InProcessServer, embedded_config, upload_config};
 use super::error::RunError;
 use super::output::stderr_line;
 use crate::client::{self, ClientError, ConnectionArgs, GrundyClient};
@@ -63,8 +63,8 @@ impl Endpoint {
 pub(super) struct Endpoints {
     endpoints: Vec<Endpoint>,
     /// Embedded runs only: the message limit of the upload server, and the server once started.
-    embedded_uploads: Option<(usize, OnceCell<(EmbeddedServer, Endpoint)>)>,
-    _embedded: Option<EmbeddedServer>,
+    embedded_uploads: Option<(usize, OnceCell<(InProcessServer, Endpoint)>)>,
+    _embedded: Option<InProcessServer>,
 }
 
 impl Endpoints {
@@ -130,9 +130,7 @@ impl Endpoints {
 
     /// The embedded server (started here) as the only endpoint.
     pub(super) async fn embedded(max_message_bytes: usize) -> Result<Self, RunError> {
-        let server = EmbeddedServer::start(max_message_bytes).await?;
-        let client =
-            client::connect(&server.url, &ConnectionArgs::default(), max_message_bytes).await?;
+        let (server, client) = InProcessServer::start(embedded_config(max_message_bytes)).await?;
         Ok(Self {
             endpoints: vec![Endpoint::new(EMBEDDED.into(), client, false)],
             embedded_uploads: Some((max_message_bytes, OnceCell::new())),
@@ -190,14 +188,8 @@ impl Endpoints {
         };
         let (_, endpoint) = uploads
             .get_or_try_init(|| async {
-                let server = EmbeddedServer::start_with(
-                    std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
-                    upload_config(*max_message_bytes),
-                )
-                .await?;
-                let client =
-                    client::connect(&server.url, &ConnectionArgs::default(), *max_message_bytes)
-                        .await?;
+                let (server, client) =
+                    InProcessServer::start(upload_config(*max_message_bytes)).await?;
                 let endpoint = Endpoint::new(EMBEDDED_UPLOADS.into(), client, true);
                 Ok::<_, RunError>((server, endpoint))
             })

@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use super::args::JudgeFormat;
-use super::embedded::EmbeddedServer;
+use super::embedded::InProcessServer;
 use super::embedded::viewer_config;
 use super::error::{RunError, describe, judge_error};
 use super::graphs::{InputGraph, addsub_graph, chess_graph};
@@ -75,18 +75,16 @@ pub struct ServerChoice {
 
 impl ServerChoice {
     /// A client of the chosen server, and the embedded server to keep alive meanwhile.
-    async fn client(&self) -> Result<(GrundyClient, Option<EmbeddedServer>), RunError> {
+    async fn client(&self) -> Result<(GrundyClient, Option<InProcessServer>), RunError> {
         let max = self.max_message_bytes;
-        let (url, connection, embedded) = match &self.server {
-            Some(url) => (url.clone(), self.connection.clone(), None),
+        match &self.server {
+            Some(url) => Ok((connect(url, &self.connection, max).await?, None)),
             None => {
                 super::judge::warn_unused_connection_flags(&self.connection);
-                let address = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
-                let server = EmbeddedServer::start_with(address, viewer_config(max)).await?;
-                (server.url.clone(), ConnectionArgs::default(), Some(server))
+                let (server, client) = InProcessServer::start(viewer_config(max)).await?;
+                Ok((client, Some(server)))
             }
-        };
-        Ok((connect(&url, &connection, max).await?, embedded))
+        }
     }
 }
 

@@ -12,11 +12,13 @@
 use std::future::Future;
 use std::time::Duration;
 
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
+use tokio_stream::Stream;
 use tonic::codec::CompressionEncoding;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::server::TcpIncoming;
+use tonic::transport::server::{Connected, TcpIncoming};
 use tonic::transport::{Certificate, Identity, ServerTlsConfig};
 use tonic::{Code, Status};
 use tonic_health::ServingStatus;
@@ -80,6 +82,25 @@ pub async fn run_service(
     config: &ServerConfig,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServerError> {
+    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+    serve_connections(incoming, service, config, shutdown).await
+}
+
+/// Like [`run_service`] on connections of any kind: `incoming` yields each new connection
+/// (a socket, or one end of an in-memory pipe: the CLI's embedded server takes its
+/// connections that way, HTTP/2 and gRPC unchanged, without the kernel between).
+pub async fn serve_connections<I, IO, IE>(
+    incoming: I,
+    service: GameService,
+    config: &ServerConfig,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServerError>
+where
+    I: Stream<Item = Result<IO, IE>> + Send,
+    IO: AsyncRead + AsyncWrite + Connected + Unpin + Send + 'static,
+    IO::ConnectInfo: Clone + Send + Sync + 'static,
+    IE: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let (health, health_service) = tonic_health::server::health_reporter();
     health
         .set_service_status(SERVICE_NAME, ServingStatus::Serving)
@@ -126,7 +147,6 @@ pub async fn run_service(
         .add_service(InterceptedService::new(reflection_v1, auth.clone()))
         .add_service(InterceptedService::new(reflection_v1alpha, auth));
 
-    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     let (stop_serving, stopped) = oneshot::channel::<()>();
     let server = router.serve_with_incoming_shutdown(incoming, async {
         let _ = stopped.await;
