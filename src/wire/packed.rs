@@ -75,7 +75,7 @@ impl Column<'_> {
         varint::put(key(tag, LEN), buf);
         varint::put(content_len as u64, buf);
         match self {
-            Self::U32(values) => varint::put_packed(values.iter().map(|&v| u64::from(v)), buf),
+            Self::U32(values) => varint::put_packed_u32(values, buf),
             Self::U64(values) => varint::put_packed(values.iter().copied(), buf),
             Self::Enum(values) => varint::put_packed(values.iter().map(|&v| v as i64 as u64), buf),
             Self::Errors(_) => unreachable!("written above"),

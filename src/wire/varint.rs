@@ -81,6 +81,41 @@ pub(super) fn put_packed(values: impl Iterator<Item = u64>, buf: &mut impl BufMu
     buf.put_slice(&stage[..used]);
 }
 
+/// Writes `values` as consecutive varints into `buf`, without a branch per value: each is
+/// spread into 7-bit groups with its continuation bits in one `u64`, and eight bytes are
+/// stored where only its length counts. (A loop per byte mispredicted on every mix of one- and
+/// two-byte values, the vertices of any graph over 128 vertices.)
+pub(super) fn put_packed_u32(values: &[u32], buf: &mut impl BufMut) {
+    const WORD: usize = 8;
+    let mut stage = [0u8; STAGE + WORD];
+    let mut used = 0;
+    for &value in values {
+        if used > STAGE {
+            buf.put_slice(&stage[..used]);
+            used = 0;
+        }
+        let (bytes, len) = spread_u32(value);
+        stage[used..used + WORD].copy_from_slice(&bytes.to_le_bytes());
+        used += len;
+    }
+    buf.put_slice(&stage[..used]);
+}
+
+/// The varint of `value` in the low bytes of a `u64` (first byte lowest) and its length.
+#[inline]
+fn spread_u32(value: u32) -> (u64, usize) {
+    let value = u64::from(value);
+    let len = len_u64(value);
+    let groups = (value & 0x7f)
+        | ((value << 1) & 0x7f00)
+        | ((value << 2) & 0x7f_0000)
+        | ((value << 3) & 0x7f00_0000)
+        | ((value << 4) & 0x0f_0000_0000);
+    // Every byte but the last carries the continuation bit.
+    let continuation = 0x0000_0080_8080_8080 & ((1u64 << (8 * (len - 1))) - 1);
+    (groups | continuation, len)
+}
+
 /// Writes one varint into `buf` (prost's, without the stack buffer `put_packed` fills).
 pub(super) fn put(value: u64, buf: &mut impl BufMut) {
     prost::encoding::encode_varint(value, buf);
@@ -167,6 +202,14 @@ mod tests {
         fn sizes_and_writes_like_prost(values in proptest::collection::vec(any::<u64>(), 0..300)) {
             let mut ours = Vec::new();
             put_packed(values.iter().copied(), &mut ours);
+            let narrow: Vec<u32> = values.iter().map(|&value| (value >> (value % 33)) as u32).collect();
+            let mut narrow_ours = Vec::new();
+            put_packed_u32(&narrow, &mut narrow_ours);
+            let mut narrow_theirs = Vec::new();
+            for &value in &narrow {
+                encode_varint(u64::from(value), &mut narrow_theirs);
+            }
+            prop_assert_eq!(narrow_ours, narrow_theirs);
             let mut theirs = Vec::new();
             for &value in &values {
                 encode_varint(value, &mut theirs);
