@@ -2,19 +2,120 @@
 // a position analysed (EvaluateBatch), a picture drawn (POST /render, the renderer of
 // `grundy render`) and the judge file `grundy play FILE` hands over (GET /preload). Each
 // throws on failure; nothing here changes the session.
+//
+// The gRPC calls go through vendor/grundy-rpc.js (scripts/web-bundle.sh builds it): the
+// grundy.v1 messages generated from proto/ and Connect's gRPC-Web transport, to this page's
+// own origin. The messages are turned here into the plain objects the other modules read.
 
-import * as Grpc from "./grpc-web.js";
+import * as Rpc from "./vendor/grundy-rpc.js";
 import {
   MAX_LISTED_MOVES, analysedMoveOf, positionKey, positionMessage, serverMoveOf, sortMoves, splitMoves,
 } from "./rules.js";
 
-export const { GrpcError } = Grpc;
+const transport = Rpc.createGrpcWebTransport({ baseUrl: "" });
+const client = Rpc.createClient(Rpc.GrundyService, transport);
+
+// A call that failed with a gRPC status: `code` is the status number (16 UNAUTHENTICATED),
+// the message starts with the status name, as the server and the CLI spell it.
+export class GrpcError extends Error {
+  constructor(code, message) {
+    const name = (Rpc.Code[code] || `code ${code}`).replace(/(?<=[a-z])(?=[A-Z])/g, "_").toUpperCase();
+    super(`${name}: ${message}`);
+    this.code = code;
+  }
+}
+
+// Runs `call` with the bearer token, a Connect error thrown as a GrpcError.
+async function withToken(token, call) {
+  const headers = token ? { authorization: `Bearer ${token}` } : {};
+  try {
+    return await call(headers);
+  } catch (error) {
+    const connect = Rpc.ConnectError.from(error);
+    throw new GrpcError(connect.code, connect.rawMessage);
+  }
+}
+
+function graphMessage(graph) {
+  return {
+    vertexCount: graph.outDegrees.length,
+    outDegrees: graph.outDegrees,
+    targets: graph.targets,
+    splitCounts: graph.splitCounts || [],
+  };
+}
+
+// VertexValue -> {finite: n} | {infinite: [K...]}, plus counter when present (numbers: the
+// page's values stay below 2^53).
+function valueOf(message) {
+  const value = {};
+  if (message.value.case === "infinite") value.infinite = message.value.value.finiteFollowers.map(Number);
+  else value.finite = Number(message.value.value ?? 0n);
+  if (message.counter !== undefined) value.counter = Number(message.counter);
+  return value;
+}
+
+// Move -> {token: TokenMove} | {split: SplitMove} (empty when the kind is unset).
+function moveOf(message) {
+  return message && message.kind.case ? { [message.kind.case]: message.kind.value } : {};
+}
+
+const OUTCOMES = { [Rpc.Outcome.WIN]: "WIN", [Rpc.Outcome.LOSE]: "LOSE", [Rpc.Outcome.DRAW]: "DRAW" };
+const outcomeOf = (outcome) => OUTCOMES[outcome] || "UNSPECIFIED";
+
+// Verdict -> the verdict with its outcomes as names, its moves as moveOf gives them.
+function verdictOf(message) {
+  return {
+    ...message,
+    outcome: outcomeOf(message.outcome),
+    bestMove: message.bestMove && moveOf(message.bestMove),
+    moves: message.moves.map((analysed) => ({
+      ...analysed, move: moveOf(analysed.move), outcome: outcomeOf(analysed.outcome),
+    })),
+  };
+}
 
 // Registers `graph` and returns the value of every vertex.
 export async function valuesOf(graph, token) {
-  const { graphId } = await Grpc.putGraph(graph, token);
-  const { values } = await Grpc.getValues(graphId, token);
-  return values;
+  return withToken(token, async (headers) => {
+    // PutGraph streams its request, which fetch() cannot do: the whole graph goes in one
+    // chunk, so the call is one request message and one response, which the transport's
+    // unary call sends and reads (Connect's client refuses client-streaming methods).
+    const request = Rpc.create(Rpc.PutGraphRequestSchema, { chunk: graphMessage(graph) });
+    const put = await transport.unary(Rpc.GrundyService.method.putGraph, undefined, undefined, headers, request);
+    const values = [];
+    for await (const page of client.getValues({ graphId: put.message.graphId }, { headers })) {
+      page.values.forEach((value, i) => { values[page.firstVertex + i] = valueOf(value); });
+    }
+    return values;
+  });
+}
+
+// EvaluateBatch with explain and the analysis: each verdict carries the position's remoteness
+// and up to `maxMoves` of its moves best first (0 is the server's cap). Positions are
+// {tokens: [...]} or {dense: [...]}; returns their verdicts in order.
+async function evaluate(graph, positions, token, { maxMoves = 0 } = {}) {
+  const queries = positions.map((position, id) => ({
+    id: BigInt(id),
+    position: position.dense
+      ? { case: "denseValues", value: { values: position.dense.map(BigInt) } }
+      : { case: "tokens", value: { vertices: position.tokens } },
+  }));
+  const request = {
+    start: { graphSource: { case: "graph", value: graphMessage(graph) }, explain: true, analysis: { maxMoves } },
+    queries,
+  };
+  const verdicts = [];
+  await withToken(token, async (headers) => {
+    for await (const response of client.evaluateBatch(request, { headers })) {
+      for (const verdict of response.verdicts) verdicts[Number(verdict.queryId)] = verdictOf(verdict);
+    }
+  });
+  const answered = verdicts.filter(Boolean).length;
+  if (answered !== positions.length) {
+    throw new Error(`the server answered ${answered} of ${positions.length} positions`);
+  }
+  return verdicts;
 }
 
 // Evaluates `position` and every move from it: the view of the position (see session.js),
@@ -26,7 +127,7 @@ export function analyse(position, where, token) {
 // Token sliding: the verdict lists every move best first (fastest win first, longest
 // resistance last), each with its outcome for the mover and the remoteness after it.
 async function analyseTokens(position, { game, graph }, token) {
-  const [verdict] = await Grpc.evaluate(graph, [positionMessage(game, position)], token,
+  const [verdict] = await evaluate(graph, [positionMessage(game, position)], token,
     { maxMoves: MAX_LISTED_MOVES });
   if (verdict.error) throw new Error(`${verdict.error.field}: ${verdict.error.message}`);
   const moves = verdict.moves.map((analysed) => analysedMoveOf(analysed, position));
@@ -40,7 +141,7 @@ async function analyseTokens(position, { game, graph }, token) {
 async function analyseSplits(position, { game, graph, offsets }, token) {
   const { moves, omitted } = splitMoves(position, { graph, offsets });
   const positions = [position, ...moves.map((m) => m.position)].map((p) => positionMessage(game, p));
-  const [verdict, ...after] = await Grpc.evaluate(graph, positions, token, { maxMoves: 1 });
+  const [verdict, ...after] = await evaluate(graph, positions, token, { maxMoves: 1 });
   if (verdict.error) throw new Error(`${verdict.error.field}: ${verdict.error.message}`);
   // A move is as good for its player as the position it leads to is bad for the other.
   const forMover = { LOSE: "win", WIN: "lose", DRAW: "draw" };

@@ -415,7 +415,13 @@ async function main() {
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const external = [];
-    page.on("request", (r) => { if (!r.url().startsWith(URL)) external.push(r.url()); });
+    const fetched = new Set();
+    page.on("request", (r) => {
+      if (!r.url().startsWith(URL)) external.push(r.url());
+      const { pathname } = new globalThis.URL(r.url());
+      const kind = r.headers()["content-type"];
+      fetched.add(pathname.startsWith("/grundy.v1.") ? `${pathname} ${kind}` : pathname);
+    });
     const pageErrors = [];
     page.on("pageerror", (e) => pageErrors.push(String(e)));
     await page.goto(URL, { timeout: WAIT_MS });
@@ -529,6 +535,11 @@ async function main() {
     await failedRequestsChangeNothing(page, goodToken);
     await nothingStale(page);
     assert.deepEqual(external, [], "the page fetched nothing from elsewhere");
+    // The gRPC-Web client is the bundle built from proto/ (scripts/web-bundle.sh).
+    for (const expected of ["/vendor/grundy-rpc.js",
+      ...["PutGraph", "GetValues", "EvaluateBatch"].map((m) => `/grundy.v1.GrundyService/${m} application/grpc-web+proto`)]) {
+      assert.ok(fetched.has(expected), `the page requested ${expected}: ${[...fetched].join(", ")}`);
+    }
     assert.deepEqual(pageErrors, [], "no script error on the page");
     await page.close();
 

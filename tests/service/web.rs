@@ -79,7 +79,7 @@ async fn the_page_is_served_without_a_token_and_render_needs_one() {
             .unwrap()
             .contains("grundy playground")
     );
-    let (status, headers, _) = exchange(&server, "GET /grpc-web.js HTTP/1.1", b"").await;
+    let (status, headers, _) = exchange(&server, "GET /vendor/grundy-rpc.js HTTP/1.1", b"").await;
     assert_eq!(status, 200);
     assert!(headers.contains("text/javascript"), "{headers}");
     let (status, _, _) = exchange(&server, "GET /nothing-here HTTP/1.1", b"").await;

@@ -1,5 +1,5 @@
 //! The page's files, compiled into the binary: the HTML, the style sheet, the JavaScript
-//! modules and the favicon.
+//! modules (the gRPC-Web client among them) and the favicon.
 
 use bytes::Bytes;
 use http::{Response, StatusCode};
@@ -26,7 +26,8 @@ const fn script(path: &'static str, body: &'static str) -> Asset {
     }
 }
 
-/// The page's files. Plain JavaScript modules, no build step, nothing fetched from elsewhere.
+/// The page's files: plain JavaScript modules and one bundle built from proto/ and pinned npm
+/// packages (`web/vendor/grundy-rpc.js`, checked in); nothing fetched from elsewhere.
 const ASSETS: &[Asset] = &[
     Asset {
         path: "/",
@@ -46,8 +47,12 @@ const ASSETS: &[Asset] = &[
     script("/rules.js", include_str!("../../../web/rules.js")),
     // the requests to the server
     script("/server.js", include_str!("../../../web/server.js")),
-    // the gRPC-Web codec and transport
-    script("/grpc-web.js", include_str!("../../../web/grpc-web.js")),
+    // the gRPC-Web client: grundy.v1 messages generated from proto/ and Connect's transport,
+    // bundled by scripts/web-bundle.sh
+    script(
+        "/vendor/grundy-rpc.js",
+        include_str!("../../../web/vendor/grundy-rpc.js"),
+    ),
     // the verdict, moves, history and status
     script("/panels.js", include_str!("../../../web/panels.js")),
     // the render request and the board's glue
