@@ -16,6 +16,8 @@ WORKDIR /src
 COPY Cargo.toml Cargo.lock build.rs ./
 COPY proto proto
 COPY src src
+# The playground's files are compiled into the binary (src/service/web/assets.rs).
+COPY web web
 # Cargo.toml declares the benchmark target, so its source must exist for the manifest to load.
 COPY benches benches
 # The registry and target caches survive between builds (BuildKit cache mounts); the binaries
