@@ -2,9 +2,11 @@
 //! analysis and query batch runs on tokio's blocking pool behind a permit of [`WorkPool`], so
 //! that the work in progress is bounded however many streams ask.
 //!
-//! Two kinds of work hold separate permits: analyses (validating, hashing and analysing a
-//! graph: up to seconds each) and evaluations (one query batch: microseconds to
-//! milliseconds), so that a few long analyses never hold up the verdicts of other streams.
+//! Three kinds of work hold separate permits: analyses (validating, hashing and analysing a
+//! graph: up to seconds each), evaluations (one query batch: microseconds to milliseconds)
+//! and searches (query batches whose cost no lookup count bounds: the moves of `explain`, the
+//! position analysis of sums, up to a position budget per query), so that a few long
+//! analyses or searches never hold up the verdicts of other streams.
 //! The wait for an analysis permit is bounded: a request that would wait longer is refused
 //! with a retryable status, instead of queueing without end behind a burst of big graphs.
 //!
@@ -40,12 +42,13 @@ pub(crate) struct WorkPool {
     analysis_slots: usize,
     analysis_queue_timeout: Duration,
     evaluations: Arc<Semaphore>,
+    searches: Arc<Semaphore>,
     metrics: Arc<Metrics>,
 }
 
 impl WorkPool {
-    /// At most `analyses` graph analyses and `evaluations` query batches at once; a request
-    /// waits at most `analysis_queue_timeout` for an analysis permit.
+    /// At most `analyses` graph analyses, `evaluations` query batches and as many searches
+    /// at once; a request waits at most `analysis_queue_timeout` for an analysis permit.
     pub(crate) fn new(
         analyses: usize,
         evaluations: usize,
@@ -58,6 +61,7 @@ impl WorkPool {
             analysis_slots: slots(analyses),
             analysis_queue_timeout,
             evaluations: Arc::new(Semaphore::new(slots(evaluations))),
+            searches: Arc::new(Semaphore::new(slots(evaluations))),
             metrics,
         }
     }
@@ -81,9 +85,9 @@ impl WorkPool {
         run(tracing::info_span!("analysis"), permit, work).await
     }
 
-    /// Runs query batches of `lookups` table lookups (`None`: not bounded by a count, as when
-    /// moves are searched): inline when at most [`INLINE_LOOKUPS`], else on the pool after
-    /// waiting for an evaluation permit.
+    /// Runs query batches of `lookups` table lookups: inline when at most [`INLINE_LOOKUPS`],
+    /// else on the pool after waiting for an evaluation permit. `None` (not bounded by a
+    /// count, as when moves are searched) waits for a search permit instead.
     pub(crate) async fn evaluate<T, F>(
         &self,
         lookups: Option<u64>,
@@ -101,11 +105,22 @@ impl WorkPool {
             return std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
                 .unwrap_or_else(|_| Err(ServiceError::Internal("evaluation panicked".into())));
         }
+        let (kind, permits, span) = match lookups {
+            Some(_) => (
+                WorkKind::Evaluation,
+                &self.evaluations,
+                tracing::info_span!("evaluation"),
+            ),
+            None => (
+                WorkKind::Search,
+                &self.searches,
+                tracing::info_span!("search"),
+            ),
+        };
         let waiting = Instant::now();
-        let permit = self.evaluations.clone().acquire_owned().await;
-        self.metrics
-            .slot_waited(WorkKind::Evaluation, waiting.elapsed());
-        run(tracing::info_span!("evaluation"), permit, work).await
+        let permit = permits.clone().acquire_owned().await;
+        self.metrics.slot_waited(kind, waiting.elapsed());
+        run(span, permit, work).await
     }
 }
 
@@ -135,4 +150,50 @@ where
             ServiceError::Internal(format!("worker failed: {error}"))
         }
     })?
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+
+    use super::*;
+
+    /// A search holding every search permit (here blocked until told to finish) does not hold
+    /// up an evaluation: that has permits of its own.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_long_search_does_not_hold_up_evaluations() {
+        let pool = WorkPool::new(1, 1, Duration::from_secs(1), Arc::new(Metrics::new()));
+        let (finish, finished) = mpsc::channel::<()>();
+        let (started, mut running) = tokio::sync::mpsc::channel::<()>(1);
+        let search = tokio::spawn({
+            let pool = pool.clone();
+            async move {
+                pool.evaluate(None, move || {
+                    started.blocking_send(()).unwrap();
+                    finished.recv().unwrap();
+                    Ok("search")
+                })
+                .await
+            }
+        });
+        running.recv().await.expect("the search started");
+        let evaluation = pool.evaluate(Some(INLINE_LOOKUPS + 1), || Ok("evaluation"));
+        let evaluation = tokio::time::timeout(Duration::from_secs(10), evaluation).await;
+        assert_eq!(
+            evaluation.expect("waited behind the search").unwrap(),
+            "evaluation"
+        );
+        // A second search waits for the first one's permit.
+        let second = pool.evaluate(None, || Ok("second search"));
+        tokio::pin!(second);
+        assert!(
+            tokio::time::timeout(Duration::from_millis(50), &mut second)
+                .await
+                .is_err(),
+            "two searches ran on one permit"
+        );
+        finish.send(()).unwrap();
+        assert_eq!(search.await.unwrap().unwrap(), "search");
+        assert_eq!(second.await.unwrap(), "second search");
+    }
 }

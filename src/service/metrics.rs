@@ -38,17 +38,19 @@ pub(crate) struct MethodLabels {
 /// Labels of `grundy_work_slot_wait_seconds`.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct WorkLabels {
-    /// "analysis" or "evaluation", see [`WorkKind`].
+    /// "analysis", "evaluation" or "search", see [`WorkKind`].
     pub(crate) kind: &'static str,
 }
 
-/// The two kinds of CPU work of the work pool, each with its own permits.
+/// The three kinds of CPU work of the work pool, each with its own permits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WorkKind {
     /// Validating, hashing or analysing a graph.
     Analysis,
     /// Answering query batches.
     Evaluation,
+    /// Answering query batches with searched moves or position analysis.
+    Search,
 }
 
 impl WorkKind {
@@ -56,6 +58,7 @@ impl WorkKind {
         match self {
             Self::Analysis => "analysis",
             Self::Evaluation => "evaluation",
+            Self::Search => "search",
         }
     }
 }
