@@ -7,15 +7,15 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::support::server::{
-    PATIENCE, batch, chain, next, sample_graph, serve, service_config, start, tokens,
-    tournament_with_self_loop,
+    PATIENCE, batch, chain, next, sample_graph, serve, server_config, service_config, small_limits,
+    start, tokens, tournament_with_self_loop,
 };
 use grundy::proto::{
     self, ErrorReason, EvaluateBatchRequest, EvaluateRequest, EvaluateResponse, EvaluateStart,
     Query, evaluate_request::Payload, evaluate_start::GraphSource,
     grundy_service_client::GrundyServiceClient,
 };
-use grundy::service::{ServerConfig, ServiceConfig};
+use grundy::service::ServerConfig;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
@@ -26,13 +26,6 @@ use tonic_types::{ErrorDetails, StatusExt};
 
 /// The `ErrorInfo.domain` errors.proto documents.
 const DOMAIN: &str = "grundy.v1";
-
-fn config() -> ServerConfig {
-    ServerConfig {
-        service: service_config(),
-        ..ServerConfig::default()
-    }
-}
 
 /// The status's details, after checking its code and its ErrorInfo's reason and domain.
 fn details_of(status: &Status, code: Code, reason: &str) -> ErrorDetails {
@@ -130,7 +123,7 @@ fn batch_request(graph: proto::Graph, queries: Vec<Query>) -> EvaluateBatchReque
 
 #[tokio::test]
 async fn bad_graphs_and_bad_requests_carry_the_field_in_bad_request() {
-    let server = serve(config()).await;
+    let server = serve(server_config()).await;
     let mut client = server.client().await;
     let cases: Vec<(proto::Graph, &str, &str)> = vec![
         (
@@ -200,17 +193,7 @@ async fn bad_graphs_and_bad_requests_carry_the_field_in_bad_request() {
 
 #[tokio::test]
 async fn limits_carry_error_info_with_the_limit_and_a_quota_failure() {
-    let server = serve(ServerConfig {
-        service: ServiceConfig {
-            max_vertices: 10,
-            max_edges: 12,
-            max_queries_per_stream: 5,
-            ..config().service
-        },
-        max_message_bytes: 64 << 10,
-        ..config()
-    })
-    .await;
+    let server = serve(small_limits()).await;
     let mut client = server.client().await;
 
     let status = refusal(&mut client, vec![start(chain(11))]).await;
@@ -250,7 +233,7 @@ async fn analysis_budgets_and_the_stream_limit_carry_their_limits() {
     service.max_concurrent_streams = 1;
     let server = serve(ServerConfig {
         service,
-        ..config()
+        ..server_config()
     })
     .await;
     let mut client = server.client().await;
@@ -269,7 +252,7 @@ async fn analysis_budgets_and_the_stream_limit_carry_their_limits() {
 
 #[tokio::test]
 async fn a_draining_server_says_when_to_retry() {
-    let mut server = serve(config()).await;
+    let mut server = serve(server_config()).await;
     let mut client = server.client().await;
     // A stream in flight keeps the server draining while the next call is refused.
     let held = open_stream(&mut client, sample_graph()).await;
@@ -303,7 +286,7 @@ async fn a_draining_server_says_when_to_retry() {
 async fn unknown_ids_missing_tokens_and_deadlines_carry_a_reason() {
     let server = serve(ServerConfig {
         auth_token: Some("s3cret".into()),
-        ..config()
+        ..server_config()
     })
     .await;
     let channel = server.channel().await;

@@ -12,7 +12,7 @@ use std::time::Duration;
 use crate::support::process::ChildGuard;
 use crate::support::server::{
     PATIENCE, batch, chain, next, sample_graph, sample_outcome, serve, serve_service,
-    service_config, start, tokens, tournament_with_self_loop,
+    server_config, service_config, small_limits, start, tokens, tournament_with_self_loop,
 };
 use grundy::client::{self, ConnectionArgs};
 use grundy::engine::Limits;
@@ -33,13 +33,6 @@ use tonic::{Code, Streaming};
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 use tonic_types::StatusExt;
-
-fn config() -> ServerConfig {
-    ServerConfig {
-        service: service_config(),
-        ..ServerConfig::default()
-    }
-}
 
 /// An open `Evaluate` stream: the request sender and the response stream.
 struct Stream {
@@ -75,7 +68,7 @@ async fn health_of(channel: Channel, service: &str) -> Result<ServingStatus, ton
 
 #[tokio::test]
 async fn health_reports_serving_then_not_serving_while_draining() {
-    let mut server = serve(config()).await;
+    let mut server = serve(server_config()).await;
     let channel = server.channel().await;
     for service in ["", "grundy.v1.GrundyService"] {
         assert_eq!(
@@ -124,7 +117,7 @@ async fn health_reports_serving_then_not_serving_while_draining() {
 async fn drain_timeout_cancels_remaining_streams_with_unavailable() {
     let mut server = serve(ServerConfig {
         drain_timeout: Duration::from_millis(200),
-        ..config()
+        ..server_config()
     })
     .await;
     let mut client = server.client().await;
@@ -160,7 +153,7 @@ async fn reflection_lists_the_services_and_serves_their_descriptors() {
         ServerReflectionRequest, server_reflection_client::ServerReflectionClient,
         server_reflection_request::MessageRequest, server_reflection_response::MessageResponse,
     };
-    let server = serve(config()).await;
+    let server = serve(server_config()).await;
     let mut reflection = ServerReflectionClient::new(server.channel().await);
     let requests = vec![
         ServerReflectionRequest {
@@ -203,7 +196,7 @@ async fn reflection_lists_the_services_and_serves_their_descriptors() {
 
 #[tokio::test]
 async fn compressed_requests_and_responses_are_accepted_and_sent() {
-    let server = serve(config()).await;
+    let server = serve(server_config()).await;
     for encoding in [CompressionEncoding::Gzip, CompressionEncoding::Zstd] {
         let mut client = server
             .client()
@@ -245,17 +238,7 @@ async fn compressed_requests_and_responses_are_accepted_and_sent() {
 
 #[tokio::test]
 async fn graph_and_query_limits_name_the_limit_and_its_value() {
-    let server = serve(ServerConfig {
-        service: ServiceConfig {
-            max_vertices: 10,
-            max_edges: 12,
-            max_queries_per_stream: 5,
-            ..config().service
-        },
-        max_message_bytes: 64 << 10,
-        ..config()
-    })
-    .await;
+    let server = serve(small_limits()).await;
     let mut client = server.client().await;
     let refused = |status: tonic::Status, limit: &str| {
         assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
@@ -332,9 +315,9 @@ async fn concurrent_stream_limit_refuses_then_frees_the_slot_of_a_cancelled_stre
     let server = serve(ServerConfig {
         service: ServiceConfig {
             max_concurrent_streams: 1,
-            ..config().service
+            ..server_config().service
         },
-        ..config()
+        ..server_config()
     })
     .await;
     let mut client = server.client().await;
@@ -365,7 +348,7 @@ async fn concurrent_stream_limit_refuses_then_frees_the_slot_of_a_cancelled_stre
 
 #[tokio::test]
 async fn client_deadline_ends_an_idle_stream_with_deadline_exceeded() {
-    let server = serve(config()).await;
+    let server = serve(server_config()).await;
     let mut client = server.client().await;
     let (tx, rx) = mpsc::channel(4);
     tx.send(start(sample_graph())).await.unwrap();
@@ -394,7 +377,7 @@ async fn deadline_before_the_first_response_is_reported_by_the_tonic_client_itse
         Code::DeadlineExceeded => status.message().starts_with("deadline of"),
         _ => false,
     };
-    let server = serve(config()).await;
+    let server = serve(server_config()).await;
     let mut client = server.client().await;
     // The client opens the stream and never sends `start`.
     let (_held, rx) = mpsc::channel::<EvaluateRequest>(1);
@@ -440,7 +423,7 @@ async fn deadline_before_the_first_response_is_reported_by_the_tonic_client_itse
 
 #[tokio::test]
 async fn metrics_are_served_over_http() {
-    let server = serve(config()).await;
+    let server = serve(server_config()).await;
     let mut client = server.client().await;
     let mut stream = open_stream(&mut client, sample_graph()).await;
     stream
@@ -548,7 +531,7 @@ impl Drop for TempDir {
 async fn bearer_token_is_required_except_for_health_checks() {
     let server = serve(ServerConfig {
         auth_token: Some("s3cret-token".into()),
-        ..config()
+        ..server_config()
     })
     .await;
     let channel = server.channel().await;
@@ -694,7 +677,7 @@ async fn tls_and_mutual_tls() {
             key_pem: pki.server_key_pem.clone().into_bytes(),
             client_ca_pem: None,
         }),
-        ..config()
+        ..server_config()
     })
     .await;
     let https = format!("https://{}", server.address);
@@ -725,7 +708,7 @@ async fn tls_and_mutual_tls() {
             key_pem: pki.server_key_pem.into_bytes(),
             client_ca_pem: Some(pki.ca_pem.into_bytes()),
         }),
-        ..config()
+        ..server_config()
     })
     .await;
     let https = format!("https://{}", server.address);
@@ -751,7 +734,7 @@ async fn cli_connects_with_tls_and_a_token() {
             key_pem: pki.server_key_pem.into_bytes(),
             client_ca_pem: Some(pki.ca_pem.clone().into_bytes()),
         }),
-        ..config()
+        ..server_config()
     })
     .await;
     let input = dir.write("sample.in", CHESS_INPUT.as_bytes());

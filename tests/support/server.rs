@@ -65,6 +65,30 @@ pub fn service_config() -> ServiceConfig {
     }
 }
 
+/// A server of the tests' service settings ([`service_config`]) and default transport.
+pub fn server_config() -> ServerConfig {
+    ServerConfig {
+        service: service_config(),
+        ..ServerConfig::default()
+    }
+}
+
+/// Small limits, for the tests of what each limit refuses: graphs of at most 10 vertices and
+/// 12 edges, 5 queries a stream, messages of 64 KiB.
+pub fn small_limits() -> ServerConfig {
+    let config = server_config();
+    ServerConfig {
+        service: ServiceConfig {
+            max_vertices: 10,
+            max_edges: 12,
+            max_queries_per_stream: 5,
+            ..config.service
+        },
+        max_message_bytes: 64 << 10,
+        ..config
+    }
+}
+
 impl TestServer {
     pub fn url(&self) -> String {
         format!("http://{}", self.address)
