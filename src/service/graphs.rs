@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use prost::Message;
 use tonic::{Status, Streaming};
 
 use super::convert::{self, GraphAssembler};
@@ -14,6 +13,7 @@ use super::rpc::Rpc;
 use super::state::GameService;
 use crate::engine::Analysis;
 use crate::proto::{self, PutGraphRequest, evaluate_start::GraphSource};
+use crate::wire::WireMessage;
 
 /// An analysed graph with its content-addressed id.
 pub(crate) struct Resolved {
@@ -98,7 +98,7 @@ impl GameService {
                 .await?
                 .map_err(request_stream_status)?;
             if let Some(request) = &next {
-                rpc.sizes.request.observe(request.encoded_len() as f64);
+                rpc.sizes.request.observe(request.wire_len() as f64);
             }
         }
         Ok(assembler.finish()?)

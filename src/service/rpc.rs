@@ -136,7 +136,7 @@ impl Rpc {
     /// with DEADLINE_EXCEEDED when none arrives within `start_timeout`: a stream that never
     /// starts must not hold its concurrency slot forever.
     /// Its size is recorded in the request-size metric.
-    pub(crate) async fn first_message<T: prost::Message>(
+    pub(crate) async fn first_message<T: WireMessage>(
         &mut self,
         next: impl Future<Output = Result<Option<T>, Status>>,
         start_timeout: Duration,
@@ -149,7 +149,7 @@ impl Rpc {
             Err(_) => return Err(ServiceError::StartTimeout(start_timeout).into()),
         };
         if let Some(first) = &first {
-            self.sizes.request.observe(first.encoded_len() as f64);
+            self.sizes.request.observe(first.wire_len() as f64);
         }
         Ok(first)
     }

@@ -51,7 +51,6 @@ macro_rules! prost_defaults {
 prost_defaults!(
     proto::EvaluateBatchRequest,
     proto::EvaluateBatchResponse,
-    proto::PutGraphRequest,
     proto::PutGraphResponse,
     proto::GetValuesRequest,
     proto::GetValuesResponse,
@@ -71,6 +70,23 @@ impl WireMessage for proto::EvaluateRequest {
 
     fn read(buf: &mut DecodeBuf<'_>) -> Result<Self, prost::DecodeError> {
         read_with(buf, packed::decode_request)
+    }
+}
+
+impl WireMessage for proto::PutGraphRequest {
+    fn write(&self, buf: &mut EncodeBuf<'_>) {
+        if !packed::encode_put_graph(self, buf) {
+            self.encode(buf)
+                .expect("an EncodeBuf grows to fit any message");
+        }
+    }
+
+    fn wire_len(&self) -> usize {
+        packed::put_graph_len(self).unwrap_or_else(|| self.encoded_len())
+    }
+
+    fn read(buf: &mut DecodeBuf<'_>) -> Result<Self, prost::DecodeError> {
+        read_with(buf, packed::decode_put_graph)
     }
 }
 

@@ -17,13 +17,13 @@ use bytes::BufMut;
 
 use super::size::{LEN, VARINT, field_len, key};
 use super::tags::{
-    evaluate_request, evaluate_response, packed_token_queries as queries_tag,
-    packed_verdicts as verdicts_tag, query_batch,
+    evaluate_request, evaluate_response, graph as graph_tag, packed_token_queries as queries_tag,
+    packed_verdicts as verdicts_tag, put_graph_request, query_batch,
 };
 use super::varint;
 use crate::proto::{
-    EvaluateRequest, EvaluateResponse, PackedQueryError, PackedTokenQueries, PackedVerdicts,
-    QueryBatch, evaluate_request::Payload,
+    EvaluateRequest, EvaluateResponse, Graph, PackedQueryError, PackedTokenQueries, PackedVerdicts,
+    PutGraphRequest, QueryBatch, evaluate_request::Payload,
 };
 
 /// One repeated field of a hand-written message, as it goes on the wire.
@@ -240,6 +240,79 @@ pub(super) fn encode_response(response: &EvaluateResponse, buf: &mut impl BufMut
     varint::put(packed.len as u64, buf);
     packed.write(buf);
     true
+}
+
+/// A `PutGraphRequest` chunk's columns, sized; `None` for a request without a chunk.
+fn put_graph_columns(request: &PutGraphRequest) -> Option<(SizedColumns<'_, 3>, u32)> {
+    let PutGraphRequest { chunk } = request;
+    let Graph {
+        vertex_count,
+        out_degrees,
+        targets,
+        split_counts,
+    } = chunk.as_ref()?;
+    let graph = SizedColumns::new(
+        (graph_tag::VERTEX_COUNT, u64::from(*vertex_count)),
+        [
+            (graph_tag::OUT_DEGREES, Column::U32(out_degrees)),
+            (graph_tag::TARGETS, Column::U32(targets)),
+            (graph_tag::SPLIT_COUNTS, Column::U32(split_counts)),
+        ],
+    );
+    Some((graph, put_graph_request::CHUNK))
+}
+
+pub(super) fn put_graph_len(request: &PutGraphRequest) -> Option<usize> {
+    put_graph_columns(request).map(|(graph, _)| field_len(graph.len))
+}
+
+/// Writes a `PutGraphRequest` with a chunk (a graph's arrays, each sized once and written in
+/// one loop); false for one without, which prost writes.
+pub(super) fn encode_put_graph(request: &PutGraphRequest, buf: &mut impl BufMut) -> bool {
+    let Some((graph, tag)) = put_graph_columns(request) else {
+        return false;
+    };
+    varint::put(key(tag, LEN), buf);
+    varint::put(graph.len as u64, buf);
+    graph.write(buf);
+    true
+}
+
+/// Reads a `PutGraphRequest` whose chunk has each field at most once, packed; `None` for
+/// anything else.
+pub(super) fn decode_put_graph(bytes: &[u8]) -> Option<PutGraphRequest> {
+    let graph_bytes = Fields(bytes).only(key(put_graph_request::CHUNK, LEN))?;
+    let mut vertex_count = 0;
+    let mut out_degrees = Vec::new();
+    let mut targets = Vec::new();
+    let mut split_counts = Vec::new();
+    read_fields(graph_bytes, |field| {
+        use graph_tag::*;
+        match field {
+            Field::Varint(k, value) if k == key(VERTEX_COUNT, VARINT) => {
+                vertex_count = u32::try_from(value).ok()?;
+                Some(VERTEX_COUNT)
+            }
+            Field::Bytes(k, bytes) if k == key(OUT_DEGREES, LEN) => {
+                varint::read_packed_u32(bytes, &mut out_degrees).map(|()| OUT_DEGREES)
+            }
+            Field::Bytes(k, bytes) if k == key(TARGETS, LEN) => {
+                varint::read_packed_u32(bytes, &mut targets).map(|()| TARGETS)
+            }
+            Field::Bytes(k, bytes) if k == key(SPLIT_COUNTS, LEN) => {
+                varint::read_packed_u32(bytes, &mut split_counts).map(|()| SPLIT_COUNTS)
+            }
+            _ => None,
+        }
+    })?;
+    Some(PutGraphRequest {
+        chunk: Some(Graph {
+            vertex_count,
+            out_degrees,
+            targets,
+            split_counts,
+        }),
+    })
 }
 
 /// A cursor over the fields of one message.

@@ -60,6 +60,24 @@ pub(super) mod packed_verdicts {
     pub(in crate::wire) const MOVES_OMITTED: u32 = 13;
 }
 
+/// `grundy.v1.PutGraphRequest`.
+pub(super) mod put_graph_request {
+    /// `Graph chunk`.
+    pub(in crate::wire) const CHUNK: u32 = 1;
+}
+
+/// `grundy.v1.Graph`.
+pub(super) mod graph {
+    /// `uint32 vertex_count`.
+    pub(in crate::wire) const VERTEX_COUNT: u32 = 1;
+    /// `repeated uint32 out_degrees`.
+    pub(in crate::wire) const OUT_DEGREES: u32 = 2;
+    /// `repeated uint32 targets`.
+    pub(in crate::wire) const TARGETS: u32 = 3;
+    /// `repeated uint32 split_counts`.
+    pub(in crate::wire) const SPLIT_COUNTS: u32 = 4;
+}
+
 /// Every constant above as (message, field, number), for the descriptor test.
 #[cfg(test)]
 pub(super) const ALL: &[(&str, &str, u32)] = &[
@@ -138,4 +156,9 @@ pub(super) const ALL: &[(&str, &str, u32)] = &[
         "moves_omitted",
         packed_verdicts::MOVES_OMITTED,
     ),
+    ("PutGraphRequest", "chunk", put_graph_request::CHUNK),
+    ("Graph", "vertex_count", graph::VERTEX_COUNT),
+    ("Graph", "out_degrees", graph::OUT_DEGREES),
+    ("Graph", "targets", graph::TARGETS),
+    ("Graph", "split_counts", graph::SPLIT_COUNTS),
 ];

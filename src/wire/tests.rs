@@ -5,11 +5,12 @@ use proptest::prelude::*;
 use prost::Message;
 
 use super::packed::{
-    decode_request, decode_response, encode_request, encode_response, request_len, response_len,
+    decode_put_graph, decode_request, decode_response, encode_put_graph, encode_request,
+    encode_response, put_graph_len, request_len, response_len,
 };
 use crate::proto::{
-    EvaluateRequest, EvaluateResponse, EvaluateStart, PackedQueryError, PackedTokenQueries,
-    PackedVerdicts, Query, QueryBatch, QueryError, evaluate_request::Payload,
+    EvaluateRequest, EvaluateResponse, EvaluateStart, Graph, PackedQueryError, PackedTokenQueries,
+    PackedVerdicts, PutGraphRequest, Query, QueryBatch, QueryError, evaluate_request::Payload,
 };
 
 /// Numbers of every varint length, small ones most often (as vertex ids and counts are).
@@ -120,6 +121,27 @@ fn packed_response(packed: PackedVerdicts) -> EvaluateResponse {
     }
 }
 
+fn graph_chunk() -> impl Strategy<Value = PutGraphRequest> {
+    let column = || proptest::collection::vec(number(), 0..100);
+    (
+        prop_oneof![Just(0u64), number()],
+        column(),
+        column(),
+        column(),
+    )
+        .prop_map(|(vertex_count, out_degrees, targets, split_counts)| {
+            let narrow = |values: Vec<u64>| values.into_iter().map(|v| v as u32).collect();
+            PutGraphRequest {
+                chunk: Some(Graph {
+                    vertex_count: vertex_count as u32,
+                    out_degrees: narrow(out_degrees),
+                    targets: narrow(targets),
+                    split_counts: narrow(split_counts),
+                }),
+            }
+        })
+}
+
 /// `bytes` with up to three bytes changed and a possibly shorter end.
 fn damaged(bytes: Vec<u8>) -> impl Strategy<Value = Vec<u8>> {
     let len = bytes.len().max(1);
@@ -182,6 +204,27 @@ proptest! {
     }
 
     #[test]
+    fn graph_chunks_are_written_as_prost_writes_them(request in graph_chunk()) {
+        let chunk = request.chunk.as_ref().unwrap();
+        let short = chunk.out_degrees.iter().chain(&chunk.targets).chain(&chunk.split_counts)
+            .all(|&n| n < 1 << 28);
+        let mut ours = Vec::new();
+        prop_assert!(encode_put_graph(&request, &mut ours));
+        prop_assert_eq!(&ours, &request.encode_to_vec());
+        prop_assert_eq!(put_graph_len(&request), Some(ours.len()));
+        prop_assert_eq!(decode_put_graph(&ours), short.then_some(request));
+    }
+
+    #[test]
+    fn graph_chunks_read_back_as_prost_reads_them(
+        bytes in graph_chunk().prop_flat_map(|request| damaged(request.encode_to_vec()))
+    ) {
+        if let Some(ours) = decode_put_graph(&bytes) {
+            prop_assert_eq!(Ok(ours), PutGraphRequest::decode(&bytes[..]));
+        }
+    }
+
+    #[test]
     fn requests_read_back_as_prost_reads_them(
         bytes in packed_queries().prop_flat_map(|p| damaged(packed_request(p).encode_to_vec()))
     ) {
@@ -229,6 +272,15 @@ fn common_shapes_take_the_fast_path() {
         ..Default::default()
     });
     assert_eq!(decode_response(&analysed.encode_to_vec()), Some(analysed));
+    let upload = PutGraphRequest {
+        chunk: Some(Graph {
+            vertex_count: 3,
+            out_degrees: vec![2, 0, 1],
+            targets: vec![1, 2, 300],
+            split_counts: Vec::new(),
+        }),
+    };
+    assert_eq!(decode_put_graph(&upload.encode_to_vec()), Some(upload));
     let empty = packed_request(PackedTokenQueries::default());
     assert_eq!(decode_request(&empty.encode_to_vec()), Some(empty));
 }
@@ -270,6 +322,20 @@ fn other_shapes_are_left_to_prost() {
         ..Default::default()
     });
     assert_eq!(EvaluateRequest::decode(&twice[..]), Ok(merged));
+    let empty_upload = PutGraphRequest::default();
+    assert!(!encode_put_graph(&empty_upload, &mut Vec::new()));
+    assert_eq!(decode_put_graph(&empty_upload.encode_to_vec()), None);
+    // Unpacked repeated numbers (valid protobuf; prost reads them).
+    let unpacked = [0x0a, 0x04, 0x18, 0x05, 0x18, 0x06];
+    assert_eq!(decode_put_graph(&unpacked), None);
+    assert_eq!(
+        PutGraphRequest::decode(&unpacked[..])
+            .unwrap()
+            .chunk
+            .unwrap()
+            .targets,
+        vec![5, 6]
+    );
     let unknown = [0x12, 0x04, 0x12, 0x02, 0x28, 0x01];
     assert_eq!(decode_request(&unknown), None);
     assert!(EvaluateRequest::decode(&unknown[..]).is_ok());
@@ -299,7 +365,12 @@ fn field_numbers_are_those_of_the_compiled_proto() {
             "{message}.{field}: the fast path needs one-byte keys"
         );
     }
-    for whole in ["PackedTokenQueries", "PackedVerdicts"] {
+    for whole in [
+        "PackedTokenQueries",
+        "PackedVerdicts",
+        "PutGraphRequest",
+        "Graph",
+    ] {
         let message = messages.iter().find(|m| m.name() == whole).unwrap();
         for field in &message.field {
             let known = super::tags::ALL
