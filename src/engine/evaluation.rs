@@ -245,7 +245,8 @@ impl Analysis {
     /// A winning move for a WIN position, a draw-keeping move for a DRAW position (when there
     /// is any move), None for LOSE. `items` must have passed [`Analysis::evaluate`], which
     /// produced `evaluation`. O(sum of out-degrees of the items), no pass over the graph, except
-    /// on split-count games: see [`Analysis::best_move_memo`].
+    /// on split-count games: see [`Analysis::best_move_memo`]. For one token alone on an acyclic
+    /// graph the winning move is the fastest (to a follower of least remoteness).
     pub fn best_move(&self, items: &[(u32, u64)], evaluation: &Evaluation) -> Option<Move> {
         self.best_move_memo(items, evaluation, &mut MoveMemo::default())
     }
@@ -276,6 +277,10 @@ impl Analysis {
             }
         };
         let nim_sum = evaluation.nim_sum;
+        // One token alone: of its winning moves, the fastest (the follower of least
+        // remoteness, which the table holds). In a sum, the first winning move found.
+        let single = items.iter().map(|&(_, count)| count).sum::<u64>() == 1;
+        let fastest = self.remoteness.as_deref().filter(|_| single);
         items
             .iter()
             .enumerate()
@@ -285,10 +290,15 @@ impl Analysis {
                 if wanted >= values[from as usize] {
                     return None;
                 }
-                let to = *graph
+                let mut winning = graph
                     .successors(from)
                     .iter()
-                    .find(|&&w| values[w as usize] == wanted)?;
+                    .copied()
+                    .filter(|&w| values[w as usize] == wanted);
+                let to = match fastest {
+                    Some(remoteness) => winning.min_by_key(|&w| remoteness[w as usize])?,
+                    None => winning.next()?,
+                };
                 Some(Move::Slide {
                     item_index,
                     from,

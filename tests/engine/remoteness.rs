@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use crate::support::oracle::multisets;
 use crate::support::random_games::{config, dag, digraph};
 use grundy::engine::{
-    Analysis, AnalysisOptions, Digraph, Game, Limits, MoveAnalysis, Outcome, PositionAnalysis,
-    Remoteness, analyse, remoteness::DRAW,
+    Analysis, AnalysisOptions, Digraph, Game, Limits, Move, MoveAnalysis, Outcome,
+    PositionAnalysis, Remoteness, analyse, remoteness::DRAW,
 };
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -232,6 +232,36 @@ fn check_full(
 }
 
 /// Every position of 1 to [`MAX_TOKENS`] tokens, fully, then capped and on a tight budget.
+/// On an acyclic graph the winning move of one token alone (what `explain` names) is the
+/// fastest: it reaches a LOSE position one less remote than the token's own.
+fn check_fastest_win(
+    analysis: &Analysis,
+    oracle: &Remote,
+    vertex: u32,
+    solved: (Outcome, Option<u64>),
+) -> Result<(), TestCaseError> {
+    let (Outcome::Win, Some(remoteness)) = solved else {
+        return Ok(());
+    };
+    if analysis.is_cyclic() {
+        return Ok(());
+    }
+    let evaluation = analysis.evaluate_tokens(&[vertex]).unwrap();
+    let Some(Move::Slide { to, .. }) = analysis.best_move(&[(vertex, 1)], &evaluation) else {
+        return Err(TestCaseError::fail(format!(
+            "no winning move from {vertex}"
+        )));
+    };
+    prop_assert_eq!(
+        oracle.of(&[to]),
+        (Outcome::Lose, Some(remoteness - 1)),
+        "{} -> {}",
+        vertex,
+        to
+    );
+    Ok(())
+}
+
 fn check_graph(
     vertex_count: u32,
     edges: &[(u32, u32)],
@@ -252,6 +282,7 @@ fn check_graph(
                 let entry = solved.1.map_or(DRAW, |r| r as u32);
                 prop_assert_eq!(table[position[0] as usize], entry, "vertex {}", position[0]);
                 prop_assert_eq!(analysis.remoteness(position[0]), solved.1.map(|r| r as u32));
+                check_fastest_win(&analysis, &oracle, position[0], solved)?;
             }
             let full = analysis
                 .analyse_position(position, &AnalysisOptions::default())
