@@ -1,22 +1,24 @@
 //! A layered ("Sugiyama") layout, the passes of Graphviz `dot` (Gansner, Koutsofios, North and
 //! Vo, "A technique for drawing directed graphs", 1993) in simpler forms:
 //!
-//! 1. cycle breaking: an iterative depth-first search reverses its back edges, which leaves
-//!    a DAG (on an acyclic graph nothing is reversed);
+//! 1. cycle breaking: back edges of an iterative depth-first search are reversed (from a few
+//!    orders of roots), or the edges against the greedy order of Eades, Lin and Smyth; on an
+//!    acyclic graph nothing is reversed;
 //! 2. layering: first the longest path from each vertex to a sink, so every edge points down
 //!    (reversed edges point up); then each vertex in turn moves to the layer, between its
-//!    neighbours, that shortens its edges most (a sink hangs just below its lowest parent
-//!    instead of sitting on the bottom row), until no move helps;
-//! 3. ordering: edges spanning several layers get one dummy point per layer crossed, then
-//!    alternating down and up sweeps sort each layer by the weighted median of its
-//!    neighbours in the previous one, each sweep followed by swaps of neighbouring points
-//!    while a swap removes crossings ("transpose"); from two starting orders (input order and
-//!    depth-first order), the order with the fewest crossings wins;
+//!    neighbours, that shortens its edges most, until no move helps; of the cycle breakings,
+//!    the one whose edges are shortest in total wins;
+//! 3. ordering (dot's `mincross`): edges spanning several layers get one dummy point per layer
+//!    crossed; from several starting orders (depth-first, breadth-first from the top and from
+//!    the bottom, input order), down and up sweeps sort each layer by the weighted median of
+//!    its neighbours in the previous one, each sweep followed by swaps of neighbouring points
+//!    while a swap removes crossings ("transpose"); the best starts get a longer run and the
+//!    order with the fewest crossings wins; a work budget bounds the time on big graphs;
 //! 4. coordinates: each point moves towards the weighted mean of its neighbours (long edges
 //!    weigh most, as in dot, so that they run straight), with the minimum
 //!    separation kept by averaging a left-to-right and a right-to-left placement.
 //!
-//! One file per pass: `layering` (1 and 2), `ordering` (3), `coordinates` (4); this file
+//! One file per job: `layering` (1 and 2), `ordering` (3), `coordinates` (4); this file
 //! puts them together and adds the dummy points.
 //!
 //! The caller bounds the graph ([`super::drawing::MAX_SVG_VERTICES`]); dummy points are capped too, so
@@ -27,8 +29,8 @@ mod layering;
 mod ordering;
 
 use coordinates::coordinates;
-use layering::{layer_edges, longest_path_layers, shorten_edges};
-use ordering::{depth_first_rank, reduce_crossings};
+use layering::layering;
+use ordering::order_rows;
 
 use crate::engine::Digraph;
 
@@ -73,9 +75,7 @@ impl Layout {
     /// Lays out `graph`, whose vertex `v` is `widths[v]` pixels wide.
     pub fn of(graph: &Digraph, widths: &[f64]) -> Self {
         let n = graph.vertex_count() as usize;
-        let edges = layer_edges(graph);
-        let mut layer = longest_path_layers(n, &edges);
-        shorten_edges(&mut layer, &edges);
+        let (edges, layer) = layering(graph);
         let rows = layer.iter().copied().max().unwrap_or(0) + 1;
         let row_of = |v: u32| rows - 1 - layer[v as usize];
 
@@ -104,25 +104,16 @@ impl Layout {
                     dummies += 1;
                 }
             }
-            down[previous as usize].push(edge.lower);
-            up[edge.lower as usize].push(previous);
+            // A long edge past the cap is drawn straight and left out of the ordering (its
+            // ends are not on neighbouring rows).
+            if row_of(edge.lower) == point_row[previous as usize] + 1 {
+                down[previous as usize].push(edge.lower);
+                up[edge.lower as usize].push(previous);
+            }
             chains.push(chain);
         }
 
-        let mut order: Vec<Vec<u32>> = vec![Vec::new(); rows as usize];
-        for (point, &row) in point_row.iter().enumerate() {
-            order[row as usize].push(point as u32);
-        }
-        let depth_first = depth_first_rank(&up, &down);
-        let mut alternative = order.clone();
-        for row in &mut alternative {
-            row.sort_by_key(|&p| depth_first[p as usize]);
-        }
-        let first = reduce_crossings(&mut order, &up, &down);
-        let second = reduce_crossings(&mut alternative, &up, &down);
-        if second < first {
-            order = alternative;
-        }
+        let order = order_rows(&point_row, rows as usize, &up, &down);
         let (x, width) = coordinates(n, &order, &up, &down, &point_width);
 
         let routes = edges
