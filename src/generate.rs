@@ -50,7 +50,15 @@ pub enum Shape {
     Fan,
     /// Uniformly random edges, self-loops and cycles included.
     Cyclic,
+    /// A wide random DAG: layers of [`WIDE_LAYER`] vertices (randomly labelled), every edge
+    /// from a layer to the next one or, one time in four, to one of the three after it. Every
+    /// vertex of a layer after the first is the target of one edge from the layer before, so
+    /// the layers are the Kahn rounds, each of [`WIDE_LAYER`] vertices.
+    Wide,
 }
+
+/// The layer width of [`Shape::Wide`] (the last layer may be narrower).
+pub const WIDE_LAYER: u32 = 4096;
 
 /// Adjacency lists of a generated graph with about `edges` edges.
 fn adjacency(shape: Shape, vertices: u32, edges: u64, rng: &mut Rng) -> Vec<Vec<u32>> {
@@ -84,6 +92,33 @@ fn adjacency(shape: Shape, vertices: u32, edges: u64, rng: &mut Rng) -> Vec<Vec<
             for _ in 0..edges {
                 let from = rng.below(u64::from(vertices)) as usize;
                 adjacency[from].push(rng.below(u64::from(vertices)) as u32);
+            }
+        }
+        Shape::Wide => {
+            let mut label: Vec<u32> = (0..vertices).collect();
+            for i in (1..n).rev() {
+                label.swap(i, rng.below(i as u64 + 1) as usize);
+            }
+            let width = WIDE_LAYER as usize;
+            let layer_start = |position: usize| position - position % width;
+            // One edge into every vertex past the first layer, from the layer before.
+            let mut drawn = 0;
+            for to in width..n {
+                let previous = layer_start(to) - width;
+                let from = previous + rng.below(width as u64) as usize;
+                adjacency[label[from] as usize].push(label[to]);
+                drawn += 1;
+            }
+            for _ in drawn..edges {
+                let from = rng.below(u64::from(vertices)) as usize;
+                let next = layer_start(from) + width;
+                if next >= n {
+                    continue;
+                }
+                let layers = if rng.below(4) == 0 { 4 } else { 1 };
+                let end = (next + layers * width).min(n);
+                let to = next + rng.below((end - next) as u64) as usize;
+                adjacency[label[from] as usize].push(label[to]);
             }
         }
         Shape::Dag => {
@@ -271,7 +306,16 @@ mod tests {
         assert_eq!(fan.out_degree(0), 99);
         assert!(find_cycle(&fan).is_none());
         assert!(find_cycle(&graph(Shape::Cyclic, 100, 1000, 1)).is_some());
-        for shape in [Shape::Dag, Shape::Chain, Shape::Fan, Shape::Cyclic] {
+        let wide = graph(Shape::Wide, 3 * WIDE_LAYER, 30_000, 2);
+        assert!(find_cycle(&wide).is_none());
+        assert!(wide.edge_count() > 15_000);
+        for shape in [
+            Shape::Dag,
+            Shape::Chain,
+            Shape::Fan,
+            Shape::Cyclic,
+            Shape::Wide,
+        ] {
             assert_eq!(graph(shape, 1, 10, 1).vertex_count(), 1, "{shape:?}");
         }
         assert_eq!(
