@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::game::Game;
 use super::interrupt::Interrupt;
 use super::limits::{AnalysisError, Limits};
-use super::{loopy, order, remoteness, sliding, split};
+use super::{loopy, order, remoteness, rounds, split};
 
 /// The per-vertex values of a game, ready to evaluate positions. The game is shared
 /// ([`Analysis::shared_game`]): whoever else keeps it (the service's graph store) holds the
@@ -53,12 +53,13 @@ pub fn analyse_interruptible(
     let game = game.into();
     interrupt.check()?;
     let (table, remoteness) = match &game.split_counts {
-        None => match order::acyclic_order_interruptible(&game.graph, interrupt)? {
-            Some(order) => {
-                let (values, remoteness) =
-                    sliding::grundy_and_remoteness_interruptible(&game.graph, &order, interrupt)?;
-                (Table::Acyclic(values), Some(remoteness))
-            }
+        None => match rounds::grundy_and_remoteness_on_threads(
+            &game.graph,
+            limits.table_threads,
+            rounds::WIDE_ROUND,
+            interrupt,
+        )? {
+            Some((values, remoteness)) => (Table::Acyclic(values), Some(remoteness)),
             None => {
                 let (table, predecessors) = loopy::generalized_grundy_and_predecessors(
                     &game.graph,

@@ -12,10 +12,12 @@ use std::thread;
 use crate::support::oracle::{SlidingOracle, Verdict};
 use grundy::engine::loopy::INFINITE;
 use grundy::engine::{
-    AnalysisError, Digraph, Game, Interrupt, Limits, analyse, analyse_interruptible, order, sliding,
+    AnalysisError, Digraph, Game, Interrupt, Limits, analyse, analyse_interruptible, order, rounds,
+    sliding,
 };
 use grundy::generate::{Shape, graph};
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 
 /// A random DAG: vertices shuffled into a hidden topological order, each with up to
 /// `max_out_degree` edges to later vertices (repeats allowed), and `hubs` extra vertices at
@@ -145,6 +147,96 @@ proptest! {
 #[test]
 fn a_big_dag_matches_the_plain_path() {
     check_paths(&graph(Shape::Dag, 200_000, 2_000_000, 11));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The table on several threads
+// ---------------------------------------------------------------------------------------------
+
+/// The table round by round on 1, 2 and 4 threads, with rounds of at least `wide_round`
+/// vertices shared among them, equals the sequential pass's (values and remoteness).
+fn check_threads(graph: &Digraph, wide_round: usize) -> Result<(), TestCaseError> {
+    let order = order::acyclic_order(graph).expect("an acyclic graph");
+    let sequential =
+        sliding::grundy_and_remoteness_interruptible(graph, &order, &Interrupt::new()).unwrap();
+    for threads in [1, 2, 4] {
+        let on_threads =
+            rounds::grundy_and_remoteness_on_threads(graph, threads, wide_round, &Interrupt::new())
+                .unwrap();
+        prop_assert_eq!(
+            on_threads.as_ref(),
+            Some(&sequential),
+            "{} threads, rounds of {} shared",
+            threads,
+            wide_round
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn the_table_on_threads_equals_the_sequential_one(
+        (n, edges) in dag(300, 12, 0),
+        wide_round in 1usize..8,
+    ) {
+        check_threads(&digraph(n, &edges), wide_round)?;
+    }
+
+    #[test]
+    fn the_table_on_threads_equals_the_sequential_one_with_values_past_63(
+        (n, edges) in dag(400, 200, 0),
+        wide_round in 1usize..4,
+    ) {
+        check_threads(&digraph(n, &edges), wide_round)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn the_table_on_threads_equals_the_sequential_one_on_generated_dags(
+        seed in any::<u64>(),
+        wide in any::<bool>(),
+        wide_round in prop::sample::select(vec![1usize, 64, rounds::WIDE_ROUND]),
+    ) {
+        let shape = if wide { Shape::Wide } else { Shape::Dag };
+        check_threads(&graph(shape, 20_000, 150_000, seed), wide_round)?;
+    }
+}
+
+#[test]
+fn the_table_on_threads_falls_back_past_255_predecessors() {
+    // Every vertex points to both hubs: the in-degrees do not fit a byte.
+    let n = 5000u32;
+    let mut edges: Vec<(u32, u32)> = (0..n - 3).map(|v| (v, v + 1)).collect();
+    edges.extend((0..n - 2).flat_map(|v| [(v, n - 2), (v, n - 1)]));
+    check_threads(&digraph(n, &edges), 1).unwrap();
+}
+
+#[test]
+fn the_table_on_threads_finds_no_order_on_a_cyclic_graph() {
+    let g = graph(Shape::Cyclic, 5000, 20_000, 4);
+    for threads in [1, 2, 4] {
+        let table = rounds::grundy_and_remoteness_on_threads(&g, threads, 1, &Interrupt::new());
+        assert_eq!(table, Ok(None), "{threads} threads");
+    }
+}
+
+#[test]
+fn analyse_on_two_threads_equals_analyse_on_one() {
+    let game = Game::token_sliding(graph(Shape::Wide, 100_000, 1_000_000, 3));
+    let one = analyse(game.clone(), &Limits::default()).unwrap();
+    let two = Limits {
+        table_threads: 2,
+        ..Limits::default()
+    };
+    let two = analyse(game, &two).unwrap();
+    assert_eq!(one.values(), two.values());
+    assert_eq!(one.remoteness_table(), two.remoteness_table());
 }
 
 #[test]
