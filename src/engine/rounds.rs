@@ -9,9 +9,9 @@
 //!
 //! A round of at least `wide_round` vertices is cut into chunks that the threads claim one
 //! at a time (a thread the machine does not run for a while holds up one chunk, not a share
-//! of the round); a narrower round runs on the calling thread alone (the benchmark DAG of 10^6 vertices has
-//! 362,167 rounds of 2.8 vertices on average: handing each one to other threads would cost
-//! more than the round). The threads are started once per table, inside a
+//! of the round); a narrower round runs on the calling thread alone (the benchmark DAG of
+//! 10^6 vertices has 362,167 rounds of 2.8 vertices on average: handing each one to other
+//! threads would cost more than the round). The threads are started once per table, inside a
 //! [`std::thread::scope`] (no pool outlives the call, and the caller decides how many threads
 //! one table may use); between wide rounds they spin briefly, then park.
 //!
@@ -19,14 +19,14 @@
 //! round's vertices and sort the successors by stripe (the vertices are cut into 16 ranges
 //! per thread). Then each stripe is claimed by one thread, which decrements the in-degrees of
 //! the stripe's successors and places those that reach zero. No in-degree is written by two
-//! threads at once, so a decrement is a plain one (atomic read-modify-writes, whose cache
-//! lines travel between the cores at every decrement, made two threads slower than one). The
-//! in-degrees are counted in one private array per thread, then summed.
+//! threads at once, so a decrement is a plain one (an atomic read-modify-write costs about
+//! 1.4 plain ones on one thread of the development machine, and its cache line travels
+//! between the cores at every decrement). The in-degrees are counted in one private array
+//! per thread, then summed.
 //!
 //! The shared arrays are atomics used with relaxed loads and stores, which compile to plain
 //! ones. The start and the end of each step are the synchronisation points (release and
-//! acquire).
-//! The results are those of the sequential pass: a vertex's value and remoteness depend on its
+//! acquire). The results are those of the sequential pass: a vertex's value and remoteness depend on its
 //! successors' only, not on the order within a round.
 
 use std::cell::Cell;
