@@ -73,16 +73,38 @@ impl WorkPool {
         F: FnOnce() -> Result<T, ServiceError> + Send + 'static,
         T: Send + 'static,
     {
+        self.analyse_on_threads(1, move |_| work()).await
+    }
+
+    /// [`Self::analyse`] for work that may use up to `threads` threads (an analysis whose
+    /// acyclic table is shared among `Limits::table_threads` threads): it holds one analysis
+    /// permit per thread, and `work` is given the number of threads it may use, `threads`
+    /// clamped to 1..=the analysis slots. The permits bound the threads whatever the graph
+    /// (an analysis that turns out to need one thread still holds them all).
+    pub(crate) async fn analyse_on_threads<T, F>(
+        &self,
+        threads: usize,
+        work: F,
+    ) -> Result<T, ServiceError>
+    where
+        F: FnOnce(usize) -> Result<T, ServiceError> + Send + 'static,
+        T: Send + 'static,
+    {
+        let threads = threads.clamp(1, self.analysis_slots.min(u32::MAX as usize));
         let waiting = Instant::now();
         let waited = self.analysis_queue_timeout;
-        let permit = tokio::time::timeout(waited, self.analyses.clone().acquire_owned()).await;
+        let permits = self.analyses.clone().acquire_many_owned(threads as u32);
+        let permit = tokio::time::timeout(waited, permits).await;
         self.metrics
             .slot_waited(WorkKind::Analysis, waiting.elapsed());
         let permit = permit.map_err(|_| ServiceError::AnalysisQueueFull {
             slots: self.analysis_slots,
             waited,
         })?;
-        run(tracing::info_span!("analysis"), permit, work).await
+        run(tracing::info_span!("analysis"), permit, move || {
+            work(threads)
+        })
+        .await
     }
 
     /// Runs query batches of `lookups` table lookups: inline when at most [`INLINE_LOOKUPS`],
@@ -195,5 +217,39 @@ mod tests {
         finish.send(()).unwrap();
         assert_eq!(search.await.unwrap().unwrap(), "search");
         assert_eq!(second.await.unwrap(), "second search");
+    }
+
+    #[tokio::test]
+    async fn an_analysis_on_threads_holds_a_slot_per_thread() {
+        let pool = WorkPool::new(2, 1, Duration::from_millis(50), Arc::new(Metrics::new()));
+        // More threads than slots: it gets all the slots, and only them.
+        let threads = pool.analyse_on_threads(4, Ok).await.unwrap();
+        assert_eq!(threads, 2);
+        assert_eq!(pool.analyse_on_threads(0, Ok).await.unwrap(), 1);
+        let (started, wait) = std::sync::mpsc::channel();
+        let (release, hold) = std::sync::mpsc::channel::<()>();
+        let holder = {
+            let pool = pool.clone();
+            tokio::spawn(async move {
+                pool.analyse_on_threads(2, move |_| {
+                    started.send(()).unwrap();
+                    hold.recv().ok();
+                    Ok(())
+                })
+                .await
+            })
+        };
+        tokio::task::spawn_blocking(move || wait.recv().unwrap())
+            .await
+            .unwrap();
+        // Both slots are held: a one-thread analysis waits out its queue timeout.
+        let refused = pool.analyse(|| Ok(())).await;
+        assert!(matches!(
+            refused,
+            Err(ServiceError::AnalysisQueueFull { .. })
+        ));
+        release.send(()).unwrap();
+        holder.await.unwrap().unwrap();
+        pool.analyse(|| Ok(())).await.unwrap();
     }
 }

@@ -377,7 +377,11 @@ impl Registry {
         let metrics = self.inner.metrics.clone();
         self.inner
             .pool
-            .analyse(move || {
+            .analyse_on_threads(limits.table_threads, move |threads| {
+                let limits = Limits {
+                    table_threads: threads,
+                    ..limits
+                };
                 let game = match encoded {
                     Ok(game) => game,
                     Err((id, bytes)) => Arc::new(store::decode_sync(&id, &bytes)?),
