@@ -4,10 +4,11 @@
 //! `cargo bench --bench engine`; `GRUNDY_BENCH_SCALE=small` shrinks the graphs for a quick run.
 
 use std::hint::black_box;
+use std::time::Instant;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use grundy::engine::{
-    Digraph, Game, Interrupt, Limits, analyse, loopy, order, remoteness, sliding,
+    Digraph, Game, Interrupt, Limits, analyse, loopy, order, remoteness, rounds, sliding,
 };
 use grundy::generate::{Rng, Shape, graph};
 
@@ -33,17 +34,87 @@ fn floor_pass(graph: &Digraph, values: &[u64]) -> u64 {
     acc
 }
 
+/// The number of Kahn rounds of an acyclic graph: the longest path, counted in vertices.
+fn kahn_rounds(graph: &Digraph) -> u32 {
+    let order = order::acyclic_order(graph).expect("an acyclic graph");
+    let mut depth = vec![0u32; graph.vertex_count() as usize];
+    for &v in &order {
+        let below = graph.successors(v).iter().map(|&w| depth[w as usize]).max();
+        depth[v as usize] = 1 + below.unwrap_or(0);
+    }
+    depth.into_iter().max().unwrap_or(0)
+}
+
+/// A random cyclic permutation of `0..n` (Sattolo's algorithm): following `next` from any
+/// entry visits all `n` entries before returning, each step at a random address.
+fn random_cycle(n: u32, seed: u64) -> Vec<u32> {
+    let mut next: Vec<u32> = (0..n).collect();
+    let mut rng = Rng::new(seed);
+    for i in (1..n as usize).rev() {
+        next.swap(i, rng.below(i as u64) as usize);
+    }
+    next
+}
+
+/// The critical-path floor: `steps` dependent reads, each address the value the previous read
+/// returned. No pass that goes round by round can beat it: a round's vertices are known only
+/// once the previous round's reads have returned.
+fn floor_chain(next: &[u32], steps: u32) -> u32 {
+    let mut at = 0u32;
+    for _ in 0..steps {
+        at = next[at as usize];
+    }
+    at
+}
+
+/// Whether the command line selects benchmarks of `group` (no filter, or a filter naming it):
+/// the ratios printed after a group are measured only then.
+fn selected(group: &str) -> bool {
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| !arg.starts_with('-'))
+        .collect();
+    filters.is_empty() || filters.iter().any(|filter| filter.contains(group))
+}
+
+/// Median of `runs` timings of `work`, in seconds.
+fn median_seconds<T>(runs: usize, mut work: impl FnMut() -> T) -> f64 {
+    let mut times: Vec<f64> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            black_box(work());
+            start.elapsed().as_secs_f64()
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[runs / 2]
+}
+
 fn acyclic_table(c: &mut Criterion) {
     let vertices = 1_000_000 / scale();
     let edges = 10 * u64::from(vertices);
     let dag = graph(Shape::Dag, vertices, edges, 7);
     let values = vec![1u64; vertices as usize];
+    // The critical path of the table: one chain of dependent reads per Kahn round, over a
+    // permutation of as many `u32` entries as the table has cells (the packed value and
+    // remoteness of every vertex), and again over as many as the CSR has targets.
+    let rounds = kahn_rounds(&dag);
+    let cells_cycle = random_cycle(vertices, 11);
+    let targets_cycle = random_cycle(dag.edge_count() as u32, 13);
     let mut group = c.benchmark_group("acyclic_table");
     group.sample_size(10);
     group.throughput(Throughput::Elements(dag.edge_count()));
     group.bench_function(BenchmarkId::new("floor_read_targets", vertices), |b| {
         b.iter(|| floor_pass(black_box(&dag), black_box(&values)))
     });
+    group.bench_function(
+        BenchmarkId::new("floor_critical_path_cells", vertices),
+        |b| b.iter(|| floor_chain(black_box(&cells_cycle), rounds)),
+    );
+    group.bench_function(
+        BenchmarkId::new("floor_critical_path_targets", vertices),
+        |b| b.iter(|| floor_chain(black_box(&targets_cycle), rounds)),
+    );
     group.bench_function(BenchmarkId::new("plain_order_and_mex", vertices), |b| {
         b.iter(|| {
             let order = order::acyclic_order_plain(black_box(&dag)).unwrap();
@@ -92,6 +163,9 @@ fn acyclic_table(c: &mut Criterion) {
             remoteness::acyclic_remoteness_interruptible(black_box(&dag), &order, &Interrupt::new())
         })
     });
+    if selected("acyclic_table") {
+        report_against_floors(&dag, &values, rounds, &cells_cycle, &targets_cycle);
+    }
     let chain = graph(Shape::Chain, vertices, 0, 1);
     group.throughput(Throughput::Elements(chain.edge_count()));
     group.bench_function(BenchmarkId::new("chain_order_and_mex", vertices), |b| {
@@ -101,6 +175,109 @@ fn acyclic_table(c: &mut Criterion) {
         })
     });
     group.finish();
+}
+
+/// Prints the acyclic table (the Kahn order and the pass `analyse` makes, Grundy values and
+/// remoteness together; and the values alone) against the larger of its floors, the gather
+/// floor and the critical-path floor, each the median of 11 runs taken in turns.
+fn report_against_floors(
+    dag: &Digraph,
+    values: &[u64],
+    rounds: u32,
+    cells_cycle: &[u32],
+    targets_cycle: &[u32],
+) {
+    let table = || {
+        let order = order::acyclic_order(dag).unwrap();
+        sliding::grundy_and_remoteness_interruptible(dag, &order, &Interrupt::new()).unwrap()
+    };
+    let values_only = || {
+        let order = order::acyclic_order(dag).unwrap();
+        sliding::fast_grundy_table(dag, &order)
+    };
+    let mut samples = [const { Vec::new() }; 5];
+    for _ in 0..11 {
+        samples[0].push(median_seconds(1, || floor_pass(dag, values)));
+        samples[1].push(median_seconds(1, || floor_chain(cells_cycle, rounds)));
+        samples[2].push(median_seconds(1, || floor_chain(targets_cycle, rounds)));
+        samples[3].push(median_seconds(1, table));
+        samples[4].push(median_seconds(1, values_only));
+    }
+    let [gather, cells, targets, table, values_only] = samples.map(|mut times| {
+        times.sort_by(f64::total_cmp);
+        times[times.len() / 2]
+    });
+    let floor = gather.max(cells);
+    let ms = |seconds: f64| seconds * 1e3;
+    eprintln!(
+        "acyclic_table floors: {rounds} Kahn rounds; gather {:.2} ms, critical path over the \
+         cells {:.2} ms ({:.0} ns a read), over the targets {:.2} ms ({:.0} ns a read)",
+        ms(gather),
+        ms(cells),
+        cells * 1e9 / f64::from(rounds.max(1)),
+        ms(targets),
+        targets * 1e9 / f64::from(rounds.max(1)),
+    );
+    eprintln!(
+        "acyclic_table vs max(gather, critical path over the cells) = {:.2} ms: \
+         order, values and remoteness {:.2} ms ({:.2}x), order and values {:.2} ms ({:.2}x); \
+         against the chain over the targets {:.2}x and {:.2}x",
+        ms(floor),
+        ms(table),
+        table / floor,
+        ms(values_only),
+        values_only / floor,
+        table / gather.max(targets),
+        values_only / gather.max(targets),
+    );
+}
+
+/// The acyclic table (what `analyse` computes for token sliding) on a wide DAG, on 1 and 2
+/// threads; then the ratio of the medians of 11 runs taken in turns.
+fn wide_table(c: &mut Criterion) {
+    let vertices = 1_000_000 / scale();
+    let wide = graph(Shape::Wide, vertices, 10 * u64::from(vertices), 7);
+    let table = |threads: usize| {
+        rounds::grundy_and_remoteness_on_threads(
+            black_box(&wide),
+            threads,
+            rounds::WIDE_ROUND,
+            &Interrupt::new(),
+        )
+        .unwrap()
+        .unwrap()
+    };
+    let mut group = c.benchmark_group("wide_table");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(wide.edge_count()));
+    for threads in [1, 2] {
+        group.bench_function(BenchmarkId::new("threads", threads), |b| {
+            b.iter(|| table(threads))
+        });
+    }
+    group.finish();
+    if !selected("wide_table") {
+        return;
+    }
+    let mut samples = [const { Vec::new() }; 2];
+    for _ in 0..11 {
+        samples[0].push(median_seconds(1, || table(1)));
+        samples[1].push(median_seconds(1, || table(2)));
+    }
+    let [one, two] = samples.map(|mut times| {
+        times.sort_by(f64::total_cmp);
+        times[times.len() / 2]
+    });
+    eprintln!(
+        "wide_table: {} Kahn rounds of {} vertices, {} edges; 1 thread {:.2} ms, 2 threads \
+         {:.2} ms: {:.2}x",
+        kahn_rounds(&wide),
+        grundy::generate::WIDE_LAYER,
+        wide.edge_count(),
+        one * 1e3,
+        two * 1e3,
+        one / two,
+    );
 }
 
 fn cyclic_labelling(c: &mut Criterion) {
@@ -195,6 +372,7 @@ fn position_evaluation(c: &mut Criterion) {
 criterion_group!(
     benches,
     acyclic_table,
+    wide_table,
     cyclic_labelling,
     split_methods,
     position_evaluation
