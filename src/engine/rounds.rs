@@ -54,6 +54,9 @@ const STRIPES_PER_THREAD: usize = 16;
 /// How many times a waiting thread spins (a `pause` each) before it parks or yields.
 const SPINS: u32 = 1 << 10;
 
+/// Grundy values (widened to `u64`) and one-token remotenesses, one per vertex.
+pub type Table = (Vec<u64>, Vec<u32>);
+
 /// The Grundy values and one-token remotenesses of an acyclic graph on `threads` threads,
 /// the rounds of at least `wide_round` vertices shared among them; `None` when the graph has
 /// a cycle. Stops with [`Cancelled`] once `interrupt` is raised (read on the calling thread,
@@ -68,7 +71,7 @@ pub fn grundy_and_remoteness_on_threads(
     threads: usize,
     wide_round: usize,
     interrupt: &Interrupt,
-) -> Result<Option<(Vec<u64>, Vec<u32>)>, Cancelled> {
+) -> Result<Option<Table>, Cancelled> {
     let sequential = |interrupt: &Interrupt| {
         let Some(order) = super::order::acyclic_order_interruptible(graph, interrupt)? else {
             return Ok(None);
@@ -301,7 +304,7 @@ impl Shared<'_> {
                 self.sum(low, high);
             } else if task == Task::Sort as u8 {
                 if sorted.is_empty() {
-                    sorted = self.row(thread).iter().map(|cell| take(cell)).collect();
+                    sorted = self.row(thread).iter().map(take).collect();
                 }
                 edges += self.sort(&mut sorted, low, high);
             } else if task == Task::Place as u8 {
