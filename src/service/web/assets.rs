@@ -115,14 +115,27 @@ mod tests {
             }
         }
         let web = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("web");
-        for entry in std::fs::read_dir(web).unwrap() {
-            let name = entry.unwrap().file_name().into_string().unwrap();
-            let path = if name == "index.html" {
-                "/".to_string()
-            } else {
-                format!("/{name}")
-            };
-            assert!(served(&path), "web/{name} is not served");
+        let mut folders = vec![web.clone()];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(folder).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    folders.push(path);
+                    continue;
+                }
+                let name = path
+                    .strip_prefix(&web)
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .to_string();
+                let served_as = if name == "index.html" {
+                    "/".to_string()
+                } else {
+                    format!("/{name}")
+                };
+                assert!(served(&served_as), "web/{name} is not served");
+            }
         }
     }
 }
