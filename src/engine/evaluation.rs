@@ -279,7 +279,8 @@ impl Analysis {
         let nim_sum = evaluation.nim_sum;
         // One token alone: of its winning moves, the fastest (the follower of least
         // remoteness, which the table holds). In a sum, the first winning move found.
-        let single = items.iter().map(|&(_, count)| count).sum::<u64>() == 1;
+        let mut present = items.iter().filter(|&&(_, count)| count > 0);
+        let single = matches!((present.next(), present.next()), (Some(&(_, 1)), None));
         let fastest = self.remoteness.as_deref().filter(|_| single);
         items
             .iter()
