@@ -77,10 +77,13 @@ impl WorkPool {
     }
 
     /// [`Self::analyse`] for work that may use up to `threads` threads (an analysis whose
-    /// acyclic table is shared among `Limits::table_threads` threads): it holds one analysis
-    /// permit per thread, and `work` is given the number of threads it may use, `threads`
-    /// clamped to 1..=the analysis slots. The permits bound the threads whatever the graph
-    /// (an analysis that turns out to need one thread still holds them all).
+    /// acyclic table is shared among `Limits::table_threads` threads): it waits for one
+    /// analysis permit as any analysis does, then takes as many more as are free at that
+    /// moment, up to `threads` in all, and `work` is given the number it holds. It never
+    /// waits for the others: waiting for several permits at once would queue every analysis
+    /// behind it (the semaphore is first come, first served) while slots stood free. The
+    /// permits bound the threads whatever the graph (an analysis that turns out to need one
+    /// thread still holds what it took).
     pub(crate) async fn analyse_on_threads<T, F>(
         &self,
         threads: usize,
@@ -90,19 +93,26 @@ impl WorkPool {
         F: FnOnce(usize) -> Result<T, ServiceError> + Send + 'static,
         T: Send + 'static,
     {
-        let threads = threads.clamp(1, self.analysis_slots.min(u32::MAX as usize));
         let waiting = Instant::now();
         let waited = self.analysis_queue_timeout;
-        let permits = self.analyses.clone().acquire_many_owned(threads as u32);
-        let permit = tokio::time::timeout(waited, permits).await;
+        let permit = tokio::time::timeout(waited, self.analyses.clone().acquire_owned()).await;
         self.metrics
             .slot_waited(WorkKind::Analysis, waiting.elapsed());
-        let permit = permit.map_err(|_| ServiceError::AnalysisQueueFull {
+        let mut permit = permit.map_err(|_| ServiceError::AnalysisQueueFull {
             slots: self.analysis_slots,
             waited,
         })?;
+        if let Ok(first) = &mut permit {
+            while first.num_permits() < threads {
+                let Ok(more) = self.analyses.clone().try_acquire_owned() else {
+                    break;
+                };
+                first.merge(more);
+            }
+        }
+        let granted = permit.as_ref().map_or(1, |held| held.num_permits());
         run(tracing::info_span!("analysis"), permit, move || {
-            work(threads)
+            work(granted)
         })
         .await
     }
@@ -251,5 +261,34 @@ mod tests {
         release.send(()).unwrap();
         holder.await.unwrap().unwrap();
         pool.analyse(|| Ok(())).await.unwrap();
+    }
+
+    /// With one slot taken, an analysis asking for two threads starts at once on one (it does
+    /// not wait for the second slot, so nothing queues behind it).
+    #[tokio::test]
+    async fn an_analysis_on_threads_takes_the_free_slots_without_waiting_for_more() {
+        let pool = WorkPool::new(2, 1, Duration::from_secs(10), Arc::new(Metrics::new()));
+        let (started, wait) = std::sync::mpsc::channel();
+        let (release, hold) = std::sync::mpsc::channel::<()>();
+        let holder = {
+            let pool = pool.clone();
+            tokio::spawn(async move {
+                pool.analyse(move || {
+                    started.send(()).unwrap();
+                    hold.recv().ok();
+                    Ok(())
+                })
+                .await
+            })
+        };
+        tokio::task::spawn_blocking(move || wait.recv().unwrap())
+            .await
+            .unwrap();
+        let wide = pool.analyse_on_threads(2, Ok);
+        let threads = tokio::time::timeout(Duration::from_secs(5), wide).await;
+        assert_eq!(threads.expect("waited for a second slot").unwrap(), 1);
+        release.send(()).unwrap();
+        holder.await.unwrap().unwrap();
+        assert_eq!(pool.analyse_on_threads(2, Ok).await.unwrap(), 2);
     }
 }
