@@ -111,6 +111,13 @@ impl<'a, const N: usize> SizedColumns<'a, N> {
         }
     }
 
+    /// Writes the message as field `tag` of its parent: the key, the length, the fields.
+    fn write_as_field(&self, tag: u32, buf: &mut impl BufMut) {
+        varint::put(key(tag, LEN), buf);
+        varint::put(self.len as u64, buf);
+        self.write(buf);
+    }
+
     /// Writes the message's fields (not its own key and length).
     fn write(&self, buf: &mut impl BufMut) {
         let (tag, first_query_id) = self.first_query_id;
@@ -167,9 +174,7 @@ pub(super) fn encode_request(request: &EvaluateRequest, buf: &mut impl BufMut) -
     let batch_len = field_len(packed.len);
     varint::put(key(evaluate_request::QUERIES, LEN), buf);
     varint::put(batch_len as u64, buf);
-    varint::put(key(query_batch::PACKED_TOKENS, LEN), buf);
-    varint::put(packed.len as u64, buf);
-    packed.write(buf);
+    packed.write_as_field(query_batch::PACKED_TOKENS, buf);
     true
 }
 
@@ -236,14 +241,12 @@ pub(super) fn encode_response(response: &EvaluateResponse, buf: &mut impl BufMut
     let Some(packed) = response_columns(response) else {
         return false;
     };
-    varint::put(key(evaluate_response::PACKED_VERDICTS, LEN), buf);
-    varint::put(packed.len as u64, buf);
-    packed.write(buf);
+    packed.write_as_field(evaluate_response::PACKED_VERDICTS, buf);
     true
 }
 
 /// A `PutGraphRequest` chunk's columns, sized; `None` for a request without a chunk.
-fn put_graph_columns(request: &PutGraphRequest) -> Option<(SizedColumns<'_, 3>, u32)> {
+fn put_graph_columns(request: &PutGraphRequest) -> Option<SizedColumns<'_, 3>> {
     let PutGraphRequest { chunk } = request;
     let Graph {
         vertex_count,
@@ -251,30 +254,29 @@ fn put_graph_columns(request: &PutGraphRequest) -> Option<(SizedColumns<'_, 3>, 
         targets,
         split_counts,
     } = chunk.as_ref()?;
-    let graph = SizedColumns::new(
+    Some(SizedColumns::new(
         (graph_tag::VERTEX_COUNT, u64::from(*vertex_count)),
         [
             (graph_tag::OUT_DEGREES, Column::U32(out_degrees)),
             (graph_tag::TARGETS, Column::U32(targets)),
             (graph_tag::SPLIT_COUNTS, Column::U32(split_counts)),
         ],
-    );
-    Some((graph, put_graph_request::CHUNK))
+    ))
 }
 
+/// The encoded size of a `PutGraphRequest` with a chunk, in one pass over its arrays; `None`
+/// for one without.
 pub(super) fn put_graph_len(request: &PutGraphRequest) -> Option<usize> {
-    put_graph_columns(request).map(|(graph, _)| field_len(graph.len))
+    put_graph_columns(request).map(|graph| field_len(graph.len))
 }
 
 /// Writes a `PutGraphRequest` with a chunk (a graph's arrays, each sized once and written in
 /// one loop); false for one without, which prost writes.
 pub(super) fn encode_put_graph(request: &PutGraphRequest, buf: &mut impl BufMut) -> bool {
-    let Some((graph, tag)) = put_graph_columns(request) else {
+    let Some(graph) = put_graph_columns(request) else {
         return false;
     };
-    varint::put(key(tag, LEN), buf);
-    varint::put(graph.len as u64, buf);
-    graph.write(buf);
+    graph.write_as_field(put_graph_request::CHUNK, buf);
     true
 }
 
