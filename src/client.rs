@@ -145,6 +145,9 @@ impl Interceptor for ClientAuth {
 /// The client the CLI uses: the generated client with the token interceptor.
 pub type GrundyClient = GrundyServiceClient<InterceptedService<Channel, ClientAuth>>;
 
+/// How long opening a connection may take, over a socket or an in-process pipe.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The endpoint for `url` (http:// or https://) as `args` say, and the interceptor that
 /// authenticates its calls.
 fn endpoint(url: &str, args: &ConnectionArgs) -> Result<(Endpoint, ClientAuth), ClientError> {
@@ -159,7 +162,7 @@ fn endpoint(url: &str, args: &ConnectionArgs) -> Result<(Endpoint, ClientAuth), 
             cause,
         })?
         .tcp_nodelay(true)
-        .connect_timeout(Duration::from_secs(10));
+        .connect_timeout(CONNECT_TIMEOUT);
     let is_https = url.starts_with("https://");
     if is_https {
         endpoint = endpoint
@@ -192,6 +195,14 @@ async fn channel(url: &str, args: &ConnectionArgs) -> Result<(Channel, ClientAut
     Ok((channel, auth))
 }
 
+/// The `grundy.v1` client over `channel`, authenticated by `auth`, with messages of up to
+/// `max_message_bytes` each way.
+fn grundy_client(channel: Channel, auth: ClientAuth, max_message_bytes: usize) -> GrundyClient {
+    GrundyServiceClient::with_interceptor(channel, auth)
+        .max_decoding_message_size(max_message_bytes)
+        .max_encoding_message_size(max_message_bytes)
+}
+
 /// Connects the `grundy.v1` client to `url`, with messages of up to `max_message_bytes` each
 /// way.
 pub async fn connect(
@@ -200,9 +211,7 @@ pub async fn connect(
     max_message_bytes: usize,
 ) -> Result<GrundyClient, ClientError> {
     let (channel, auth) = channel(url, args).await?;
-    Ok(GrundyServiceClient::with_interceptor(channel, auth)
-        .max_decoding_message_size(max_message_bytes)
-        .max_encoding_message_size(max_message_bytes))
+    Ok(grundy_client(channel, auth, max_message_bytes))
 }
 
 /// What an in-process connection is called in errors.
@@ -232,6 +241,7 @@ pub async fn connect_in_process(
         }
     });
     let channel = Endpoint::from_static("http://in-process.invalid")
+        .connect_timeout(CONNECT_TIMEOUT)
         .connect_with_connector(connector)
         .await
         .map_err(|cause| ClientError::Connect {
@@ -239,9 +249,7 @@ pub async fn connect_in_process(
             cause,
         })?;
     let auth = ClientAuth::new(None)?;
-    Ok(GrundyServiceClient::with_interceptor(channel, auth)
-        .max_decoding_message_size(max_message_bytes)
-        .max_encoding_message_size(max_message_bytes))
+    Ok(grundy_client(channel, auth, max_message_bytes))
 }
 
 /// A client for `url` that connects on its first call (and again after its connection is
@@ -252,11 +260,11 @@ pub fn connect_lazy(
     max_message_bytes: usize,
 ) -> Result<GrundyClient, ClientError> {
     let (endpoint, auth) = endpoint(url, args)?;
-    Ok(
-        GrundyServiceClient::with_interceptor(endpoint.connect_lazy(), auth)
-            .max_decoding_message_size(max_message_bytes)
-            .max_encoding_message_size(max_message_bytes),
-    )
+    Ok(grundy_client(
+        endpoint.connect_lazy(),
+        auth,
+        max_message_bytes,
+    ))
 }
 
 /// The URLs of a `--server` list: comma-separated, spaces around them ignored, empty items
