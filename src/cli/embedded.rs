@@ -2,6 +2,9 @@
 //! run, reached through in-memory pipes (judge, analyse, render) or on a loopback port (play,
 //! whose page the browser opens).
 
+use std::future::Future;
+use std::pin::Pin;
+
 use tokio::io::DuplexStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::StreamExt;
@@ -10,7 +13,10 @@ use tokio_stream::wrappers::ReceiverStream;
 use super::error::RunError;
 use crate::client::{self, GrundyClient};
 use crate::engine::graph::MAX_EDGES;
-use crate::service::{self, GameService, ServerConfig, ServiceConfig};
+use crate::service::{self, GameService, ServerConfig, ServerError, ServiceConfig};
+
+/// The shutdown future a server is given: it resolves when the server's owner is dropped.
+type Shutdown = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// The server of a run, reached through in-memory pipes; stops when dropped.
 pub(super) struct InProcessServer {
@@ -25,16 +31,10 @@ impl InProcessServer {
         const PENDING_CONNECTIONS: usize = 4;
         let (pipes, incoming) = mpsc::channel::<DuplexStream>(PENDING_CONNECTIONS);
         let incoming = ReceiverStream::new(incoming).map(Ok::<_, std::io::Error>);
-        let (shutdown, stopped) = oneshot::channel::<()>();
         let max_message_bytes = config.max_message_bytes;
-        tokio::spawn(async move {
-            let stop = async {
-                let _ = stopped.await;
-            };
+        let shutdown = serve_until_dropped(move |stop| async move {
             let service = GameService::new(config.service.clone());
-            if let Err(e) = service::serve_connections(incoming, service, &config, stop).await {
-                tracing::error!("embedded server failed: {e}");
-            }
+            service::serve_connections(incoming, service, &config, stop).await
         });
         let client = client::connect_in_process(pipes, max_message_bytes).await?;
         Ok((
@@ -63,20 +63,31 @@ impl EmbeddedServer {
             .await
             .map_err(RunError::EmbeddedServer)?;
         let address = listener.local_addr().map_err(RunError::EmbeddedServer)?;
-        let (shutdown, stopped) = oneshot::channel::<()>();
-        tokio::spawn(async move {
-            let stop = async {
-                let _ = stopped.await;
-            };
-            if let Err(e) = service::run(listener, config, stop).await {
-                tracing::error!("embedded server failed: {e}");
-            }
-        });
+        let shutdown = serve_until_dropped(move |stop| service::run(listener, config, stop));
         Ok(Self {
             url: format!("http://{address}"),
             _shutdown: shutdown,
         })
     }
+}
+
+/// Runs `serve` on a task of the current runtime until the returned sender is dropped (its
+/// shutdown future then resolves and the server drains); a failure is logged.
+fn serve_until_dropped<F, S>(serve: S) -> oneshot::Sender<()>
+where
+    S: FnOnce(Shutdown) -> F,
+    F: Future<Output = Result<(), ServerError>> + Send + 'static,
+{
+    let (shutdown, stopped) = oneshot::channel::<()>();
+    let serving = serve(Box::pin(async {
+        let _ = stopped.await;
+    }));
+    tokio::spawn(async move {
+        if let Err(e) = serving.await {
+            tracing::error!("embedded server failed: {e}");
+        }
+    });
+    shutdown
 }
 
 /// The embedded server serves this one run: no table cache (each test case's table is
