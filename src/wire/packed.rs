@@ -238,10 +238,24 @@ pub(super) fn response_len(response: &EvaluateResponse) -> Option<usize> {
 /// Writes `response` when it carries only packed verdicts; `false` (nothing written) for any
 /// other shape.
 pub(super) fn encode_response(response: &EvaluateResponse, buf: &mut impl BufMut) -> bool {
-    let Some(packed) = response_columns(response) else {
+    write_only_field(
+        evaluate_response::PACKED_VERDICTS,
+        response_columns(response),
+        buf,
+    )
+}
+
+/// Writes a message whose only field is `columns`, as field `tag`; false (nothing written)
+/// when there is none (the message has another shape, which prost writes).
+fn write_only_field<const N: usize>(
+    tag: u32,
+    columns: Option<SizedColumns<'_, N>>,
+    buf: &mut impl BufMut,
+) -> bool {
+    let Some(columns) = columns else {
         return false;
     };
-    packed.write_as_field(evaluate_response::PACKED_VERDICTS, buf);
+    columns.write_as_field(tag, buf);
     true
 }
 
@@ -273,11 +287,7 @@ pub(super) fn put_graph_len(request: &PutGraphRequest) -> Option<usize> {
 /// Writes a `PutGraphRequest` with a chunk (a graph's arrays, each sized once and written in
 /// one loop); false for one without, which prost writes.
 pub(super) fn encode_put_graph(request: &PutGraphRequest, buf: &mut impl BufMut) -> bool {
-    let Some(graph) = put_graph_columns(request) else {
-        return false;
-    };
-    graph.write_as_field(put_graph_request::CHUNK, buf);
-    true
+    write_only_field(put_graph_request::CHUNK, put_graph_columns(request), buf)
 }
 
 /// Reads a `PutGraphRequest` whose chunk has each field at most once, packed; `None` for
