@@ -229,19 +229,21 @@ mod tests {
         assert_eq!(second.await.unwrap(), "second search");
     }
 
-    #[tokio::test]
-    async fn an_analysis_on_threads_holds_a_slot_per_thread() {
-        let pool = WorkPool::new(2, 1, Duration::from_millis(50), Arc::new(Metrics::new()));
-        // More threads than slots: it gets all the slots, and only them.
-        let threads = pool.analyse_on_threads(4, Ok).await.unwrap();
-        assert_eq!(threads, 2);
-        assert_eq!(pool.analyse_on_threads(0, Ok).await.unwrap(), 1);
-        let (started, wait) = std::sync::mpsc::channel();
-        let (release, hold) = std::sync::mpsc::channel::<()>();
+    /// An analysis on `threads` threads that runs until the sender is sent to (or dropped),
+    /// once it has started.
+    async fn hold_analysis(
+        pool: &WorkPool,
+        threads: usize,
+    ) -> (
+        tokio::task::JoinHandle<Result<(), ServiceError>>,
+        mpsc::Sender<()>,
+    ) {
+        let (started, wait) = mpsc::channel();
+        let (release, hold) = mpsc::channel::<()>();
         let holder = {
             let pool = pool.clone();
             tokio::spawn(async move {
-                pool.analyse_on_threads(2, move |_| {
+                pool.analyse_on_threads(threads, move |_| {
                     started.send(()).unwrap();
                     hold.recv().ok();
                     Ok(())
@@ -252,6 +254,17 @@ mod tests {
         tokio::task::spawn_blocking(move || wait.recv().unwrap())
             .await
             .unwrap();
+        (holder, release)
+    }
+
+    #[tokio::test]
+    async fn an_analysis_on_threads_holds_a_slot_per_thread() {
+        let pool = WorkPool::new(2, 1, Duration::from_millis(50), Arc::new(Metrics::new()));
+        // More threads than slots: it gets all the slots, and only them.
+        let threads = pool.analyse_on_threads(4, Ok).await.unwrap();
+        assert_eq!(threads, 2);
+        assert_eq!(pool.analyse_on_threads(0, Ok).await.unwrap(), 1);
+        let (holder, release) = hold_analysis(&pool, 2).await;
         // Both slots are held: a one-thread analysis waits out its queue timeout.
         let refused = pool.analyse(|| Ok(())).await;
         assert!(matches!(
@@ -268,22 +281,7 @@ mod tests {
     #[tokio::test]
     async fn an_analysis_on_threads_takes_the_free_slots_without_waiting_for_more() {
         let pool = WorkPool::new(2, 1, Duration::from_secs(10), Arc::new(Metrics::new()));
-        let (started, wait) = std::sync::mpsc::channel();
-        let (release, hold) = std::sync::mpsc::channel::<()>();
-        let holder = {
-            let pool = pool.clone();
-            tokio::spawn(async move {
-                pool.analyse(move || {
-                    started.send(()).unwrap();
-                    hold.recv().ok();
-                    Ok(())
-                })
-                .await
-            })
-        };
-        tokio::task::spawn_blocking(move || wait.recv().unwrap())
-            .await
-            .unwrap();
+        let (holder, release) = hold_analysis(&pool, 1).await;
         let wide = pool.analyse_on_threads(2, Ok);
         let threads = tokio::time::timeout(Duration::from_secs(5), wide).await;
         assert_eq!(threads.expect("waited for a second slot").unwrap(), 1);
