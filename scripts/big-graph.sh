@@ -10,6 +10,7 @@
 #   N=1000000 E=10000000 scripts/big-graph.sh # a smaller graph
 #   JUDGE_ARGS='--max-message-bytes 16777216' ...  # extra judge flags (here: PutGraph
 #                                             # chunks for a graph that would fit one message)
+#   SERVER_ARGS='--store-dir /tmp/graphs' ... # extra grundy-server flags (here: a durable store)
 #
 # The file is written under target/big-graph/ and deleted at the end (KEEP=1 keeps it).
 set -euo pipefail
@@ -19,6 +20,7 @@ N=${N:-10000000}
 E=${E:-100000000}
 Q=${Q:-1000000}
 read -r -a JUDGE_ARGS <<< "${JUDGE_ARGS:-}"
+read -r -a SERVER_ARGS <<< "${SERVER_ARGS:-}"
 DIR=${DIR:-target/big-graph}
 mkdir -p "$DIR"
 [ -x "$BIN/grundy" ] && [ -x "$BIN/grundy-server" ] || {
@@ -46,7 +48,7 @@ echo "embedded: wall $(wall "$DIR/embedded.err"), peak RSS $(peak "$DIR/embedded
 
 echo "with --server..."
 RUST_LOG=info NO_COLOR=1 "$BIN/grundy-server" --listen 127.0.0.1:0 --cache-bytes 16GiB \
-    2> "$DIR/server.err" &
+    ${SERVER_ARGS[@]+"${SERVER_ARGS[@]}"} 2> "$DIR/server.err" &
 SERVER=$!
 trap 'kill "$SERVER" 2>/dev/null || true' EXIT
 ADDRESS=

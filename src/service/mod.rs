@@ -64,8 +64,8 @@ pub use registry::Registry;
 pub use server::{SERVICE_NAME, ServerError, run, run_service, serve_connections};
 pub use state::GameService;
 pub use store::{
-    Backend, DirStore, GraphId, GraphStore, MemoryStore, RedisStore, StoreConfig, StoreError,
-    StoreFuture, StoredGraph, decode_sync, encode_sync,
+    Backend, DirStore, EncodedGraph, GraphId, GraphStore, MemoryStore, RedisStore, StoreConfig,
+    StoreError, StoreFuture, StoredBytes, StoredGraph, decode_sync,
 };
 pub use telemetry::{BoxedLayer, Telemetry, TelemetryError};
 pub use web::{Preload, WebConfig};

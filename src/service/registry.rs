@@ -216,7 +216,7 @@ impl Registry {
 
     /// Writes the graph of `analysis` (registered as `graph_id`) to the store, so that it
     /// outlives the cache (and, with a shared store, is known to every replica). The memory
-    /// store shares the analysed game; the others get it encoded on the work pool.
+    /// store shares the analysed game; the others write its stored form a piece at a time.
     pub(crate) async fn store(
         &self,
         graph_id: &str,
@@ -224,12 +224,7 @@ impl Registry {
     ) -> Result<(), ServiceError> {
         let id = GraphId::parse(graph_id)
             .ok_or_else(|| ServiceError::Internal(format!("malformed graph id {graph_id:?}")))?;
-        let pool = &self.inner.pool;
-        let encode = |game: Arc<Game>| pool.analyse(move || Ok(store::encode_sync(&game)));
-        self.inner
-            .store
-            .put(&id, analysis.shared_game(), encode)
-            .await
+        Ok(self.inner.store.put(&id, analysis.shared_game()).await?)
     }
 
     /// The analysis of `game` (whose id is `graph_id`): from the cache, from a computation
@@ -384,7 +379,7 @@ impl Registry {
                 };
                 let game = match encoded {
                     Ok(game) => game,
-                    Err((id, bytes)) => Arc::new(store::decode_sync(&id, &bytes)?),
+                    Err((id, bytes)) => Arc::new(store::decode_sync(&id, bytes)?),
                 };
                 let started = Instant::now();
                 let analysis = engine::analyse_interruptible(game, &limits, &interrupt)?;

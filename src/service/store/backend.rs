@@ -3,7 +3,10 @@
 
 use std::fmt;
 use std::future::Future;
+use std::io::{Cursor, Read};
 use std::pin::Pin;
+
+use super::codec::EncodedGraph;
 
 /// A boxed future of a store operation (the backends are used as trait objects).
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
@@ -74,6 +77,60 @@ impl fmt::Display for GraphId {
     }
 }
 
+/// An entry as a byte backend gives it back: `len` bytes, unverified, for
+/// [`super::decode_sync`] to read once, straight into the graph's arrays (the entry is never
+/// copied whole into memory first).
+pub struct StoredBytes {
+    reader: Box<dyn Read + Send>,
+    len: u64,
+    backend: &'static str,
+}
+
+impl StoredBytes {
+    /// The `len` bytes `reader` gives (it is read no further), from the backend `backend`
+    /// (its kind, for errors while reading).
+    pub fn new(reader: impl Read + Send + 'static, len: u64, backend: &'static str) -> Self {
+        Self {
+            reader: Box::new(reader),
+            len,
+            backend,
+        }
+    }
+
+    /// Bytes already in memory.
+    pub fn from_vec(bytes: Vec<u8>, backend: &'static str) -> Self {
+        let len = bytes.len() as u64;
+        Self::new(Cursor::new(bytes), len, backend)
+    }
+
+    /// How many bytes the entry has.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the entry has no bytes (a corrupt one).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub(crate) fn backend(&self) -> &'static str {
+        self.backend
+    }
+
+    pub(crate) fn into_reader(self) -> Box<dyn Read + Send> {
+        self.reader
+    }
+}
+
+impl fmt::Debug for StoredBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoredBytes")
+            .field("len", &self.len)
+            .field("backend", &self.backend)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A storage backend outside the process (files, Redis): encoded graphs (opaque bytes) by
 /// id. Writing an id that exists replaces its entry (the content is the same, unless the old
 /// entry was corrupt).
@@ -81,9 +138,10 @@ pub trait Backend: Send + Sync + fmt::Debug {
     /// The backend's kind, for logs and errors: `dir` or `redis`.
     fn kind(&self) -> &'static str;
 
-    /// Stores `encoded` under `id`; once this returns `Ok`, every reader sees the whole entry.
-    fn put<'a>(&'a self, id: &'a GraphId, encoded: Vec<u8>) -> StoreFuture<'a, ()>;
+    /// Stores `graph` under `id`, writing its stored form in pieces (never whole in memory);
+    /// once this returns `Ok`, every reader sees the whole entry.
+    fn put<'a>(&'a self, id: &'a GraphId, graph: EncodedGraph) -> StoreFuture<'a, ()>;
 
-    /// The bytes stored under `id`, or `None` when there are none (never stored, expired).
-    fn get<'a>(&'a self, id: &'a GraphId) -> StoreFuture<'a, Option<Vec<u8>>>;
+    /// The entry stored under `id`, or `None` when there is none (never stored, expired).
+    fn get<'a>(&'a self, id: &'a GraphId) -> StoreFuture<'a, Option<StoredBytes>>;
 }

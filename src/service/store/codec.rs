@@ -11,10 +11,14 @@
 //! content id is the id it was stored under: a flipped bit anywhere is caught, and an entry
 //! that fails is reported, never served.
 
+use std::io::{self, Read, Write};
+use std::ops::Range;
+use std::sync::Arc;
+
 use crate::engine::{Digraph, Game};
 use crate::service::graph_id::graph_id_sync;
 
-use super::backend::{GraphId, StoreError};
+use super::backend::{GraphId, StoreError, StoredBytes};
 
 const MAGIC: &[u8; 8] = b"GRUNDYG\0";
 /// Bumped when the layout changes; readers refuse formats they do not know.
@@ -22,32 +26,121 @@ const FORMAT: u32 = 1;
 const HEADER_BYTES: usize = 32;
 const FLAG_SPLIT_COUNTS: u32 = 1;
 
-/// Encodes `game` in the stored form. O(V + E); call it off the async runtime for big graphs.
-pub fn encode_sync(game: &Game) -> Vec<u8> {
-    let graph = game.graph();
-    let vertices = graph.vertex_count() as usize;
-    let split_counts = game.split_counts();
-    let words = vertices + graph.targets().len() + split_counts.map_or(0, <[u32]>::len);
-    let mut out = Vec::with_capacity(HEADER_BYTES + 4 * words);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT.to_le_bytes());
-    let flags = if split_counts.is_some() {
-        FLAG_SPLIT_COUNTS
-    } else {
-        0
+/// The stored form of a game, produced a piece at a time: a backend writes a big graph in
+/// pieces of its own size, and the server never holds a second copy of it (an encoded copy
+/// beside the analysis doubled its memory). O(V + E) to write whole; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct EncodedGraph {
+    game: Arc<Game>,
+    header: [u8; HEADER_BYTES],
+}
+
+impl EncodedGraph {
+    /// The stored form of `game`.
+    pub fn new(game: Arc<Game>) -> Self {
+        let graph = game.graph();
+        let flags = if game.split_counts().is_some() {
+            FLAG_SPLIT_COUNTS
+        } else {
+            0
+        };
+        let mut header = [0u8; HEADER_BYTES];
+        header[..8].copy_from_slice(MAGIC);
+        header[8..12].copy_from_slice(&FORMAT.to_le_bytes());
+        header[12..16].copy_from_slice(&flags.to_le_bytes());
+        header[16..20].copy_from_slice(&graph.vertex_count().to_le_bytes());
+        // 20..24: reserved, zero.
+        header[24..32].copy_from_slice(&graph.edge_count().to_le_bytes());
+        Self { game, header }
+    }
+
+    /// Bytes of the whole stored form.
+    pub fn len(&self) -> usize {
+        let graph = self.game.graph();
+        let words = graph.vertex_count() as usize
+            + graph.targets().len()
+            + self.game.split_counts().map_or(0, <[u32]>::len);
+        HEADER_BYTES + 4 * words
+    }
+
+    /// Whether the stored form is empty (never: it has a header).
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Appends the bytes `range` of the stored form to `out` (`range` within `0..len()`).
+    pub fn write_range(&self, range: Range<usize>, out: &mut Vec<u8>) {
+        let graph = self.game.graph();
+        let (offsets, targets) = (graph.offsets(), graph.targets());
+        let split_counts = self.game.split_counts().unwrap_or(&[]);
+        out.reserve(range.len());
+        let mut start = 0;
+        let mut section = |bytes: usize, write: &mut dyn FnMut(Range<usize>, &mut Vec<u8>)| {
+            let end = start + bytes;
+            let (from, to) = (range.start.max(start), range.end.min(end));
+            if from < to {
+                write(from - start..to - start, out);
+            }
+            start = end;
+        };
+        section(HEADER_BYTES, &mut |part, out| {
+            out.extend_from_slice(&self.header[part]);
+        });
+        section(4 * (offsets.len() - 1), &mut |part, out| {
+            extend_words(out, part, |v| offsets[v + 1] - offsets[v]);
+        });
+        section(4 * targets.len(), &mut |part, out| {
+            extend_words(out, part, |e| targets[e]);
+        });
+        section(4 * split_counts.len(), &mut |part, out| {
+            extend_words(out, part, |v| split_counts[v]);
+        });
+    }
+
+    /// Writes the whole stored form to `out`, a piece at a time.
+    pub fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
+        let len = self.len();
+        let mut piece = Vec::with_capacity(WRITE_PIECE_BYTES.min(len));
+        for start in (0..len).step_by(WRITE_PIECE_BYTES) {
+            piece.clear();
+            self.write_range(start..(start + WRITE_PIECE_BYTES).min(len), &mut piece);
+            out.write_all(&piece)?;
+        }
+        Ok(())
+    }
+
+    /// The whole stored form in one buffer (small graphs, tests).
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_range(0..self.len(), &mut out);
+        out
+    }
+}
+
+/// Bytes per piece of [`EncodedGraph::write_to`].
+const WRITE_PIECE_BYTES: usize = 1 << 20;
+
+/// Appends the bytes `bytes` of an array of little-endian words, word `i` being `word(i)`.
+fn extend_words(out: &mut Vec<u8>, bytes: Range<usize>, word: impl Fn(usize) -> u32) {
+    let part = |out: &mut Vec<u8>, w: usize, from: usize, to: usize| {
+        out.extend_from_slice(&word(w).to_le_bytes()[from..to]);
     };
-    out.extend_from_slice(&flags.to_le_bytes());
-    out.extend_from_slice(&graph.vertex_count().to_le_bytes());
-    out.extend_from_slice(&0u32.to_le_bytes());
-    out.extend_from_slice(&graph.edge_count().to_le_bytes());
-    for pair in graph.offsets().windows(2) {
-        out.extend_from_slice(&(pair[1] - pair[0]).to_le_bytes());
+    let (first_whole, end_whole) = (bytes.start.div_ceil(4), bytes.end / 4);
+    if first_whole > end_whole {
+        // Inside one word.
+        let w = bytes.start / 4;
+        part(out, w, bytes.start - 4 * w, bytes.end - 4 * w);
+        return;
     }
-    extend_words(&mut out, graph.targets());
-    if let Some(split_counts) = split_counts {
-        extend_words(&mut out, split_counts);
+    if bytes.start % 4 != 0 {
+        part(out, bytes.start / 4, bytes.start % 4, 4);
     }
-    out
+    for w in first_whole..end_whole {
+        out.extend_from_slice(&word(w).to_le_bytes());
+    }
+    if bytes.end % 4 != 0 {
+        part(out, end_whole, 0, bytes.end % 4);
+    }
 }
 
 /// The largest stored form of a graph within `max_vertices` and `max_edges` (split counts
@@ -58,23 +151,25 @@ pub fn max_encoded_bytes(max_vertices: u32, max_edges: u64) -> usize {
     usize::try_from(HEADER_BYTES as u128 + 4 * words).unwrap_or(usize::MAX)
 }
 
-fn extend_words(out: &mut Vec<u8>, words: &[u32]) {
-    for word in words {
-        out.extend_from_slice(&word.to_le_bytes());
-    }
-}
-
-/// Decodes and verifies an entry stored under `id` (see the module documentation). O(V + E
-/// log D) for the id check; call it off the async runtime.
-pub fn decode_sync(id: &GraphId, bytes: &[u8]) -> Result<Game, StoreError> {
+/// Decodes and verifies an entry stored under `id` (see the module documentation), reading
+/// it straight into the graph's arrays: a loaded graph never sits in memory twice. O(V + E
+/// log D) for the id check; call it off the async runtime (it also does the entry's I/O).
+pub fn decode_sync(id: &GraphId, stored: StoredBytes) -> Result<Game, StoreError> {
     let corrupt = |reason: String| StoreError::corrupt(id, reason);
-    if bytes.len() < HEADER_BYTES {
+    let (len, backend) = (stored.len(), stored.backend());
+    let mut reader = Entry {
+        reader: stored.into_reader().take(len),
+        id,
+        backend,
+        piece: Vec::new(),
+    };
+    if len < HEADER_BYTES as u64 {
         return Err(corrupt(format!(
-            "{} bytes, shorter than the {HEADER_BYTES}-byte header",
-            bytes.len()
+            "{len} bytes, shorter than the {HEADER_BYTES}-byte header"
         )));
     }
-    let (header, body) = bytes.split_at(HEADER_BYTES);
+    let mut header = [0u8; HEADER_BYTES];
+    reader.read_exact(&mut header)?;
     if &header[..8] != MAGIC {
         return Err(corrupt("not a stored grundy graph (bad magic)".into()));
     }
@@ -94,19 +189,22 @@ pub fn decode_sync(id: &GraphId, bytes: &[u8]) -> Result<Game, StoreError> {
     let has_split_counts = flags & FLAG_SPLIT_COUNTS != 0;
     let vertex_words = u64::from(vertex_count) * if has_split_counts { 2 } else { 1 };
     let expected = 4 * (u128::from(vertex_words) + u128::from(edge_count));
-    if body.len() as u128 != expected {
+    let body = u128::from(len) - HEADER_BYTES as u128;
+    // The backend bounded `len` (see `max_encoded_bytes`), so the arrays below are too.
+    if body != expected {
         return Err(corrupt(format!(
-            "body of {} bytes, the header announces {expected} ({vertex_count} vertices, \
-             {edge_count} edges)",
-            body.len()
+            "body of {body} bytes, the header announces {expected} ({vertex_count} vertices, \
+             {edge_count} edges)"
         )));
     }
-    let (degree_bytes, rest) = body.split_at(4 * vertex_count as usize);
-    let (target_bytes, split_bytes) = rest.split_at(4 * edge_count as usize);
-    let graph = Digraph::from_out_degrees(vertex_count, &words(degree_bytes), words(target_bytes))
+    let degrees = reader.words(vertex_count as usize)?;
+    let targets = reader.words(edge_count as usize)?;
+    let graph = Digraph::from_out_degrees(vertex_count, &degrees, targets)
         .map_err(|e| corrupt(format!("invalid graph: {e}")))?;
+    drop(degrees);
     let game = if has_split_counts {
-        Game::with_split_counts(graph, words(split_bytes))
+        let split_counts = reader.words(vertex_count as usize)?;
+        Game::with_split_counts(graph, split_counts)
             .map_err(|e| corrupt(format!("invalid graph: {e}")))?
     } else {
         Game::token_sliding(graph)
@@ -118,17 +216,49 @@ pub fn decode_sync(id: &GraphId, bytes: &[u8]) -> Result<Game, StoreError> {
     Ok(game)
 }
 
-fn words(bytes: &[u8]) -> Vec<u32> {
-    bytes
-        .chunks_exact(4)
-        .map(|w| u32::from_le_bytes(w.try_into().expect("4 bytes")))
-        .collect()
+/// An entry being read: its words a piece at a time, with its errors told as the store's.
+struct Entry<'a, R> {
+    reader: R,
+    id: &'a GraphId,
+    backend: &'static str,
+    piece: Vec<u8>,
 }
+
+impl<R: Read> Entry<'_, R> {
+    fn read_exact(&mut self, out: &mut [u8]) -> Result<(), StoreError> {
+        self.reader.read_exact(out).map_err(|e| {
+            if e.kind() == io::ErrorKind::UnexpectedEof {
+                StoreError::corrupt(self.id, "it ends before the length it was stored with")
+            } else {
+                StoreError::unavailable(self.backend, format!("reading graph {}: {e}", self.id))
+            }
+        })
+    }
+
+    /// The next `count` little-endian words.
+    fn words(&mut self, count: usize) -> Result<Vec<u32>, StoreError> {
+        let mut words = Vec::with_capacity(count);
+        let mut piece = std::mem::take(&mut self.piece);
+        while words.len() < count {
+            let take = (count - words.len()).min(READ_PIECE_BYTES / 4);
+            piece.resize(4 * take, 0);
+            self.read_exact(&mut piece)?;
+            words.extend(
+                piece
+                    .chunks_exact(4)
+                    .map(|w| u32::from_le_bytes(w.try_into().expect("4 bytes"))),
+            );
+        }
+        self.piece = piece;
+        Ok(words)
+    }
+}
+
+/// Bytes read at a time by [`decode_sync`].
+const READ_PIECE_BYTES: usize = 1 << 20;
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use std::sync::Arc;
-
     use super::*;
     use crate::service::store::{GraphStore, StoredGraph};
 
@@ -151,6 +281,16 @@ pub(crate) mod tests {
             .collect()
     }
 
+    /// The stored form of `game`, whole.
+    pub(crate) fn encode(game: &Game) -> Vec<u8> {
+        EncodedGraph::new(Arc::new(game.clone())).to_vec()
+    }
+
+    /// `bytes` decoded and verified as the entry of `id`.
+    pub(crate) fn decode(id: &GraphId, bytes: &[u8]) -> Result<Game, StoreError> {
+        decode_sync(id, StoredBytes::from_vec(bytes.to_vec(), "test"))
+    }
+
     pub(crate) fn same_game(a: &Game, b: &Game) -> bool {
         a.graph() == b.graph() && a.split_counts() == b.split_counts()
     }
@@ -161,8 +301,7 @@ pub(crate) mod tests {
         id: &GraphId,
         game: &Game,
     ) -> Result<(), StoreError> {
-        let encode = |game: Arc<Game>| async move { Ok(encode_sync(&game)) };
-        store.put(id, &Arc::new(game.clone()), encode).await
+        store.put(id, &Arc::new(game.clone())).await
     }
 
     /// The game `store` holds under `id`, decoded and verified when it comes as bytes.
@@ -173,26 +312,23 @@ pub(crate) mod tests {
         Ok(match store.get(id).await? {
             None => None,
             Some(StoredGraph::Game(game)) => Some(Game::clone(&game)),
-            Some(StoredGraph::Encoded(bytes)) => Some(decode_sync(id, &bytes)?),
+            Some(StoredGraph::Encoded(bytes)) => Some(decode_sync(id, bytes)?),
         })
     }
 
     #[test]
     fn round_trips_and_checks_every_byte() {
         for (id, game) in sample_games() {
-            let encoded = encode_sync(&game);
-            assert!(same_game(
-                &decode_sync(&id, &encoded).expect("decodes"),
-                &game
-            ));
+            let encoded = encode(&game);
+            assert!(same_game(&decode(&id, &encoded).expect("decodes"), &game));
             // Any single flipped byte is caught by one of the checks.
             for at in 0..encoded.len() {
                 let mut damaged = encoded.clone();
                 damaged[at] ^= 0x40;
-                let error = decode_sync(&id, &damaged).expect_err("damage detected");
+                let error = decode(&id, &damaged).expect_err("damage detected");
                 assert!(matches!(error, StoreError::Corrupt { .. }), "byte {at}");
             }
-            let truncated = decode_sync(&id, &encoded[..encoded.len() - 1]).unwrap_err();
+            let truncated = decode(&id, &encoded[..encoded.len() - 1]).unwrap_err();
             assert!(
                 truncated.to_string().contains("header announces"),
                 "{truncated}"
@@ -201,11 +337,55 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_stored_form_is_the_documented_layout() {
+        let (_, game) = &sample_games()[0];
+        let mut expected = b"GRUNDYG\0".to_vec();
+        for word in [1u32, 0, 4, 0] {
+            expected.extend_from_slice(&word.to_le_bytes());
+        }
+        expected.extend_from_slice(&4u64.to_le_bytes());
+        for word in [2u32, 0, 1, 1, 1, 2, 3, 2] {
+            expected.extend_from_slice(&word.to_le_bytes());
+        }
+        assert_eq!(encode(game), expected);
+    }
+
+    #[test]
+    fn pieces_of_any_size_make_up_the_whole() {
+        for (_, game) in sample_games() {
+            let encoded = EncodedGraph::new(Arc::new(game));
+            let whole = encoded.to_vec();
+            assert_eq!(whole.len(), encoded.len());
+            for piece in 1..=13 {
+                let mut joined = Vec::new();
+                for start in (0..whole.len()).step_by(piece) {
+                    encoded.write_range(start..(start + piece).min(whole.len()), &mut joined);
+                }
+                assert_eq!(joined, whole, "pieces of {piece} bytes");
+            }
+            let mut written = Vec::new();
+            encoded.write_to(&mut written).expect("writes to memory");
+            assert_eq!(written, whole);
+        }
+    }
+
+    #[test]
+    fn an_entry_shorter_than_its_length_is_corrupt() {
+        let (id, game) = sample_games().remove(0);
+        let encoded = encode(&game);
+        let short = encoded[..encoded.len() - 3].to_vec();
+        let stored = StoredBytes::new(io::Cursor::new(short), encoded.len() as u64, "test");
+        let error = decode_sync(&id, stored).expect_err("refused");
+        assert!(matches!(error, StoreError::Corrupt { .. }), "{error}");
+        assert!(error.to_string().contains("ends before"), "{error}");
+    }
+
+    #[test]
     fn the_largest_entry_fits_the_largest_graph() {
         for (_, game) in sample_games() {
             let graph = game.graph();
             let bound = max_encoded_bytes(graph.vertex_count(), graph.edge_count());
-            assert!(encode_sync(&game).len() <= bound);
+            assert!(encode(&game).len() <= bound);
         }
         assert_eq!(max_encoded_bytes(0, 0), HEADER_BYTES);
         assert_eq!(max_encoded_bytes(u32::MAX, u64::MAX), usize::MAX);
@@ -214,7 +394,7 @@ pub(crate) mod tests {
     #[test]
     fn an_entry_under_the_wrong_id_is_refused() {
         let games = sample_games();
-        let error = decode_sync(&games[0].0, &encode_sync(&games[1].1)).unwrap_err();
+        let error = decode(&games[0].0, &encode(&games[1].1)).unwrap_err();
         assert!(error.to_string().contains("hashes to"), "{error}");
     }
 

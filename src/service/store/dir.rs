@@ -10,13 +10,14 @@
 //! accepts is corrupt and is not read at all (its size is not trusted to allocate).
 
 use std::fs::{self, File};
-use std::io::{self, Read, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use super::backend::{Backend, GraphId, StoreError, StoreFuture};
+use super::backend::{Backend, GraphId, StoreError, StoreFuture, StoredBytes};
+use super::codec::EncodedGraph;
 
 const KIND: &str = "dir";
 /// Marks temporary files: `.<id>.tmp-<pid>-<n>`.
@@ -67,7 +68,7 @@ impl Files {
         (shard, file)
     }
 
-    fn write_sync(&self, id: &GraphId, encoded: &[u8]) -> Result<(), StoreError> {
+    fn write_sync(&self, id: &GraphId, graph: &EncodedGraph) -> Result<(), StoreError> {
         let (shard, file) = self.entry_path(id);
         if !shard.is_dir() {
             fs::create_dir_all(&shard).map_err(|e| io_error("cannot create", &shard, e))?;
@@ -78,7 +79,7 @@ impl Files {
         let temp = shard.join(format!(".{id}{TEMP_MARK}{}-{serial}", std::process::id()));
         let written = (|| {
             let mut out = File::create_new(&temp)?;
-            out.write_all(encoded)?;
+            graph.write_to(&mut out)?;
             out.sync_all()
         })();
         if let Err(e) = written.and_then(|()| fs::rename(&temp, &file)) {
@@ -88,7 +89,8 @@ impl Files {
         sync_dir(&shard)
     }
 
-    fn read_sync(&self, id: &GraphId) -> Result<Option<Vec<u8>>, StoreError> {
+    /// The entry of `id`, opened (the decoder reads it).
+    fn read_sync(&self, id: &GraphId) -> Result<Option<StoredBytes>, StoreError> {
         let (_, file) = self.entry_path(id);
         let entry = match File::open(&file) {
             Ok(entry) => entry,
@@ -109,13 +111,9 @@ impl Files {
                 ),
             ));
         }
-        // Read no further than the bound even if the file grows meanwhile.
-        let mut bytes = Vec::new();
-        entry
-            .take(self.max_entry_bytes as u64 + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| io_error("cannot read", &file, e))?;
-        Ok(Some(bytes))
+        // Read no further than this size even if the file grows meanwhile (a write replaces
+        // the file by a rename: this handle keeps the entry it opened).
+        Ok(Some(StoredBytes::new(entry, size, KIND)))
     }
 }
 
@@ -124,12 +122,12 @@ impl Backend for DirStore {
         KIND
     }
 
-    fn put<'a>(&'a self, id: &'a GraphId, encoded: Vec<u8>) -> StoreFuture<'a, ()> {
+    fn put<'a>(&'a self, id: &'a GraphId, graph: EncodedGraph) -> StoreFuture<'a, ()> {
         let (files, id) = (self.files.clone(), id.clone());
-        Box::pin(blocking(move || files.write_sync(&id, &encoded)))
+        Box::pin(blocking(move || files.write_sync(&id, &graph)))
     }
 
-    fn get<'a>(&'a self, id: &'a GraphId) -> StoreFuture<'a, Option<Vec<u8>>> {
+    fn get<'a>(&'a self, id: &'a GraphId) -> StoreFuture<'a, Option<StoredBytes>> {
         let (files, id) = (self.files.clone(), id.clone());
         Box::pin(blocking(move || files.read_sync(&id)))
     }
@@ -274,9 +272,8 @@ mod tests {
         // What a kill -9 between create and rename leaves: a half-written temporary file.
         let leftover = shard.join(format!(".{id}{TEMP_MARK}1-0"));
         fs::write(&leftover, b"GRUNDYG\0half").unwrap();
-        assert_eq!(
-            store.files.read_sync(&id),
-            Ok(None),
+        assert!(
+            matches!(store.files.read_sync(&id), Ok(None)),
             "never read as an entry"
         );
         let old = SystemTime::now() - 2 * STALE_TEMP_AGE;

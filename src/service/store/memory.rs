@@ -84,7 +84,7 @@ impl MemoryStore {
 mod tests {
     use super::*;
     use crate::service::store::codec::tests::sample_games;
-    use crate::service::store::{GraphStore, StoreError, StoredGraph};
+    use crate::service::store::{GraphStore, StoredGraph};
 
     #[tokio::test]
     async fn keeps_the_game_itself_and_handles_share_entries() {
@@ -96,11 +96,7 @@ mod tests {
             .collect();
         for (id, game) in &games {
             assert!(handle.get(id).await.expect("readable").is_none());
-            let never = |_| async { Err::<Vec<u8>, _>(StoreError::unavailable("test", "no")) };
-            handle
-                .put(id, game, never)
-                .await
-                .expect("stored, not encoded");
+            handle.put(id, game).await.expect("stored");
         }
         // Another handle on the same store (what "reopening" means in one process) gives
         // back the very games that were put, not copies.

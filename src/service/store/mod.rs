@@ -19,13 +19,12 @@ mod dir;
 mod memory;
 mod redis;
 
-use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use backend::{Backend, GraphId, StoreError, StoreFuture};
-pub use codec::{decode_sync, encode_sync, max_encoded_bytes};
+pub use backend::{Backend, GraphId, StoreError, StoreFuture, StoredBytes};
+pub use codec::{EncodedGraph, decode_sync, max_encoded_bytes};
 pub use dir::DirStore;
 pub use memory::MemoryStore;
 pub use redis::RedisStore;
@@ -51,14 +50,14 @@ pub enum StoreConfig {
 }
 
 /// A graph as the store gives it back.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum StoredGraph {
     /// The validated game itself (the memory backend): it never left this process, so there
     /// is nothing to verify.
     Game(Arc<Game>),
     /// Bytes from outside the process (a file, Redis), unverified: pass them to
     /// [`decode_sync`].
-    Encoded(Vec<u8>),
+    Encoded(StoredBytes),
 }
 
 /// The graph store: a cheap handle to one backend.
@@ -115,23 +114,14 @@ impl GraphStore {
     }
 
     /// Stores `game` under its id. The memory backend keeps the game itself (shared, no
-    /// copy); the others get it encoded by `encode`, which the caller runs off the async
-    /// runtime (see [`encode_sync`]) and which is called only for them.
-    pub async fn put<F, Fut, E>(&self, id: &GraphId, game: &Arc<Game>, encode: F) -> Result<(), E>
-    where
-        F: FnOnce(Arc<Game>) -> Fut,
-        Fut: Future<Output = Result<Vec<u8>, E>>,
-        E: From<StoreError>,
-    {
+    /// copy); the others write its stored form (see [`EncodedGraph`]) a piece at a time.
+    pub async fn put(&self, id: &GraphId, game: &Arc<Game>) -> Result<(), StoreError> {
         match &self.backend {
             Kind::Memory(store) => {
                 store.insert(id, game.clone());
                 Ok(())
             }
-            Kind::Bytes(backend) => {
-                let encoded = encode(game.clone()).await?;
-                Ok(backend.put(id, encoded).await?)
-            }
+            Kind::Bytes(backend) => backend.put(id, EncodedGraph::new(game.clone())).await,
         }
     }
 

@@ -19,11 +19,14 @@
 //! connection manager): when it is down, store operations fail fast with
 //! [`StoreError::Unavailable`] naming the address, and everything else keeps working.
 
+use std::collections::VecDeque;
+use std::io::{self, Read};
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
-use super::backend::{Backend, GraphId, StoreError, StoreFuture};
+use super::backend::{Backend, GraphId, StoreError, StoreFuture, StoredBytes};
+use super::codec::EncodedGraph;
 
 const KIND: &str = "redis";
 /// Largest value written: 16 MiB.
@@ -114,21 +117,26 @@ impl RedisStore {
         command
     }
 
-    async fn write(&self, id: &GraphId, encoded: Vec<u8>) -> Result<(), StoreError> {
+    async fn write(&self, id: &GraphId, graph: EncodedGraph) -> Result<(), StoreError> {
         let mut connection = self.connection.clone();
         let chunk_ttl = self.ttl.map(|ttl| ttl + CHUNK_TTL_MARGIN);
-        let chunks = encoded.chunks(self.chunk_bytes);
-        let count = chunks.len();
-        // One chunk at a time: the client's buffer holds one chunk, not a copy of the graph.
-        for (index, chunk) in chunks.enumerate() {
-            Self::set_command(&chunk_key(id, index), chunk, chunk_ttl)
+        let bytes = graph.len();
+        let count = bytes.div_ceil(self.chunk_bytes);
+        // One chunk at a time, encoded as it is sent: the server holds one chunk (and the
+        // client's copy of it), not a copy of the graph. Encoding a chunk costs about what
+        // copying it into the connection's buffer does, so it stays on this task.
+        let mut chunk = Vec::new();
+        for index in 0..count {
+            let start = index * self.chunk_bytes;
+            chunk.clear();
+            graph.write_range(start..(start + self.chunk_bytes).min(bytes), &mut chunk);
+            Self::set_command(&chunk_key(id, index), &chunk, chunk_ttl)
                 .exec_async(&mut connection)
                 .await
                 .map_err(|e| self.failed(e))?;
         }
         let manifest = format!(
-            "{MANIFEST_TAG} bytes={} chunks={count} chunk_bytes={}",
-            encoded.len(),
+            "{MANIFEST_TAG} bytes={bytes} chunks={count} chunk_bytes={}",
             self.chunk_bytes
         );
         Self::set_command(&manifest_key(id), manifest.as_bytes(), self.ttl)
@@ -137,7 +145,7 @@ impl RedisStore {
             .map_err(|e| self.failed(e))
     }
 
-    async fn read(&self, id: &GraphId) -> Result<Option<Vec<u8>>, StoreError> {
+    async fn read(&self, id: &GraphId) -> Result<Option<StoredBytes>, StoreError> {
         let mut connection = self.connection.clone();
         let manifest: Option<String> = redis::cmd("GET")
             .arg(manifest_key(id))
@@ -151,8 +159,9 @@ impl RedisStore {
             let excerpt: String = manifest.chars().take(80).collect();
             StoreError::corrupt(id, format!("manifest {excerpt:?}: {why}"))
         })?;
-        // Grown chunk by chunk: only bytes Redis actually sent are ever allocated.
-        let mut encoded = Vec::new();
+        // Only bytes Redis actually sent are ever allocated. The decoder frees each chunk
+        // once read, so the graph is not in memory twice.
+        let mut chunks = Chunks::default();
         for index in 0..layout.chunks {
             let chunk: Option<Vec<u8>> = redis::cmd("GET")
                 .arg(chunk_key(id, index))
@@ -174,15 +183,33 @@ impl RedisStore {
                     ),
                 ));
             }
-            encoded.try_reserve(chunk.len()).map_err(|_| {
-                StoreError::unavailable(
-                    KIND,
-                    format!("out of memory reading graph {id} ({} bytes)", layout.bytes),
-                )
-            })?;
-            encoded.extend_from_slice(&chunk);
+            chunks.queue.push_back(chunk);
         }
-        Ok(Some(encoded))
+        Ok(Some(StoredBytes::new(chunks, layout.bytes as u64, KIND)))
+    }
+}
+
+/// The chunks of an entry as one reader, each dropped once read.
+#[derive(Default)]
+struct Chunks {
+    queue: VecDeque<Vec<u8>>,
+    /// Bytes of the front chunk already read.
+    at: usize,
+}
+
+impl Read for Chunks {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        while let Some(front) = self.queue.front() {
+            if self.at < front.len() {
+                let count = out.len().min(front.len() - self.at);
+                out[..count].copy_from_slice(&front[self.at..self.at + count]);
+                self.at += count;
+                return Ok(count);
+            }
+            self.queue.pop_front();
+            self.at = 0;
+        }
+        Ok(0)
     }
 }
 
@@ -191,11 +218,11 @@ impl Backend for RedisStore {
         KIND
     }
 
-    fn put<'a>(&'a self, id: &'a GraphId, encoded: Vec<u8>) -> StoreFuture<'a, ()> {
-        Box::pin(self.write(id, encoded))
+    fn put<'a>(&'a self, id: &'a GraphId, graph: EncodedGraph) -> StoreFuture<'a, ()> {
+        Box::pin(self.write(id, graph))
     }
 
-    fn get<'a>(&'a self, id: &'a GraphId) -> StoreFuture<'a, Option<Vec<u8>>> {
+    fn get<'a>(&'a self, id: &'a GraphId) -> StoreFuture<'a, Option<StoredBytes>> {
         Box::pin(self.read(id))
     }
 }
@@ -375,7 +402,7 @@ mod tests {
             panic!("expected the stored bytes");
         };
         assert!(matches!(
-            decode_sync(&id, &bytes),
+            decode_sync(&id, bytes),
             Err(StoreError::Corrupt { .. })
         ));
         // A chunk of the wrong length is caught before decoding.
