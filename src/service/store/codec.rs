@@ -132,13 +132,13 @@ fn extend_words(out: &mut Vec<u8>, bytes: Range<usize>, word: impl Fn(usize) -> 
         part(out, w, bytes.start - 4 * w, bytes.end - 4 * w);
         return;
     }
-    if bytes.start % 4 != 0 {
+    if !bytes.start.is_multiple_of(4) {
         part(out, bytes.start / 4, bytes.start % 4, 4);
     }
     for w in first_whole..end_whole {
         out.extend_from_slice(&word(w).to_le_bytes());
     }
-    if bytes.end % 4 != 0 {
+    if !bytes.end.is_multiple_of(4) {
         part(out, end_whole, 0, bytes.end % 4);
     }
 }
