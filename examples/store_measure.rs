@@ -17,9 +17,7 @@ use grundy::engine::Game;
 use grundy::generate::{Shape, graph};
 use grundy::service::MemoryStore;
 use grundy::service::graph_id_sync;
-use grundy::service::{
-    EncodedGraph, GraphId, GraphStore, StoreConfig, StoredGraph, decode_sync,
-};
+use grundy::service::{EncodedGraph, GraphId, GraphStore, StoreConfig, StoredGraph, decode_sync};
 
 #[tokio::main]
 async fn main() {

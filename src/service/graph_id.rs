@@ -15,12 +15,11 @@ const CANONICAL_TAG: &[u8] = b"grundy.v1.Graph/1\0";
 /// multi-edges repeated), then `0u8` for token sliding or `1u8` and each split count (u32).
 /// Out-neighbour lists are sorted because their order changes no value or verdict, so the
 /// same graph gets the same id however its lists were ordered. O(V + E log Δ), blocking the
-/// thread: call it off the async runtime for big graphs.
+/// thread: call it off the async runtime for big graphs. (An upload is hashed as it arrives
+/// instead: see [`IdHasher`].)
 pub fn graph_id_sync(game: &Game) -> String {
     let graph = game.graph();
-    let mut writer = HashWriter::default();
-    writer.bytes(CANONICAL_TAG);
-    writer.u32s(&[graph.vertex_count()]);
+    let mut hasher = IdHasher::new(graph.vertex_count());
     let offsets = graph.offsets();
     let mut degrees = Vec::with_capacity(HashWriter::CHUNK / 4);
     let vertices = graph.vertex_count() as usize;
@@ -32,42 +31,133 @@ pub fn graph_id_sync(game: &Game) -> String {
                 .windows(2)
                 .map(|pair| pair[1] - pair[0]),
         );
-        writer.u32s(&degrees);
+        hasher.degrees(&degrees);
     }
-    // The lists a block at a time: copied into one buffer, each sorted in place there (lists
-    // already in order, as many generators and exporters write them, cost only the check),
-    // and the block hashed as one run of words.
-    let targets = graph.targets();
-    let mut block: Vec<u32> = Vec::with_capacity(LIST_BLOCK_WORDS.min(targets.len()));
-    let mut vertex = 0;
-    while vertex < vertices {
-        let start = offsets[vertex] as usize;
-        // The vertices whose lists end within the block (at least one, however long).
-        let end_vertex = (vertex + 1).max(
-            offsets[vertex + 1..=vertices]
-                .partition_point(|&end| end as usize - start <= LIST_BLOCK_WORDS)
-                + vertex,
-        );
-        let end = offsets[end_vertex] as usize;
-        block.clear();
-        block.extend_from_slice(&targets[start..end]);
-        for pair in offsets[vertex..=end_vertex].windows(2) {
-            let list = &mut block[pair[0] as usize - start..pair[1] as usize - start];
-            if !list.is_sorted() {
-                sort_list(list);
+    hasher.targets(graph.targets());
+    hasher
+        .finish(game.split_counts())
+        .expect("a game's lists are as long as its out-degrees say")
+}
+
+/// The id of a graph hashed as it arrives in pieces (the chunks of `PutGraph`, hashed while
+/// the next ones are received): its out-degrees first, all of them, then its targets in
+/// order, cut anywhere; the split counts, which end the encoding, at [`IdHasher::finish`].
+/// Pieces in another order (a target before every degree is known, a degree after a
+/// target) make it give up: `finish` then says `None`, and the id is computed from the whole
+/// graph with [`graph_id_sync`]. It never validates: an id of pieces that make no valid
+/// graph is not used, as the graph is refused.
+pub(crate) struct IdHasher {
+    writer: HashWriter,
+    vertex_count: u32,
+    degrees: Vec<u32>,
+    /// The vertex whose list comes next, and the ids of it that came already.
+    next_vertex: usize,
+    pending: Vec<u32>,
+    /// A list being sorted.
+    scratch: Vec<u32>,
+    gave_up: bool,
+}
+
+impl IdHasher {
+    /// A hasher of a graph of `vertex_count` vertices.
+    pub(crate) fn new(vertex_count: u32) -> Self {
+        let mut writer = HashWriter::default();
+        writer.bytes(CANONICAL_TAG);
+        writer.u32s(&[vertex_count]);
+        Self {
+            writer,
+            vertex_count,
+            degrees: Vec::new(),
+            next_vertex: 0,
+            pending: Vec::new(),
+            scratch: Vec::new(),
+            gave_up: false,
+        }
+    }
+
+    /// The next out-degrees, in vertex order.
+    pub(crate) fn degrees(&mut self, degrees: &[u32]) {
+        let targets_started = self.next_vertex > 0 || !self.pending.is_empty();
+        let too_many = self.degrees.len() + degrees.len() > self.vertex_count as usize;
+        if self.gave_up || degrees.is_empty() {
+            return;
+        }
+        if targets_started || too_many {
+            self.gave_up = true;
+            return;
+        }
+        self.writer.u32s(degrees);
+        self.degrees.extend_from_slice(degrees);
+    }
+
+    /// The next targets, in order (after every out-degree).
+    pub(crate) fn targets(&mut self, mut targets: &[u32]) {
+        if self.gave_up || targets.is_empty() {
+            return;
+        }
+        if self.degrees.len() != self.vertex_count as usize {
+            self.gave_up = true;
+            return;
+        }
+        while !targets.is_empty() {
+            let Some(&degree) = self.degrees.get(self.next_vertex) else {
+                self.gave_up = true;
+                return;
+            };
+            let missing = degree as usize - self.pending.len();
+            if missing > targets.len() {
+                self.pending.extend_from_slice(targets);
+                return;
+            }
+            let (end_of_list, rest) = targets.split_at(missing);
+            if self.pending.is_empty() {
+                self.list(end_of_list);
+            } else {
+                let mut list = std::mem::take(&mut self.pending);
+                list.extend_from_slice(end_of_list);
+                self.list(&list);
+                list.clear();
+                self.pending = list;
+            }
+            self.next_vertex += 1;
+            targets = rest;
+        }
+    }
+
+    /// Hashes one whole out-neighbour list, sorted.
+    fn list(&mut self, list: &[u32]) {
+        // Lists already in order (as many generators and exporters write them) are hashed
+        // in place; the others are copied and sorted.
+        if list.is_sorted() {
+            self.writer.u32s(list);
+        } else {
+            self.scratch.clear();
+            self.scratch.extend_from_slice(list);
+            sort_list(&mut self.scratch);
+            self.writer.u32s(&self.scratch);
+        }
+    }
+
+    /// The id, given the split counts (`None` for token sliding); `None` if the pieces were
+    /// not a graph's degrees and then its targets, in order and complete.
+    pub(crate) fn finish(mut self, split_counts: Option<&[u32]>) -> Option<String> {
+        let complete = self.degrees.len() == self.vertex_count as usize
+            && self.pending.is_empty()
+            && self.degrees[self.next_vertex.min(self.degrees.len())..]
+                .iter()
+                .all(|&degree| degree == 0);
+        if self.gave_up || !complete {
+            return None;
+        }
+        match split_counts {
+            None => self.writer.bytes(&[0]),
+            Some(split_counts) => {
+                self.writer.bytes(&[1]);
+                self.writer.u32s(split_counts);
             }
         }
-        writer.u32s(&block);
-        vertex = end_vertex;
+        Some(format!("{:x}", self.writer.finish()))
     }
-    match game.split_counts() {
-        None => writer.bytes(&[0]),
-        Some(split_counts) => {
-            writer.bytes(&[1]);
-            writer.u32s(split_counts);
-        }
-    }
-    format!("{:x}", writer.finish())
 }
 
 /// Sorts an out-neighbour list. Lists of up to 16 ids (nearly all of them in most graphs)
@@ -130,9 +220,6 @@ fn network_sort<const N: usize, const C: usize>(list: &mut [u32], network: &[(u8
     }
     list.copy_from_slice(&lanes[..len]);
 }
-
-/// Words of out-neighbour lists sorted and hashed at a time (256 KiB).
-const LIST_BLOCK_WORDS: usize = 1 << 16;
 
 /// Feeds SHA-256 through a buffer: one `update` per 64 KiB instead of one per integer.
 #[derive(Default)]
@@ -241,6 +328,74 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The degrees and targets of `game` cut into pieces of the sizes `cuts` gives in turn.
+    fn hashed_in_pieces(game: &Game, cuts: &[usize]) -> Option<String> {
+        let graph = game.graph();
+        let degrees: Vec<u32> = (0..graph.vertex_count())
+            .map(|v| graph.out_degree(v))
+            .collect();
+        let mut hasher = IdHasher::new(graph.vertex_count());
+        let mut sizes = cuts.iter().cycle().map(|&cut| cut.max(1));
+        for list in [&degrees[..], graph.targets()] {
+            let mut rest = list;
+            while !rest.is_empty() {
+                let (piece, after) = rest.split_at(sizes.next().unwrap().min(rest.len()));
+                if std::ptr::eq(list, &degrees[..]) {
+                    hasher.degrees(piece);
+                } else {
+                    hasher.targets(piece);
+                }
+                rest = after;
+            }
+        }
+        hasher.finish(game.split_counts())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn an_id_hashed_in_pieces_is_the_id_of_the_whole(
+            vertices in 1u32..60,
+            edges in 0usize..400,
+            seed in 1u64..u64::MAX,
+            cuts in proptest::collection::vec(1usize..50, 1..8),
+            split in proptest::bool::ANY,
+        ) {
+            let graph = Digraph::from_edges(vertices, &random_edges(vertices, edges, seed)).unwrap();
+            let game = if split {
+                Game::with_split_counts(graph, (0..vertices).map(|v| v % 5).collect()).unwrap()
+            } else {
+                Game::token_sliding(graph)
+            };
+            proptest::prop_assert_eq!(hashed_in_pieces(&game, &cuts), Some(graph_id_sync(&game)));
+        }
+    }
+
+    #[test]
+    fn pieces_out_of_order_give_no_id() {
+        let graph = Digraph::from_edges(3, &[(0, 1), (1, 2), (0, 2)]).unwrap();
+        // Targets before every degree is known.
+        let mut hasher = IdHasher::new(3);
+        hasher.degrees(&[2, 1]);
+        hasher.targets(&[1, 2]);
+        hasher.degrees(&[0]);
+        hasher.targets(&[2]);
+        assert_eq!(hasher.finish(None), None);
+        // Too few targets, or too many.
+        for targets in [&[1, 2][..], &[1, 2, 2, 0]] {
+            let mut hasher = IdHasher::new(3);
+            hasher.degrees(&[2, 1, 0]);
+            hasher.targets(targets);
+            assert_eq!(hasher.finish(None), None, "{targets:?}");
+        }
+        let mut hasher = IdHasher::new(3);
+        hasher.degrees(&[2, 1, 0]);
+        hasher.targets(&[2, 1, 2]);
+        assert_eq!(
+            hasher.finish(None),
+            Some(graph_id_sync(&Game::token_sliding(graph)))
+        );
     }
 
     #[test]

@@ -3,11 +3,14 @@
 
 use std::sync::Arc;
 
+use tokio::task::JoinHandle;
 use tonic::{Status, Streaming};
+use tracing::Instrument;
 
+use super::blocking::WorkPool;
 use super::convert::{self, GraphAssembler};
 use super::error::{ServiceError, request_stream_status};
-use super::graph_id;
+use super::graph_id::{self, IdHasher};
 use super::registry::Lookup;
 use super::rpc::Rpc;
 use super::state::GameService;
@@ -48,7 +51,7 @@ impl GameService {
                 let (analysis, lookup) = rpc.guard(lookup).await??;
                 Ok(Resolved::recorded(rpc, analysis, graph_id, lookup))
             }
-            Some(GraphSource::Graph(graph)) => self.register(rpc, graph).await,
+            Some(GraphSource::Graph(graph)) => self.register(rpc, graph, None).await,
             None => Err(ServiceError::protocol(
                 "start.graph_source",
                 "start.graph_source: set either graph or graph_id",
@@ -57,18 +60,22 @@ impl GameService {
         }
     }
 
-    /// Validates and hashes a wire graph off the async runtime, then gets its analysis from
-    /// the cache or computes it once however many streams ask at the same time.
+    /// Validates and hashes a wire graph off the async runtime (finishing `hashed`, what was
+    /// hashed of it as it arrived, when there is one), then gets its analysis from the cache
+    /// or computes it once however many streams ask at the same time.
     pub(crate) async fn register(
         &self,
         rpc: &mut Rpc,
         graph: proto::Graph,
+        hashed: Option<IdHasher>,
     ) -> Result<Resolved, Status> {
         self.check_graph_size(graph.vertex_count, graph.targets.len() as u64)?;
         let (game, graph_id) = rpc
             .guard(self.pool.analyse(move || {
                 let game = convert::game_from_proto(graph)?;
-                let graph_id = graph_id::graph_id_sync(&game);
+                let graph_id = hashed
+                    .and_then(|hasher| hasher.finish(game.split_counts()))
+                    .unwrap_or_else(|| graph_id::graph_id_sync(&game));
                 Ok((game, graph_id))
             }))
             .await??;
@@ -79,20 +86,26 @@ impl GameService {
         Ok(Resolved::recorded(rpc, analysis, graph_id, lookup))
     }
 
-    /// Reads the chunks of `PutGraph` into one wire graph, checking the limits as it grows.
+    /// Reads the chunks of `PutGraph` into one wire graph, checking the limits as it grows,
+    /// and hashes each chunk for the graph's id on the work pool while the next one arrives.
     pub(crate) async fn receive_chunks(
         &self,
         rpc: &mut Rpc,
         mut inbound: Streaming<PutGraphRequest>,
-    ) -> Result<proto::Graph, Status> {
+    ) -> Result<(proto::Graph, Option<IdHasher>), Status> {
         let mut assembler = GraphAssembler::default();
+        let mut hashing: Option<ChunkHashing> = None;
         let start_timeout = self.config.start_timeout;
         let mut next = rpc.first_message(inbound.message(), start_timeout).await?;
         while let Some(request) = next {
             let chunk = request.chunk.unwrap_or_default();
             let (vertex_count, edge_count) = assembler.counts_with(&chunk)?;
             self.check_graph_size(vertex_count, edge_count)?;
-            assembler.append(chunk)?;
+            assembler.append(&chunk)?;
+            hashing
+                .get_or_insert_with(|| ChunkHashing::new(self.pool.clone(), vertex_count))
+                .hash(rpc, chunk)
+                .await?;
             next = rpc
                 .guard(inbound.message())
                 .await?
@@ -101,6 +114,59 @@ impl GameService {
                 rpc.sizes.request.observe(request.wire_len() as f64);
             }
         }
-        Ok(assembler.finish()?)
+        let hashed = match hashing {
+            Some(hashing) => hashing.finish(rpc).await?,
+            None => None,
+        };
+        Ok((assembler.finish()?, hashed))
+    }
+}
+
+/// The id of an upload hashed chunk by chunk: each chunk on the work pool, while the stream
+/// receives the next (one chunk at a time, in order). Hashing is an optimisation: when the
+/// pool refuses it (a full queue), it stops, and the id is computed from the whole graph.
+struct ChunkHashing {
+    pool: WorkPool,
+    hasher: Option<IdHasher>,
+    running: Option<JoinHandle<Result<IdHasher, ServiceError>>>,
+}
+
+impl ChunkHashing {
+    fn new(pool: WorkPool, vertex_count: u32) -> Self {
+        Self {
+            pool,
+            hasher: Some(IdHasher::new(vertex_count)),
+            running: None,
+        }
+    }
+
+    /// Waits for the previous chunk's hashing, then starts `chunk`'s.
+    async fn hash(&mut self, rpc: &mut Rpc, chunk: proto::Graph) -> Result<(), Status> {
+        let Some(mut hasher) = self.wait(rpc).await? else {
+            return Ok(());
+        };
+        let pool = self.pool.clone();
+        let job = async move {
+            pool.analyse(move || {
+                hasher.degrees(&chunk.out_degrees);
+                hasher.targets(&chunk.targets);
+                Ok(hasher)
+            })
+            .await
+        };
+        self.running = Some(tokio::spawn(job.in_current_span()));
+        Ok(())
+    }
+
+    /// The hasher once the chunks sent to it are hashed; `None` if hashing stopped.
+    async fn wait(&mut self, rpc: &mut Rpc) -> Result<Option<IdHasher>, Status> {
+        match self.running.take() {
+            None => Ok(self.hasher.take()),
+            Some(job) => Ok(rpc.guard(job).await?.ok().and_then(Result::ok)),
+        }
+    }
+
+    async fn finish(mut self, rpc: &mut Rpc) -> Result<Option<IdHasher>, Status> {
+        self.wait(rpc).await
     }
 }

@@ -57,8 +57,8 @@ impl GraphAssembler {
     }
 
     /// Appends `chunk` (after [`GraphAssembler::counts_with`] accepted it).
-    pub(crate) fn append(&mut self, chunk: proto::Graph) -> Result<(), ServiceError> {
-        let (vertex_count, _) = self.counts_with(&chunk)?;
+    pub(crate) fn append(&mut self, chunk: &proto::Graph) -> Result<(), ServiceError> {
+        let (vertex_count, _) = self.counts_with(chunk)?;
         for (field, total) in [
             (
                 "out_degrees",

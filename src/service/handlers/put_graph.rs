@@ -20,8 +20,8 @@ pub(super) async fn put_graph(
     let inbound = request.into_inner();
     let span = rpc.span.clone();
     let result = async {
-        let graph = service.receive_chunks(&mut rpc, inbound).await?;
-        let resolved = service.register(&mut rpc, graph).await?;
+        let (graph, hashed) = service.receive_chunks(&mut rpc, inbound).await?;
+        let resolved = service.register(&mut rpc, graph, hashed).await?;
         let table_bytes = resolved.analysis.heap_bytes();
         let capacity = service.registry.capacity_bytes();
         if table_bytes > capacity {
