@@ -16,7 +16,7 @@ const CANONICAL_TAG: &[u8] = b"grundy.v1.Graph/1\0";
 /// Out-neighbour lists are sorted because their order changes no value or verdict, so the
 /// same graph gets the same id however its lists were ordered. O(V + E log Δ), blocking the
 /// thread: call it off the async runtime for big graphs. (An upload is hashed as it arrives
-/// instead: see [`IdHasher`].)
+/// instead, chunk by chunk, with the same result.)
 pub fn graph_id_sync(game: &Game) -> String {
     let graph = game.graph();
     let mut hasher = IdHasher::new(graph.vertex_count());
