@@ -244,8 +244,8 @@ async fn send_queries(
     Ok(())
 }
 
-/// Appends the query batches already waiting to `batch`, while it has fewer than
-/// [`MERGE_BELOW`] queries and the sum stays within
+/// Appends the query batches already waiting to `batch`, while both it and the next have
+/// fewer than [`MERGE_BELOW`] queries and the sum stays within
 /// `merge_bytes` (the size at which the parser cuts a batch, well under the message limit,
 /// its verdicts' room in the response included): one message
 /// for them all, so that one query per message (a `--batch-size 1` or an interactive
@@ -263,7 +263,10 @@ fn merge_waiting(
             Ok(InputEvent::Queries {
                 batch: more,
                 bytes: more_bytes,
-            }) if more.queries.is_empty() && *bytes + more_bytes <= merge_bytes => {
+            }) if more.queries.is_empty()
+                && packed_queries(&more) < MERGE_BELOW
+                && *bytes + more_bytes <= merge_bytes =>
+            {
                 merge(batch, more);
                 *bytes += more_bytes;
             }
@@ -383,6 +386,6 @@ mod tests {
         assert_eq!(messages(&[1, 1, 1]), vec![3]);
         assert_eq!(messages(&[MERGE_BELOW - 1, 1, 1]), vec![MERGE_BELOW, 1]);
         assert_eq!(messages(&[4096, 4096, 10]), vec![4096, 4096, 10]);
-        assert_eq!(messages(&[10, 4096, 4096]), vec![4106, 4096]);
+        assert_eq!(messages(&[10, 4096, 4096]), vec![10, 4096, 4096]);
     }
 }

@@ -117,6 +117,22 @@ impl WorkPool {
         .await
     }
 
+    /// Runs optional work of the analysis kind only if an analysis permit is free now: `None`
+    /// (the work not run) when none is. It never queues, so it never delays an analysis that
+    /// waits for a slot, nor waits itself (the hashing of an upload's chunks, which can fall
+    /// back to hashing the whole graph later).
+    pub(crate) fn try_analyse<T, F>(
+        &self,
+        work: F,
+    ) -> Option<impl Future<Output = Result<T, ServiceError>> + use<T, F>>
+    where
+        F: FnOnce() -> Result<T, ServiceError> + Send + 'static,
+        T: Send + 'static,
+    {
+        let permit = self.analyses.clone().try_acquire_owned().ok()?;
+        Some(run(tracing::info_span!("analysis"), Ok(permit), work))
+    }
+
     /// Runs query batches of `lookups` table lookups: inline when at most [`INLINE_LOOKUPS`],
     /// else on the pool after waiting for an evaluation permit. `None` (not bounded by a
     /// count, as when moves are searched) waits for a search permit instead.

@@ -75,6 +75,12 @@ impl IdHasher {
         }
     }
 
+    /// Targets held of a list not yet complete (sorted and hashed with the piece that ends
+    /// it).
+    pub(crate) fn pending_len(&self) -> usize {
+        self.pending.len()
+    }
+
     /// The next out-degrees, in vertex order.
     pub(crate) fn degrees(&mut self, degrees: &[u32]) {
         let targets_started = self.next_vertex > 0 || !self.pending.is_empty();
@@ -113,11 +119,14 @@ impl IdHasher {
             if self.pending.is_empty() {
                 self.list(end_of_list);
             } else {
-                let mut list = std::mem::take(&mut self.pending);
-                list.extend_from_slice(end_of_list);
-                self.list(&list);
-                list.clear();
-                self.pending = list;
+                // A list that came in pieces is sorted where it was collected (no second
+                // copy of a long list).
+                self.pending.extend_from_slice(end_of_list);
+                if !self.pending.is_sorted() {
+                    sort_list(&mut self.pending);
+                }
+                self.writer.u32s(&self.pending);
+                self.pending = Vec::new();
             }
             self.next_vertex += 1;
             targets = rest;

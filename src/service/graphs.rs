@@ -127,8 +127,9 @@ impl GameService {
 const INLINE_HASH_WORDS: usize = 8192;
 
 /// The id of an upload hashed chunk by chunk: each chunk on the work pool, while the stream
-/// receives the next (one chunk at a time, in order). Hashing is an optimisation: when the
-/// pool refuses it (a full queue), it stops, and the id is computed from the whole graph.
+/// receives the next (one chunk at a time, in order). Hashing is an optimisation: a chunk
+/// finds an analysis slot free or hashing stops (it never waits for one, nor delays an
+/// analysis that does), and the id is then computed from the whole graph.
 struct ChunkHashing {
     pool: WorkPool,
     hasher: Option<IdHasher>,
@@ -149,7 +150,9 @@ impl ChunkHashing {
         let Some(mut hasher) = self.wait(rpc).await? else {
             return Ok(());
         };
-        if chunk.out_degrees.len() + chunk.targets.len() <= INLINE_HASH_WORDS {
+        // The work a chunk can cost: its own words, and a list it completes (sorted whole).
+        let words = chunk.out_degrees.len() + chunk.targets.len() + hasher.pending_len();
+        if words <= INLINE_HASH_WORDS {
             // Less work than a trip to the pool (and a client sending many tiny chunks gets
             // no pool job for each).
             hasher.degrees(&chunk.out_degrees);
@@ -157,24 +160,33 @@ impl ChunkHashing {
             self.hasher = Some(hasher);
             return Ok(());
         }
-        let pool = self.pool.clone();
-        let job = async move {
-            pool.analyse(move || {
-                hasher.degrees(&chunk.out_degrees);
-                hasher.targets(&chunk.targets);
-                Ok(hasher)
-            })
-            .await
-        };
-        self.running = Some(tokio::spawn(job.in_current_span()));
+        let job = self.pool.try_analyse(move || {
+            hasher.degrees(&chunk.out_degrees);
+            hasher.targets(&chunk.targets);
+            Ok(hasher)
+        });
+        match job {
+            Some(job) => self.running = Some(tokio::spawn(job.in_current_span())),
+            None => tracing::debug!("no analysis slot free: the id is hashed once the upload ends"),
+        }
         Ok(())
     }
 
     /// The hasher once the chunks sent to it are hashed; `None` if hashing stopped.
     async fn wait(&mut self, rpc: &mut Rpc) -> Result<Option<IdHasher>, Status> {
-        match self.running.take() {
-            None => Ok(self.hasher.take()),
-            Some(job) => Ok(rpc.guard(job).await?.ok().and_then(Result::ok)),
+        let Some(job) = self.running.take() else {
+            return Ok(self.hasher.take());
+        };
+        match rpc.guard(job).await? {
+            Ok(Ok(hasher)) => Ok(Some(hasher)),
+            Ok(Err(error)) => {
+                tracing::debug!(%error, "hashing a chunk failed: the id is hashed once the upload ends");
+                Ok(None)
+            }
+            Err(error) => {
+                tracing::warn!(%error, "the task hashing a chunk failed: the id is hashed once the upload ends");
+                Ok(None)
+            }
         }
     }
 

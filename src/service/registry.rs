@@ -353,8 +353,8 @@ impl Registry {
         let _ = publish.send(Some(result));
     }
 
-    /// Loads the graph if it is stored (the I/O outside the pool), then verifies (when it
-    /// comes as bytes) and analyses it on the pool.
+    /// Finds the graph if it is stored (a Redis entry is fetched here, a file only opened),
+    /// then reads and verifies it (when it comes as bytes) and analyses it on the pool.
     async fn analyse_source(
         &self,
         source: Source,

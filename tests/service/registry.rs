@@ -120,6 +120,19 @@ async fn evaluate(
 }
 
 #[tokio::test]
+async fn large_chunks_hashed_as_they_arrive_give_the_id_of_the_whole_graph() {
+    let (_server, mut client) = start_server(service_config()).await;
+    // Chunks large enough to be hashed on the work pool while the next ones arrive.
+    let graph = chain(50_000);
+    let whole = put(&mut client, chunks(&graph, 1 << 20)).await.unwrap();
+    let pooled = put(&mut client, chunks_in_order(&graph, 10_000))
+        .await
+        .unwrap();
+    assert_eq!(pooled.graph_id, whole.graph_id);
+    assert!(pooled.already_registered);
+}
+
+#[tokio::test]
 async fn put_graph_in_chunks_gives_a_content_address_usable_by_evaluate() {
     let (server, mut client) = start_server(service_config()).await;
     let graph = chain(1000);
