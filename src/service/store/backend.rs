@@ -6,7 +6,7 @@ use std::future::Future;
 use std::io::{Cursor, Read};
 use std::pin::Pin;
 
-use super::codec::EncodedGraph;
+use super::encode::EncodedGraph;
 
 /// A boxed future of a store operation (the backends are used as trait objects).
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;

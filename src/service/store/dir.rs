@@ -5,8 +5,8 @@
 //! the entry's name and the directory is fsynced: a crash (kill -9, power loss) at any point
 //! leaves either the old entry or the whole new one, never half of one, and an entry whose
 //! write returned survives a restart. Temporary files a crash left behind are never read as
-//! entries and are removed when the store is next opened. Reads are verified by the codec
-//! against the id (see [`super::codec`]); a file larger than the largest graph the server
+//! entries and are removed when the store is next opened. Reads are verified by the decoder
+//! against the id (see [`super::decode`]); a file larger than the largest graph the server
 //! accepts is corrupt and is not read at all (its size is not trusted to allocate).
 
 use std::fs::{self, File};
@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use super::backend::{Backend, GraphId, StoreError, StoreFuture, StoredBytes};
-use super::codec::EncodedGraph;
+use super::encode::EncodedGraph;
 
 const KIND: &str = "dir";
 /// Marks temporary files: `.<id>.tmp-<pid>-<n>`.
@@ -182,7 +182,7 @@ fn sweep_stale_temps(graphs: &Path) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::service::store::codec::tests::{get_game, put_game, same_game, sample_games};
+    use crate::service::store::decode::tests::{get_game, put_game, same_game, sample_games};
     use crate::service::store::{GraphStore, StoreConfig};
 
     fn temp_dir(name: &str) -> PathBuf {

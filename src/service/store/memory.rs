@@ -83,7 +83,7 @@ impl MemoryStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::service::store::codec::tests::sample_games;
+    use crate::service::store::decode::tests::sample_games;
     use crate::service::store::{GraphStore, StoredGraph};
 
     #[tokio::test]

@@ -6,16 +6,19 @@
 //!
 //! Backends: [`memory`] (the default: in process, bounded, lost on restart), [`dir`] (durable
 //! files on one machine) and [`redis`] (shared by every replica). The dir and Redis backends
-//! store opaque bytes ([`codec`] encodes and verifies them); all their I/O is async and the
-//! CPU work (encoding, decoding) is left to the caller's blocking pool. The memory backend
+//! store opaque bytes, written a piece at a time by [`encode`] (the dir backend on the
+//! blocking pool with its file I/O, Redis one chunk at a time as it sends it) and read back
+//! by [`decode`], which the caller runs on its work pool: it reads a file there, straight
+//! into the graph's arrays, and verifies the graph against its id. The memory backend
 //! keeps the validated game itself, shared with the analysis the registry caches: a graph
 //! held by both costs its memory once (an encoded copy beside it doubled the server's
 //! memory for a big graph), and as it never leaves the process there is nothing to encode
 //! or verify.
 
 mod backend;
-mod codec;
+mod decode;
 mod dir;
+mod encode;
 mod memory;
 mod redis;
 
@@ -24,8 +27,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use backend::{Backend, GraphId, StoreError, StoreFuture, StoredBytes};
-pub use codec::{EncodedGraph, decode_sync, max_encoded_bytes};
+pub use decode::decode_sync;
 pub use dir::DirStore;
+pub use encode::{EncodedGraph, max_encoded_bytes};
 pub use memory::MemoryStore;
 pub use redis::RedisStore;
 

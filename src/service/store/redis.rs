@@ -26,7 +26,7 @@ use std::time::Duration;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use super::backend::{Backend, GraphId, StoreError, StoreFuture, StoredBytes};
-use super::codec::EncodedGraph;
+use super::encode::EncodedGraph;
 
 const KIND: &str = "redis";
 /// Largest value written: 16 MiB.
@@ -293,7 +293,7 @@ impl Layout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::service::store::codec::tests::{get_game, put_game, same_game, sample_games};
+    use crate::service::store::decode::tests::{get_game, put_game, same_game, sample_games};
     use crate::service::store::{GraphStore, StoredGraph, decode_sync};
     use std::sync::Arc;
 
