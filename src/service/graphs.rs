@@ -115,7 +115,7 @@ impl GameService {
             }
         }
         let hashed = match hashing {
-            Some(hashing) => hashing.finish(rpc).await?,
+            Some(mut hashing) => hashing.wait(rpc).await?,
             None => None,
         };
         Ok((assembler.finish()?, hashed))
@@ -188,9 +188,5 @@ impl ChunkHashing {
                 Ok(None)
             }
         }
-    }
-
-    async fn finish(mut self, rpc: &mut Rpc) -> Result<Option<IdHasher>, Status> {
-        self.wait(rpc).await
     }
 }
