@@ -43,13 +43,7 @@ pub(super) fn parse_input(
     let mut batcher = Batcher::new(&events, &args, report);
     let result = match args.format {
         JudgeFormat::Chess => parse_cases(&mut ChessReader::new(input), &mut batcher),
-        JudgeFormat::Addsub => parse_cases(
-            &mut AddsubCases {
-                reader: AddsubReader::new(input),
-                odd_vertices: Vec::new(),
-            },
-            &mut batcher,
-        ),
+        JudgeFormat::Addsub => parse_cases(&mut AddsubReader::new(input), &mut batcher),
     };
     let error = match result {
         Ok(()) | Err(ParseStop::Closed) => return,
@@ -146,15 +140,9 @@ impl<R: Read> CaseSource for ChessReader<R> {
     }
 }
 
-/// The addsub reader with the scratch list of a round's odd vertices.
-struct AddsubCases<R> {
-    reader: AddsubReader<R>,
-    odd_vertices: Vec<u32>,
-}
-
-impl<R: Read> CaseSource for AddsubCases<R> {
+impl<R: Read> CaseSource for AddsubReader<R> {
     fn step(&mut self, batcher: &mut Batcher) -> Result<bool, ParseStop> {
-        let Some(event) = self.reader.next_event()? else {
+        let Some(event) = self.next_event()? else {
             return Ok(false);
         };
         match event {
@@ -169,12 +157,11 @@ impl<R: Read> CaseSource for AddsubCases<R> {
                 let case_graph = addsub_graph(game, location, vertex_count, &edges, split_counts);
                 batcher.start_case(game, case_graph)?;
             }
-            AddsubEvent::Round(values) => {
+            AddsubEvent::Round(odd_vertices) => {
                 // Only parity matters (two units on a vertex cancel, and the game is acyclic),
                 // so a round is the token query "one unit on each odd vertex": it travels in
                 // the packed columnar form like chess queries.
-                odd_vertices(values, &mut self.odd_vertices);
-                batcher.push_tokens(&self.odd_vertices)?;
+                batcher.push_tokens(odd_vertices)?;
             }
             AddsubEvent::EndOfGame => batcher.end_case()?,
         }
@@ -182,22 +169,8 @@ impl<R: Read> CaseSource for AddsubCases<R> {
     }
 
     fn has_buffered_input(&mut self) -> bool {
-        self.reader.has_buffered_input()
+        AddsubReader::has_buffered_input(self)
     }
-}
-
-/// The vertices whose value in `values` is odd, in order, into `out`. Without a branch per
-/// value: parities are random, and a filter mispredicted every other one (it was a sixth of
-/// the parser's time on addsub input).
-fn odd_vertices(values: &[u64], out: &mut Vec<u32>) {
-    out.clear();
-    out.resize(values.len(), 0);
-    let mut odd = 0;
-    for (vertex, &value) in values.iter().enumerate() {
-        out[odd] = vertex as u32;
-        odd += (value & 1) as usize;
-    }
-    out.truncate(odd);
 }
 
 /// A test case's graph, as its stream sends it.
@@ -401,21 +374,5 @@ impl<'a> Batcher<'a> {
             Ok(()) => stop,
             Err(closed) => closed,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn odd_vertices_are_those_of_odd_values() {
-        let mut out = vec![7; 3];
-        odd_vertices(&[3, 4, 0, u64::MAX, 1, 2], &mut out);
-        assert_eq!(out, vec![0, 3, 4]);
-        odd_vertices(&[2, 4], &mut out);
-        assert_eq!(out, Vec::<u32>::new());
-        odd_vertices(&[], &mut out);
-        assert!(out.is_empty());
     }
 }

@@ -32,11 +32,28 @@ pub(super) fn short_number(bytes: &[u8]) -> Option<(u64, usize)> {
     complete.then_some((value, digits))
 }
 
-/// The leading decimal digits of eight input bytes (loaded little-endian: the first byte
-/// lowest) and their count, 0 to 8, without a branch per byte: judge numbers are mostly a
-/// few digits, and a loop per digit spent more time on its branches than on the digits.
+/// The parity of the number at the start of `bytes` (true when odd) and its digit count,
+/// under the conditions of [`short_number`]: the same numbers are taken, and the rest left to
+/// the careful path. A number of up to seven digits is not converted: its last digit's byte
+/// has the digit's parity (`'0'` is `0x30`).
 #[inline]
-fn eight_digits(word: u64) -> (u64, usize) {
+pub(super) fn short_parity(bytes: &[u8]) -> Option<(bool, usize)> {
+    if let Some(word) = bytes.first_chunk::<8>() {
+        let digits = digit_count(u64::from_le_bytes(*word));
+        if digits < 8 {
+            if digits > 0 && is_separator(bytes[digits]) {
+                return Some((bytes[digits - 1] & 1 == 1, digits));
+            }
+            return None;
+        }
+    }
+    short_number(bytes).map(|(value, digits)| (value & 1 == 1, digits))
+}
+
+/// How many of eight input bytes (loaded little-endian: the first byte lowest) are leading
+/// decimal digits, 0 to 8, without a branch per byte.
+#[inline]
+fn digit_count(word: u64) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0xf0f0_f0f0_f0f0_f0f0;
     // A byte is a digit when it is 0x30..=0x39: high nibble 3, and still 3 after adding 6.
@@ -44,7 +61,16 @@ fn eight_digits(word: u64) -> (u64, usize) {
     // first non-digit counts.
     let not_digit =
         ((word & HIGH) ^ (0x30 * ONES)) | ((word.wrapping_add(6 * ONES) & HIGH) ^ (0x30 * ONES));
-    let digits = (not_digit.trailing_zeros() / 8) as usize;
+    (not_digit.trailing_zeros() / 8) as usize
+}
+
+/// The leading decimal digits of eight input bytes (loaded little-endian: the first byte
+/// lowest) and their count, 0 to 8, without a branch per byte: judge numbers are mostly a
+/// few digits, and a loop per digit spent more time on its branches than on the digits.
+#[inline]
+fn eight_digits(word: u64) -> (u64, usize) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let digits = digit_count(word);
     if digits == 0 {
         return (0, 0);
     }
@@ -87,12 +113,38 @@ mod tests {
             let value = bytes[..digits]
                 .iter()
                 .fold(0u64, |v, &b| v * 10 + u64::from(b - b'0'));
+            assert_eq!(digit_count(u64::from_le_bytes(bytes)), digits, "{bytes:?}");
             let got = eight_digits(u64::from_le_bytes(bytes));
             assert_eq!(
                 got,
                 (if digits == 0 { 0 } else { value }, digits),
                 "{bytes:?}"
             );
+        }
+    }
+
+    #[test]
+    fn short_parity_takes_what_short_number_takes_with_its_parity() {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        for round in 0..200_000usize {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            // Numbers of 0 to 23 digits, then a separator or another byte, in 1 to 30 bytes.
+            let len = 1 + (rng % 30) as usize;
+            let digits = ((rng >> 8) % 24) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|i| {
+                    let r = (rng >> ((i * 7) % 56)) as u8;
+                    match i.cmp(&digits) {
+                        std::cmp::Ordering::Less => b'0' + r % 10,
+                        std::cmp::Ordering::Equal if round % 3 == 0 => r,
+                        _ => b" \n\t"[usize::from(r % 3)],
+                    }
+                })
+                .collect();
+            let expected = short_number(&bytes).map(|(value, digits)| (value & 1 == 1, digits));
+            assert_eq!(short_parity(&bytes), expected, "{bytes:?}");
         }
     }
 }

@@ -519,7 +519,7 @@ fn addsub_event(event: AddsubEvent<'_>) -> Event {
             split_counts,
             rounds,
         },
-        AddsubEvent::Round(values) => Event::Round(values.to_vec()),
+        AddsubEvent::Round(odd_vertices) => Event::Round(odd_vertices.to_vec()),
         AddsubEvent::EndOfGame => Event::End,
     }
 }

@@ -57,8 +57,8 @@ pub enum Event {
     },
     /// A chess query.
     Query(Vec<u32>),
-    /// An addsub round.
-    Round(Vec<u64>),
+    /// An addsub round: the vertices whose value is odd.
+    Round(Vec<u32>),
     /// The end of a chess test case or an addsub game.
     End,
 }
@@ -313,11 +313,13 @@ impl<'a> Model<'a> {
                 rounds,
             });
             for _ in 0..rounds {
-                let mut values = Vec::new();
-                for _ in 0..v {
-                    values.push(self.number()?.0);
+                let mut odd_vertices = Vec::new();
+                for vertex in 0..v as u32 {
+                    if self.number()?.0 % 2 == 1 {
+                        odd_vertices.push(vertex);
+                    }
                 }
-                self.emit(Event::Round(values));
+                self.emit(Event::Round(odd_vertices));
             }
             self.emit(Event::End);
         }

@@ -3,7 +3,7 @@
 
 use std::io::{self, Read};
 
-use super::digits::{is_separator, short_number};
+use super::digits::{is_separator, short_number, short_parity};
 use super::error::{JudgeError, Location};
 
 /// How much `Scanner::read_buffered_lists` may read at once.
@@ -206,34 +206,41 @@ impl<R: Read> Scanner<R> {
         let max = u64::from(vertex_count) - 1;
         self.read_many(
             count,
-            max,
+            |bytes| short_number(bytes).filter(|&(value, _)| value <= max),
             |s| s.vertex(what, vertex_count).map(u64::from),
             |v| push(v as u32),
         )
     }
 
-    /// Reads `count` numbers, handing each to `push`.
-    pub(crate) fn read_numbers(
+    /// Reads `count` numbers (each up to `u64::MAX`), handing `push` only whether each is odd:
+    /// the short ones are not converted.
+    pub(crate) fn read_parities(
         &mut self,
         count: u64,
         what: &str,
-        push: impl FnMut(u64),
+        push: impl FnMut(bool),
     ) -> Result<(), JudgeError> {
-        self.read_many(count, u64::MAX, |s| s.number(what).map(|(v, _)| v), push)
+        self.read_many(
+            count,
+            short_parity,
+            |s| s.number(what).map(|(v, _)| v & 1 == 1),
+            push,
+        )
     }
 
-    /// Reads `count` numbers in `0..=max`, handing each to `push`: the hot loop of every judge
-    /// format (token lists, adjacency lists, rounds).
+    /// Reads `count` numbers, handing what `fast` or `careful` makes of each to `push`: the hot
+    /// loop of every judge format (token lists, adjacency lists, rounds).
     ///
-    /// Numbers separated by single spaces inside the buffer are parsed in a tight loop that
-    /// keeps no locations; anything else (a line break, a buffer boundary, a bad or too large
-    /// number) goes through `careful`, which tracks lines and reports errors.
-    fn read_many(
+    /// Numbers separated by single spaces inside the buffer are parsed by `fast` in a tight
+    /// loop that keeps no locations; anything `fast` does not take (a line break, a buffer
+    /// boundary, a bad or too large number) goes through `careful`, which tracks lines and
+    /// reports errors.
+    fn read_many<T>(
         &mut self,
         count: u64,
-        max: u64,
-        careful: impl Fn(&mut Self) -> Result<u64, JudgeError>,
-        mut push: impl FnMut(u64),
+        fast: impl Fn(&[u8]) -> Option<(T, usize)>,
+        careful: impl Fn(&mut Self) -> Result<T, JudgeError>,
+        mut push: impl FnMut(T),
     ) -> Result<(), JudgeError> {
         let mut remaining = count;
         while remaining > 0 {
@@ -244,12 +251,9 @@ impl<R: Read> Scanner<R> {
                 while start < buffer.len() && buffer[start] == b' ' {
                     start += 1;
                 }
-                let Some((value, digits)) = short_number(&buffer[start..]) else {
+                let Some((value, digits)) = fast(&buffer[start..]) else {
                     break;
                 };
-                if value > max {
-                    break;
-                }
                 push(value);
                 remaining -= 1;
                 pos = start + digits;

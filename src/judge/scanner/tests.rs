@@ -72,15 +72,44 @@ fn bulk_reads_match_one_by_one_reads_across_lines_and_buffers() {
         err.to_string(),
         "line 2, column 3: a token is 999, out of range: vertices are 0 to 499"
     );
-    let mut values = Vec::new();
-    let mut s = Scanner::new("18446744073709551615 7 x".as_bytes());
-    s.read_numbers(2, "a value", |v| values.push(v)).unwrap();
-    assert_eq!(values, vec![u64::MAX, 7]);
-    let err = s.read_numbers(1, "a value", |_| {}).unwrap_err();
+    let mut parities = Vec::new();
+    let mut s =
+        Scanner::new("18446744073709551615 7 10000000000000000000 12345678 8\n3 x".as_bytes());
+    s.read_parities(6, "a value", |odd| parities.push(odd))
+        .unwrap();
+    assert_eq!(parities, vec![true, true, false, false, false, true]);
+    let err = s.read_parities(1, "a value", |_| {}).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "line 1, column 24: expected a value, found 'x'"
+        "line 2, column 3: expected a value, found 'x'"
     );
+    let mut s = Scanner::new("7 18446744073709551616 1".as_bytes());
+    let err = s.read_parities(3, "a value", |_| {}).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "line 1, column 3: a value does not fit in 64 bits"
+    );
+}
+
+#[test]
+fn parities_across_buffer_boundaries_match_the_numbers() {
+    let numbers: Vec<u64> = (0..50_000u64)
+        .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (i % 64))
+        .collect();
+    let text: String = numbers
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!("{n}{}", if i % 7 == 0 { "\n" } else { " " }))
+        .collect();
+    for buffer in [1, 7, 64, 4096] {
+        let mut s = Scanner::with_buffer_bytes(text.as_bytes(), buffer);
+        let mut parities = Vec::new();
+        s.read_parities(numbers.len() as u64, "a value", |odd| parities.push(odd))
+            .unwrap();
+        let expected: Vec<bool> = numbers.iter().map(|n| n & 1 == 1).collect();
+        assert_eq!(parities, expected, "buffer of {buffer} bytes");
+        assert_eq!(s.next_number("v").unwrap(), None);
+    }
 }
 
 #[test]
