@@ -106,7 +106,7 @@ impl Digraph {
             });
         }
         check_targets(vertex_count, &targets)?;
-        let mut offsets = Vec::with_capacity(out_degrees.len() + 1);
+        let mut offsets = super::huge_pages::with_capacity(out_degrees.len() + 1);
         let mut running = 0u32;
         offsets.push(0);
         for &degree in out_degrees {

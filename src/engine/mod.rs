@@ -13,7 +13,8 @@
 //!   private `position` module);
 //! - `game`: [`Game`]; `limits`: [`Limits`] and [`AnalysisError`]; `outcome`: [`Outcome`];
 //! - `analysis`: [`analyse`], the per-vertex table ([`Analysis`]) and a vertex's value;
-//! - `evaluation`: positions: their verdict, a winning move, and their analysis.
+//! - `evaluation`: positions: their verdict, a winning move, and their analysis;
+//! - `huge_pages`: the hint that backs a large graph's CSR arrays with 2 MiB pages.
 //!
 //! This module only declares the modules and re-exports the engine's API.
 
@@ -23,6 +24,7 @@ mod analysis;
 mod evaluation;
 mod game;
 pub mod graph;
+pub(crate) mod huge_pages;
 pub mod interrupt;
 mod limits;
 pub mod loopy;

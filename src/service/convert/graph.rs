@@ -1,7 +1,7 @@
 //! Wire graphs in: [`game_from_proto`] validates a whole `grundy.v1.Graph`, and
 //! [`GraphAssembler`] grows one from the chunks of `PutGraph`, checking each chunk as it comes.
 
-use crate::engine::{Digraph, Game, GraphError};
+use crate::engine::{Digraph, Game, GraphError, huge_pages};
 use crate::proto;
 use crate::service::error::ServiceError;
 
@@ -57,8 +57,28 @@ impl GraphAssembler {
     }
 
     /// Appends `chunk` (after [`GraphAssembler::counts_with`] accepted it).
-    pub(crate) fn append(&mut self, chunk: &proto::Graph) -> Result<(), ServiceError> {
+    ///
+    /// When the first targets come after every out-degree (as the CLI sends a graph), the
+    /// targets get room for their total at once, if it is at most `max_edges`, backed by huge
+    /// pages for the analysis's random reads: the list is not grown and copied chunk by chunk.
+    pub(crate) fn append(
+        &mut self,
+        chunk: &proto::Graph,
+        max_edges: u64,
+    ) -> Result<(), ServiceError> {
         let (vertex_count, _) = self.counts_with(chunk)?;
+        if self.graph.targets.capacity() == 0
+            && !chunk.targets.is_empty()
+            && self.graph.out_degrees.len() + chunk.out_degrees.len() == vertex_count as usize
+        {
+            let total: u64 = (self.graph.out_degrees.iter())
+                .chain(&chunk.out_degrees)
+                .map(|&degree| u64::from(degree))
+                .sum();
+            if total <= max_edges {
+                self.graph.targets = huge_pages::with_capacity(total as usize);
+            }
+        }
         for (field, total) in [
             (
                 "out_degrees",

@@ -5,7 +5,7 @@
 
 use std::io::{self, Read};
 
-use crate::engine::{Digraph, Game};
+use crate::engine::{Digraph, Game, huge_pages};
 use crate::service::graph_id::graph_id_sync;
 
 use super::backend::{GraphId, StoreError, StoredBytes};
@@ -97,7 +97,7 @@ impl<R: Read> Entry<'_, R> {
 
     /// The next `count` little-endian words.
     fn words(&mut self, count: usize) -> Result<Vec<u32>, StoreError> {
-        let mut words = Vec::with_capacity(count);
+        let mut words = huge_pages::with_capacity(count);
         let mut piece = std::mem::take(&mut self.piece);
         while words.len() < count {
             let take = (count - words.len()).min(READ_PIECE_BYTES / 4);
