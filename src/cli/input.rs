@@ -245,8 +245,11 @@ impl<'a> Batcher<'a> {
             explain: self.report.explain(),
             analysis: self.report.analysis(),
         };
-        let request_bytes = size::start_request_len(&options, graph.encoded_len());
-        let upload = request_bytes > self.max_message_bytes;
+        // Every entry of the graph's lists takes a byte at least: a graph with more entries
+        // than the limit needs no pass over them to be sized.
+        let entries = graph.out_degrees.len() + graph.targets.len() + graph.split_counts.len();
+        let upload = entries > self.max_message_bytes
+            || size::start_request_len(&options, graph.encoded_len()) > self.max_message_bytes;
         self.label.clone_from(&label);
         self.case_queries = 0;
         self.send(InputEvent::Start {
