@@ -45,6 +45,15 @@ pub(crate) fn with_capacity<T>(len: usize) -> Vec<T> {
     array
 }
 
+/// [`with_capacity`] for a length a client declared: `None` when the allocator refuses that
+/// much, instead of aborting the process.
+pub(crate) fn try_with_capacity<T>(len: usize) -> Option<Vec<T>> {
+    let mut array = Vec::new();
+    array.try_reserve_exact(len).ok()?;
+    advise(&array);
+    Some(array)
+}
+
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;

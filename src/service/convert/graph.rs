@@ -59,8 +59,10 @@ impl GraphAssembler {
     /// Appends `chunk` (after [`GraphAssembler::counts_with`] accepted it).
     ///
     /// When the first targets come after every out-degree (as the CLI sends a graph), the
-    /// targets get room for their total at once, if it is at most `max_edges`, backed by huge
-    /// pages for the analysis's random reads: the list is not grown and copied chunk by chunk.
+    /// targets get room for their total at once, if it is at most `max_edges` and the
+    /// allocator grants it, backed by huge pages for the analysis's random reads: the list is
+    /// not grown and copied chunk by chunk. (A total the client's degrees only claim costs
+    /// address space, not memory, until targets come.)
     pub(crate) fn append(
         &mut self,
         chunk: &proto::Graph,
@@ -75,8 +77,10 @@ impl GraphAssembler {
                 .chain(&chunk.out_degrees)
                 .map(|&degree| u64::from(degree))
                 .sum();
-            if total <= max_edges {
-                self.graph.targets = huge_pages::with_capacity(total as usize);
+            if total <= max_edges
+                && let Some(targets) = huge_pages::try_with_capacity(total as usize)
+            {
+                self.graph.targets = targets;
             }
         }
         for (field, total) in [
@@ -122,5 +126,48 @@ impl GraphAssembler {
         self.graph.targets.shrink_to_fit();
         self.graph.split_counts.shrink_to_fit();
         Ok(self.graph)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(vertex_count: u32, out_degrees: &[u32], targets: &[u32]) -> proto::Graph {
+        proto::Graph {
+            vertex_count,
+            out_degrees: out_degrees.to_vec(),
+            targets: targets.to_vec(),
+            split_counts: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn targets_get_room_for_the_degrees_total_once_every_degree_is_in() {
+        let mut assembler = GraphAssembler::default();
+        assembler.append(&chunk(4, &[2, 0], &[]), 100).unwrap();
+        assembler.append(&chunk(0, &[1, 3], &[]), 100).unwrap();
+        assembler.append(&chunk(0, &[], &[1, 2]), 100).unwrap();
+        assert_eq!(assembler.graph.targets.capacity(), 6);
+        assembler
+            .append(&chunk(0, &[], &[3, 0, 1, 2]), 100)
+            .unwrap();
+        let graph = assembler.finish().unwrap();
+        assert_eq!(graph.targets, vec![1, 2, 3, 0, 1, 2]);
+        assert_eq!(graph.out_degrees, vec![2, 0, 1, 3]);
+        assert!(game_from_proto(graph).is_ok());
+    }
+
+    #[test]
+    fn targets_get_no_room_over_the_edge_limit_nor_before_the_last_degree() {
+        let mut assembler = GraphAssembler::default();
+        assembler
+            .append(&chunk(2, &[u32::MAX, 7], &[1]), 1000)
+            .unwrap();
+        assert!(assembler.graph.targets.capacity() < 1000);
+        // Targets before the last degree: grown as they come.
+        let mut assembler = GraphAssembler::default();
+        assembler.append(&chunk(3, &[500], &[2]), 1000).unwrap();
+        assert!(assembler.graph.targets.capacity() < 500);
     }
 }
