@@ -15,9 +15,9 @@ const MIN_BYTES: usize = 4 << 20;
 
 /// Asks the kernel to back the 2 MiB-aligned part of `array`'s allocation (its whole
 /// capacity) with huge pages. Pages already touched stay as they are until the kernel
-/// collapses them in the background, so call it before filling the array, as
-/// [`with_capacity`] does.
-fn advise<T>(array: &Vec<T>) {
+/// collapses them in the background, so call it before filling the array: after
+/// [`with_capacity`], or after a growth, for the new room.
+pub(crate) fn advise<T>(array: &Vec<T>) {
     let bytes = array.capacity() * size_of::<T>();
     if bytes < MIN_BYTES {
         return;
@@ -43,15 +43,6 @@ pub(crate) fn with_capacity<T>(len: usize) -> Vec<T> {
     let array = Vec::with_capacity(len);
     advise(&array);
     array
-}
-
-/// [`with_capacity`] for a length a client declared: `None` when the allocator refuses that
-/// much, instead of aborting the process.
-pub(crate) fn try_with_capacity<T>(len: usize) -> Option<Vec<T>> {
-    let mut array = Vec::new();
-    array.try_reserve_exact(len).ok()?;
-    advise(&array);
-    Some(array)
 }
 
 #[cfg(all(test, target_os = "linux"))]

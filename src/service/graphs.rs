@@ -101,7 +101,7 @@ impl GameService {
             let chunk = request.chunk.unwrap_or_default();
             let (vertex_count, edge_count) = assembler.counts_with(&chunk)?;
             self.check_graph_size(vertex_count, edge_count)?;
-            assembler.append(&chunk, self.config.max_edges)?;
+            assembler.append(&chunk)?;
             hashing
                 .get_or_insert_with(|| ChunkHashing::new(self.pool.clone(), vertex_count))
                 .hash(rpc, chunk)

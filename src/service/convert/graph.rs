@@ -21,6 +21,11 @@ pub fn game_from_proto(graph: proto::Graph) -> Result<Game, GraphError> {
     }
 }
 
+/// Targets reserved at most per list entry a `PutGraph` stream has sent, when its out-degrees
+/// claim more: a graph of average out-degree up to this gets its room at once, and larger
+/// ones grow from there.
+const RESERVE_PER_ENTRY: u64 = 16;
+
 /// The chunks of one `PutGraph` stream, appended into one wire graph.
 #[derive(Debug, Default)]
 pub(crate) struct GraphAssembler {
@@ -58,30 +63,26 @@ impl GraphAssembler {
 
     /// Appends `chunk` (after [`GraphAssembler::counts_with`] accepted it).
     ///
-    /// When the first targets come after every out-degree (as the CLI sends a graph), the
-    /// targets get room for their total at once, if it is at most `max_edges` and the
-    /// allocator grants it, backed by huge pages for the analysis's random reads: the list is
-    /// not grown and copied chunk by chunk. (A total the client's degrees only claim costs
-    /// address space, not memory, until targets come.)
-    pub(crate) fn append(
-        &mut self,
-        chunk: &proto::Graph,
-        max_edges: u64,
-    ) -> Result<(), ServiceError> {
+    /// The targets' room is advised for huge pages before it is filled, for the analysis's
+    /// random reads. When the first targets come after every out-degree (as the CLI sends a
+    /// graph), the room for the degrees' total is reserved at once, so that the list is not
+    /// moved as it grows (a move splits the huge pages already filled). What the degrees
+    /// claim is believed up to [`RESERVE_PER_ENTRY`] targets per list entry received: a client
+    /// cannot reserve much more than it sent.
+    pub(crate) fn append(&mut self, chunk: &proto::Graph) -> Result<(), ServiceError> {
         let (vertex_count, _) = self.counts_with(chunk)?;
+        let degrees = self.graph.out_degrees.len() + chunk.out_degrees.len();
         if self.graph.targets.capacity() == 0
             && !chunk.targets.is_empty()
-            && self.graph.out_degrees.len() + chunk.out_degrees.len() == vertex_count as usize
+            && degrees == vertex_count as usize
         {
             let total: u64 = (self.graph.out_degrees.iter())
                 .chain(&chunk.out_degrees)
                 .map(|&degree| u64::from(degree))
                 .sum();
-            if total <= max_edges
-                && let Some(targets) = huge_pages::try_with_capacity(total as usize)
-            {
-                self.graph.targets = targets;
-            }
+            let received = (degrees + chunk.targets.len()) as u64;
+            let room = total.min(received.saturating_mul(RESERVE_PER_ENTRY));
+            self.graph.targets = huge_pages::with_capacity(room as usize);
         }
         for (field, total) in [
             (
@@ -105,7 +106,11 @@ impl GraphAssembler {
         }
         self.graph.vertex_count = vertex_count;
         self.graph.out_degrees.extend_from_slice(&chunk.out_degrees);
+        let capacity = self.graph.targets.capacity();
         self.graph.targets.extend_from_slice(&chunk.targets);
+        if self.graph.targets.capacity() != capacity {
+            huge_pages::advise(&self.graph.targets);
+        }
         self.graph
             .split_counts
             .extend_from_slice(&chunk.split_counts);
@@ -143,31 +148,26 @@ mod tests {
     }
 
     #[test]
-    fn targets_get_room_for_the_degrees_total_once_every_degree_is_in() {
+    fn chunks_make_up_the_graph_and_room_is_bounded_by_what_was_sent() {
         let mut assembler = GraphAssembler::default();
-        assembler.append(&chunk(4, &[2, 0], &[]), 100).unwrap();
-        assembler.append(&chunk(0, &[1, 3], &[]), 100).unwrap();
-        assembler.append(&chunk(0, &[], &[1, 2]), 100).unwrap();
-        assert_eq!(assembler.graph.targets.capacity(), 6);
-        assembler
-            .append(&chunk(0, &[], &[3, 0, 1, 2]), 100)
-            .unwrap();
+        assembler.append(&chunk(4, &[2, 0], &[])).unwrap();
+        assembler.append(&chunk(0, &[1, 3], &[1, 2])).unwrap();
+        assembler.append(&chunk(0, &[], &[3, 0, 1, 2])).unwrap();
         let graph = assembler.finish().unwrap();
         assert_eq!(graph.targets, vec![1, 2, 3, 0, 1, 2]);
         assert_eq!(graph.out_degrees, vec![2, 0, 1, 3]);
         assert!(game_from_proto(graph).is_ok());
-    }
-
-    #[test]
-    fn targets_get_no_room_over_the_edge_limit_nor_before_the_last_degree() {
+        // Room for the degrees' total once they are all in...
         let mut assembler = GraphAssembler::default();
-        assembler
-            .append(&chunk(2, &[u32::MAX, 7], &[1]), 1000)
-            .unwrap();
-        assert!(assembler.graph.targets.capacity() < 1000);
-        // Targets before the last degree: grown as they come.
+        assembler.append(&chunk(3, &[5, 0], &[])).unwrap();
+        assembler.append(&chunk(0, &[2], &[0])).unwrap();
+        assert_eq!(assembler.graph.targets.capacity(), 7);
+        // ... but degrees claiming 5 * 10^8 targets, with one target sent, reserve 32.
         let mut assembler = GraphAssembler::default();
-        assembler.append(&chunk(3, &[500], &[2]), 1000).unwrap();
-        assert!(assembler.graph.targets.capacity() < 500);
+        assembler.append(&chunk(1, &[500_000_000], &[0])).unwrap();
+        assert_eq!(
+            assembler.graph.targets.capacity() as u64,
+            2 * RESERVE_PER_ENTRY
+        );
     }
 }
