@@ -61,29 +61,11 @@ impl GraphAssembler {
         Ok((vertex_count, edge_count))
     }
 
-    /// Appends `chunk` (after [`GraphAssembler::counts_with`] accepted it).
-    ///
-    /// The targets' room is advised for huge pages before it is filled, for the analysis's
-    /// random reads. When the first targets come after every out-degree (as the CLI sends a
-    /// graph), the room for the degrees' total is reserved at once, so that the list is not
-    /// moved as it grows (a move splits the huge pages already filled). What the degrees
-    /// claim is believed up to [`RESERVE_PER_ENTRY`] targets per list entry received: a client
-    /// cannot reserve much more than it sent.
+    /// Appends `chunk` (after [`GraphAssembler::counts_with`] accepted it). The targets' room
+    /// is advised for huge pages before it is filled, for the analysis's random reads (see
+    /// [`GraphAssembler::reserve_targets`]).
     pub(crate) fn append(&mut self, chunk: &proto::Graph) -> Result<(), ServiceError> {
         let (vertex_count, _) = self.counts_with(chunk)?;
-        let degrees = self.graph.out_degrees.len() + chunk.out_degrees.len();
-        if self.graph.targets.capacity() == 0
-            && !chunk.targets.is_empty()
-            && degrees == vertex_count as usize
-        {
-            let total: u64 = (self.graph.out_degrees.iter())
-                .chain(&chunk.out_degrees)
-                .map(|&degree| u64::from(degree))
-                .sum();
-            let received = (degrees + chunk.targets.len()) as u64;
-            let room = total.min(received.saturating_mul(RESERVE_PER_ENTRY));
-            self.graph.targets = huge_pages::with_capacity(room as usize);
-        }
         for (field, total) in [
             (
                 "out_degrees",
@@ -106,6 +88,7 @@ impl GraphAssembler {
         }
         self.graph.vertex_count = vertex_count;
         self.graph.out_degrees.extend_from_slice(&chunk.out_degrees);
+        self.reserve_targets(chunk);
         let capacity = self.graph.targets.capacity();
         self.graph.targets.extend_from_slice(&chunk.targets);
         if self.graph.targets.capacity() != capacity {
@@ -116,6 +99,25 @@ impl GraphAssembler {
             .extend_from_slice(&chunk.split_counts);
         self.chunks += 1;
         Ok(())
+    }
+
+    /// When `chunk` brings the first targets after every out-degree is in (as the CLI sends a
+    /// graph), reserves room for the degrees' total at once, so that the list is not moved as
+    /// it grows (a move splits the huge pages already filled). What the degrees claim is
+    /// believed up to [`RESERVE_PER_ENTRY`] targets per list entry received: a client cannot
+    /// reserve much more than it sent. Called after `chunk`'s out-degrees are appended.
+    fn reserve_targets(&mut self, chunk: &proto::Graph) {
+        let degrees = &self.graph.out_degrees;
+        if self.graph.targets.capacity() != 0
+            || chunk.targets.is_empty()
+            || degrees.len() != self.graph.vertex_count as usize
+        {
+            return;
+        }
+        let total: u64 = degrees.iter().map(|&degree| u64::from(degree)).sum();
+        let received = (degrees.len() + chunk.targets.len()) as u64;
+        let room = total.min(received.saturating_mul(RESERVE_PER_ENTRY));
+        self.graph.targets = huge_pages::with_capacity(room as usize);
     }
 
     /// The whole graph; an error when no chunk came.
