@@ -87,7 +87,8 @@ pub(super) fn put_packed(values: impl Iterator<Item = u64>, buf: &mut impl BufMu
 /// two-byte values, the vertices of any graph over 128 vertices.)
 ///
 /// A block of [`BLOCK`] values all under 128 (the vertices of a graph of up to 128 vertices,
-/// or of a small part of a larger one) is written as their low bytes in one vectorised pass.
+/// or of a small part of a larger one) is written as their low bytes in one vectorised pass;
+/// a block all under 2^14 takes a shorter spread of one or two bytes.
 pub(super) fn put_packed_u32(values: &[u32], buf: &mut impl BufMut) {
     const WORD: usize = 8;
     let mut stage = [0u8; STAGE + WORD];
@@ -97,11 +98,22 @@ pub(super) fn put_packed_u32(values: &[u32], buf: &mut impl BufMut) {
             buf.put_slice(&stage[..used]);
             used = 0;
         }
-        if block.iter().fold(0, |any, &value| any | value) < 1 << 7 {
+        let any = block.iter().fold(0, |any, &value| any | value);
+        if any < 1 << 7 {
             for (byte, &value) in stage[used..used + block.len()].iter_mut().zip(block) {
                 *byte = value as u8;
             }
             used += block.len();
+            continue;
+        }
+        if any < 1 << 14 {
+            // One or two bytes each (the vertices of graphs of up to 16,384 vertices).
+            for &value in block {
+                let long = u32::from(value >= 1 << 7);
+                let bytes = (value & 0x7f) | (long << 7) | ((value >> 7) << 8);
+                stage[used..used + 2].copy_from_slice(&(bytes as u16).to_le_bytes());
+                used += 1 + long as usize;
+            }
             continue;
         }
         for &value in block {
@@ -247,6 +259,27 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use prost::encoding::{decode_varint, encode_varint, encoded_len_varint};
+
+    #[test]
+    fn one_and_two_byte_blocks_write_their_edges_like_prost() {
+        // The edges of the one- and two-byte blocks: 127 | 128 and 16,383 | 16,384, in whole
+        // blocks and in blocks one value pushes past the path.
+        let edges = [0u32, 1, 127, 128, 129, 255, 256, 16_383];
+        let mut values: Vec<u32> = edges.iter().cycle().take(3 * BLOCK).copied().collect();
+        values.extend(edges.iter().cycle().take(BLOCK - 1));
+        values.push(16_384);
+        values.extend(std::iter::repeat_n(127, BLOCK - 1));
+        values.push(128);
+        for len in 0..=values.len() {
+            let mut ours = Vec::new();
+            put_packed_u32(&values[..len], &mut ours);
+            let mut theirs = Vec::new();
+            for &value in &values[..len] {
+                encode_varint(u64::from(value), &mut theirs);
+            }
+            assert_eq!(ours, theirs, "the first {len} values");
+        }
+    }
 
     proptest! {
         #[test]
