@@ -260,6 +260,15 @@ mod tests {
     use proptest::prelude::*;
     use prost::encoding::{decode_varint, encode_varint, encoded_len_varint};
 
+    /// `values` written one by one by prost: what every packed writer here must match.
+    fn prost_packed(values: impl IntoIterator<Item = u64>) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        for value in values {
+            encode_varint(value, &mut bytes);
+        }
+        bytes
+    }
+
     #[test]
     fn one_and_two_byte_blocks_write_their_edges_like_prost() {
         // The edges of the one- and two-byte blocks: 127 | 128 and 16,383 | 16,384, in whole
@@ -273,10 +282,7 @@ mod tests {
         for len in 0..=values.len() {
             let mut ours = Vec::new();
             put_packed_u32(&values[..len], &mut ours);
-            let mut theirs = Vec::new();
-            for &value in &values[..len] {
-                encode_varint(u64::from(value), &mut theirs);
-            }
+            let theirs = prost_packed(values[..len].iter().map(|&value| u64::from(value)));
             assert_eq!(ours, theirs, "the first {len} values");
         }
     }
@@ -289,15 +295,9 @@ mod tests {
             let narrow: Vec<u32> = values.iter().map(|&value| (value >> (value % 33)) as u32).collect();
             let mut narrow_ours = Vec::new();
             put_packed_u32(&narrow, &mut narrow_ours);
-            let mut narrow_theirs = Vec::new();
-            for &value in &narrow {
-                encode_varint(u64::from(value), &mut narrow_theirs);
-            }
+            let narrow_theirs = prost_packed(narrow.iter().map(|&value| u64::from(value)));
             prop_assert_eq!(narrow_ours, narrow_theirs);
-            let mut theirs = Vec::new();
-            for &value in &values {
-                encode_varint(value, &mut theirs);
-            }
+            let theirs = prost_packed(values.iter().copied());
             prop_assert_eq!(&ours, &theirs);
             prop_assert_eq!(packed_len_u64(&values), theirs.len());
             for &value in &values {
@@ -331,10 +331,7 @@ mod tests {
             }
             let mut ours = Vec::new();
             put_packed_u32(&values, &mut ours);
-            let mut theirs = Vec::new();
-            for &value in &values {
-                encode_varint(u64::from(value), &mut theirs);
-            }
+            let theirs = prost_packed(values.iter().map(|&value| u64::from(value)));
             prop_assert_eq!(&ours, &theirs);
             let mut read = Vec::new();
             prop_assert!(read_packed_u32(&ours, &mut read).is_some());
