@@ -269,6 +269,75 @@ mod tests {
         assert!(in_bulk > 3_000, "only {in_bulk} queries read in bulk");
     }
 
+    /// Long files, so that the bulk reader's 64-byte windows are crossed by numbers, by runs
+    /// of whitespace and by lines, with the rarer shapes mixed in: leading zeros, numbers of
+    /// 9 to 25 digits, bad bytes, a `0`, counts over the budget.
+    #[test]
+    fn bulk_reads_across_windows_read_as_events_do() {
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |bound: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % bound
+        };
+        let mut in_bulk = 0;
+        for _ in 0..300 {
+            let n = 1 + next(2000);
+            let mut text = format!("{n}\n");
+            for _ in 0..n.min(5) {
+                text += "0\n";
+            }
+            for _ in n.min(5)..n {
+                text += "0 ";
+            }
+            let separator = |next: &mut dyn FnMut(u64) -> u64| match next(30) {
+                0 => " ".repeat(1 + next(90) as usize),
+                1 => "\n".into(),
+                2 => "\r\n".into(),
+                3 => " \t\x0b\x0c ".into(),
+                4 => "\n\n   \n".into(),
+                _ => " ".into(),
+            };
+            // Mostly plain; what ends the file with an error (a bad byte, a vertex out of
+            // range) is rare enough that most files are read far.
+            let number = |next: &mut dyn FnMut(u64) -> u64, value: u64| match next(2000) {
+                0..50 => format!("{}{value}", "0".repeat(1 + next(20) as usize)),
+                50 => format!("{value}{}", "7".repeat(8 + next(18) as usize)),
+                51 => ["x", "\u{ff}", "-", "+1"][next(4) as usize].into(),
+                _ => value.to_string(),
+            };
+            for _ in 0..next(400) {
+                let tokens = match next(400) {
+                    0 => 0,
+                    1..8 => 20 + next(100),
+                    _ => 1 + next(10),
+                };
+                text += &number(&mut next, tokens);
+                for _ in 0..tokens {
+                    text += &separator(&mut next);
+                    let vertex = if next(3000) == 0 { n } else { next(n) };
+                    text += &number(&mut next, vertex);
+                }
+                text += if next(8) == 0 { "  \n" } else { "\n" };
+            }
+            let (expected, _) = transcript(text.as_bytes(), 1 << 20, None);
+            for buffer in [1 << 20, 64 + next(300) as usize, 1 + next(100) as usize] {
+                let budget = ListBudget {
+                    lists: 1 + next(500) as usize,
+                    bytes: 100 + next(20_000),
+                    list_bytes: 5 + next(20),
+                    item_bytes: 5,
+                    max_list: 1 + next(60),
+                };
+                let (got, bulk) = transcript(text.as_bytes(), buffer, Some(budget));
+                assert_eq!(got, expected, "input {text:?}, buffer {buffer}, {budget:?}");
+                in_bulk += bulk;
+            }
+        }
+        assert!(in_bulk > 10_000, "only {in_bulk} queries read in bulk");
+    }
+
     #[test]
     fn errors_name_line_and_column() {
         assert_eq!(

@@ -69,20 +69,28 @@ fn digit_count(word: u64) -> usize {
 /// few digits, and a loop per digit spent more time on its branches than on the digits.
 #[inline]
 fn eight_digits(word: u64) -> (u64, usize) {
-    const ONES: u64 = 0x0101_0101_0101_0101;
     let digits = digit_count(word);
     if digits == 0 {
         return (0, 0);
     }
+    (leading_value(word, digits), digits)
+}
+
+/// The value of the first `digits` bytes (1 to 8, all decimal digits) of eight input bytes
+/// loaded little-endian; the bytes after them may be anything.
+#[inline]
+pub(super) fn leading_value(word: u64, digits: usize) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    debug_assert!((1..=8).contains(&digits));
     // The digits' values moved to the top bytes: the bytes below become leading zeros.
-    // (With eight digits, the shift is by zero.)
+    // (With eight digits, the shift is by zero.) A byte after the digits below '0' borrows
+    // only from the bytes after it, which the shift drops.
     let mut value = word.wrapping_sub(0x30 * ONES) << ((8 * (8 - digits)) % 64);
     // Pairs, then quads, then the eight digits (most significant digit in the lowest byte).
     // What the multiplications carry past bit 63 or into the odd lanes is masked away.
     value = value.wrapping_mul(10).wrapping_add(value >> 8) & 0x00ff_00ff_00ff_00ff;
     value = value.wrapping_mul(100).wrapping_add(value >> 16) & 0x0000_ffff_0000_ffff;
-    value = value.wrapping_mul(10_000).wrapping_add(value >> 32) & 0xffff_ffff;
-    (value, digits)
+    value.wrapping_mul(10_000).wrapping_add(value >> 32) & 0xffff_ffff
 }
 
 pub(super) fn is_separator(byte: u8) -> bool {

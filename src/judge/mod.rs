@@ -15,6 +15,7 @@ pub mod chess;
 mod digits;
 mod error;
 pub(crate) mod scanner;
+mod window;
 
 pub use error::{JudgeError, Location};
 pub use scanner::ListBudget;

@@ -6,20 +6,9 @@ use std::io::{self, Read};
 use super::digits::{is_separator, short_number, short_parity};
 use super::error::{JudgeError, Location};
 
-/// How much `Scanner::read_buffered_lists` may read at once.
-#[derive(Debug, Clone, Copy)]
-pub struct ListBudget {
-    /// Lists at most.
-    pub lists: usize,
-    /// Cost at most, counting `list_bytes` per list and `item_bytes` per id.
-    pub bytes: u64,
-    /// Cost of a list, besides its ids.
-    pub list_bytes: u64,
-    /// Cost of an id.
-    pub item_bytes: u64,
-    /// Largest `M` read here (a longer list goes to the careful path).
-    pub max_list: u64,
-}
+mod lists;
+
+pub use lists::ListBudget;
 
 /// Streaming number scanner.
 pub(crate) struct Scanner<R> {
@@ -265,76 +254,6 @@ impl<R: Read> Scanner<R> {
             }
         }
         Ok(())
-    }
-
-    /// Reads, from what is already buffered, lists of the form `M v_1 .. v_M` (a count
-    /// `1..=budget.max_list`, then `M` vertex ids `< vertex_count`) as long as they fit in
-    /// `budget`, appending each `M` to `counts` and the ids to `vertices`; returns how many
-    /// it read. It stops, consuming nothing of it, before the first list it cannot take in
-    /// one pass: a `0`, a list past the buffer's end or the budget, anything unusual. The
-    /// caller reads that one with the careful, error-reporting methods.
-    ///
-    /// The hot path of a judge file's queries: one tight loop per buffer instead of a call,
-    /// an event and a location per query.
-    pub(crate) fn read_buffered_lists(
-        &mut self,
-        vertex_count: u32,
-        budget: ListBudget,
-        counts: &mut Vec<u32>,
-        vertices: &mut Vec<u32>,
-    ) -> usize {
-        let buffer = &self.buffer[..self.len];
-        let max = u64::from(vertex_count);
-        let mut pos = self.pos;
-        let (mut lists, mut bytes) = (0, 0u64);
-        let kept = vertices.len();
-        'lists: while lists < budget.lists {
-            // Whitespace before the count, counting lines.
-            let mut at = pos;
-            let (mut line, mut line_start) = (self.line, self.line_start);
-            while let Some(&byte) = buffer.get(at) {
-                match byte {
-                    b' ' | b'\t' | b'\r' => at += 1,
-                    b'\n' => {
-                        at += 1;
-                        line += 1;
-                        line_start = self.buffer_offset + at as u64;
-                    }
-                    _ => break,
-                }
-            }
-            let Some((count, digits)) = short_number(&buffer[at..]) else {
-                break;
-            };
-            let cost = budget.list_bytes + count.saturating_mul(budget.item_bytes);
-            if count == 0 || count > budget.max_list || bytes + cost > budget.bytes {
-                break;
-            }
-            at += digits;
-            let start = vertices.len();
-            for _ in 0..count {
-                while buffer.get(at) == Some(&b' ') {
-                    at += 1;
-                }
-                match short_number(&buffer[at..]) {
-                    Some((vertex, digits)) if vertex < max => {
-                        vertices.push(vertex as u32);
-                        at += digits;
-                    }
-                    _ => {
-                        vertices.truncate(start);
-                        break 'lists;
-                    }
-                }
-            }
-            counts.push(count as u32);
-            (pos, self.line, self.line_start) = (at, line, line_start);
-            lists += 1;
-            bytes += cost;
-        }
-        debug_assert!(vertices.len() >= kept);
-        self.pos = pos;
-        lists
     }
 
     /// Reads a number in `0..=max`.
