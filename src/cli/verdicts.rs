@@ -6,7 +6,7 @@ use super::analysis_lines::{
 };
 use super::args::{JudgeFormat, Report};
 use super::error::RunError;
-use super::output::{format_outcome, format_verdict};
+use super::output::{VerdictError, append_chess_lines, format_outcome, format_verdict};
 use super::query_log::QueryLog;
 use crate::proto::{Outcome, PackedVerdicts, RemotenessUnknown, Verdict};
 
@@ -93,6 +93,16 @@ impl<'a> JudgeLines<'a> {
         if let Some(log) = self.log.clone() {
             self.append_packed_analysis(&log, packed, text);
             return Ok(());
+        }
+        if self.format == JudgeFormat::Chess {
+            let appended = append_chess_lines(&packed.outcomes, text);
+            self.received +=
+                appended.map_or_else(|index| index + 1, |()| packed.outcomes.len()) as u64;
+            return appended.map_err(|_| {
+                self.failure(VerdictError::NoOutcome {
+                    round: self.received,
+                })
+            });
         }
         for &outcome in &packed.outcomes {
             self.received += 1;
