@@ -217,6 +217,8 @@ struct Batcher<'a> {
     case_began: std::time::Instant,
     /// Test cases read to their end.
     cases_ended: u64,
+    /// The lengths of the last packed batch sent (its queries' counts and tokens).
+    packed_room: (usize, usize),
 }
 
 impl<'a> Batcher<'a> {
@@ -234,6 +236,7 @@ impl<'a> Batcher<'a> {
             case_queries: 0,
             case_began: std::time::Instant::now(),
             cases_ended: 0,
+            packed_room: (0, 0),
         }
     }
 
@@ -285,10 +288,7 @@ impl<'a> Batcher<'a> {
         if self.queries > 0 && self.batch_bytes + query_bytes > self.flush_bytes {
             self.flush()?;
         }
-        let packed = self
-            .batch
-            .packed_tokens
-            .get_or_insert_with(Default::default);
+        let packed = self.packed_batch();
         packed.token_counts.push(tokens.len() as u32);
         packed.vertices.extend_from_slice(tokens);
         self.queries += 1;
@@ -321,10 +321,7 @@ impl<'a> Batcher<'a> {
                 .saturating_sub(1)
                 .min(u32::MAX as usize) as u64,
         };
-        let packed = self
-            .batch
-            .packed_tokens
-            .get_or_insert_with(Default::default);
+        let packed = self.packed_batch();
         let tokens_before = packed.vertices.len();
         let read = read(budget, &mut packed.token_counts, &mut packed.vertices);
         if read == 0 {
@@ -361,6 +358,20 @@ impl<'a> Batcher<'a> {
             .map_err(|_| ParseStop::Closed)
     }
 
+    /// The batch's packed queries, started with the room the last batch took and an eighth
+    /// more: growing them from empty copied every batch about once more.
+    fn packed_batch(&mut self) -> &mut proto::PackedTokenQueries {
+        let (counts, vertices) = self.packed_room;
+        let (counts, vertices) = (counts + counts / 8, vertices + vertices / 8 + 64);
+        self.batch
+            .packed_tokens
+            .get_or_insert_with(|| proto::PackedTokenQueries {
+                token_counts: Vec::with_capacity(counts),
+                vertices: Vec::with_capacity(vertices),
+                ..Default::default()
+            })
+    }
+
     fn flush(&mut self) -> Result<(), ParseStop> {
         if self.queries == 0 {
             return Ok(());
@@ -368,6 +379,9 @@ impl<'a> Batcher<'a> {
         self.queries = 0;
         let bytes = std::mem::take(&mut self.batch_bytes);
         let batch = std::mem::take(&mut self.batch);
+        if let Some(packed) = &batch.packed_tokens {
+            self.packed_room = (packed.token_counts.len(), packed.vertices.len());
+        }
         self.send(InputEvent::Queries { batch, bytes })
     }
 
