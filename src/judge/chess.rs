@@ -208,15 +208,19 @@ mod tests {
         }
     }
 
-    #[test]
-    fn buffered_queries_read_as_events_do() {
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |bound: u64| {
+    /// A seeded xorshift generator: each call gives a value below its bound.
+    fn xorshift(mut rng: u64) -> impl FnMut(u64) -> u64 {
+        move |bound| {
             rng ^= rng << 13;
             rng ^= rng >> 7;
             rng ^= rng << 17;
             rng % bound
-        };
+        }
+    }
+
+    #[test]
+    fn buffered_queries_read_as_events_do() {
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let mut in_bulk = 0;
         for _ in 0..3000 {
             let n = 1 + next(20);
@@ -274,13 +278,7 @@ mod tests {
     /// 9 to 25 digits, bad bytes, a `0`, counts over the budget.
     #[test]
     fn bulk_reads_across_windows_read_as_events_do() {
-        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |bound: u64| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng % bound
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let mut in_bulk = 0;
         for _ in 0..300 {
             let n = 1 + next(2000);
