@@ -43,3 +43,6 @@ pub mod render;
 pub mod service;
 pub mod token;
 mod wire;
+
+#[cfg(test)]
+mod test_rng;

@@ -355,11 +355,9 @@ mod tests {
 
     #[test]
     fn chess_lines_are_what_format_outcome_writes() {
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut generator = crate::test_rng::Xorshift::new(0x2545_f491_4f6c_dd1du64);
         for round in 0..2_000 {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
+            let rng = generator.next_u64();
             // Outcomes 1 to 3, and now and then one without a line (0, 4, negative).
             let outcomes: Vec<i32> = (0..round % 40)
                 .map(|i| match (rng >> i) % 50 {

@@ -208,14 +208,10 @@ mod tests {
         }
     }
 
-    /// A seeded xorshift generator: each call gives a value below its bound.
-    fn xorshift(mut rng: u64) -> impl FnMut(u64) -> u64 {
-        move |bound| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng % bound
-        }
+    /// A seeded generator: each call gives a value below its bound.
+    fn xorshift(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut rng = crate::test_rng::Xorshift::new(seed);
+        move |bound| rng.below(bound)
     }
 
     #[test]

@@ -303,13 +303,8 @@ mod tests {
     }
 
     fn random_edges(vertices: u32, edges: usize, seed: u64) -> Vec<(u32, u32)> {
-        let mut state = seed | 1;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = crate::test_rng::Xorshift::new(seed);
+        let mut next = move || rng.next_u64();
         (0..edges)
             .map(|_| {
                 let from = (next() % u64::from(vertices)) as u32;
@@ -409,12 +404,10 @@ mod tests {
 
     #[test]
     fn lists_sort_as_the_standard_sort_does() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut generator = crate::test_rng::Xorshift::new(0x2545_f491_4f6c_dd1du64);
         for len in 0..=40 {
             for round in 0..200 {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
+                let state = generator.next_u64();
                 // Small ranges give duplicates; the largest ids are there too.
                 let range = [3u64, 50, 1 << 32][round % 3];
                 let mut list: Vec<u32> = (0..len)

@@ -320,12 +320,10 @@ mod tests {
         ) {
             // Runs of one-byte values between runs of longer ones, across block boundaries.
             let mut values = Vec::new();
-            let mut x = seed | 1;
+            let mut generator = crate::test_rng::Xorshift::new(u64::from(seed));
             for (len, width) in runs {
                 for _ in 0..len {
-                    x ^= x << 13;
-                    x ^= x >> 17;
-                    x ^= x << 5;
+                    let x = (generator.next_u64() >> 32) as u32;
                     values.push(x >> [25, 18, 4][width as usize]);
                 }
             }

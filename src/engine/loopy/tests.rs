@@ -399,16 +399,9 @@ fn counts_are_token_multiplicities() {
     assert_eq!(loopy_move(&g, &table, &[(0, 2)]), Some((0, 0, 0)));
 }
 
-/// A deterministic xorshift generator: tests stay reproducible without a dependency.
-fn xorshift(state: &mut u64) -> u64 {
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    *state
-}
-
-fn random_graph(n: u32, edge_count: usize, mut seed: u64) -> Digraph {
-    let mut vertex = || (xorshift(&mut seed) % u64::from(n)) as u32;
+fn random_graph(n: u32, edge_count: usize, seed: u64) -> Digraph {
+    let mut rng = crate::test_rng::Xorshift::new(seed);
+    let mut vertex = || rng.below(u64::from(n)) as u32;
     let edges: Vec<(u32, u32)> = (0..edge_count).map(|_| (vertex(), vertex())).collect();
     graph(n, &edges)
 }
