@@ -208,6 +208,25 @@ mod tests {
         }
     }
 
+    /// Reads `text` through a scanner buffer of each of `buffers` bytes, in bulk within a
+    /// budget from `budget`, and asserts that every transcript is the event path's (read
+    /// through the first buffer size); returns how many queries were read in bulk.
+    fn assert_bulk_agrees<const N: usize>(
+        text: &str,
+        buffers: [usize; N],
+        mut budget: impl FnMut() -> ListBudget,
+    ) -> usize {
+        let (expected, _) = transcript(text.as_bytes(), buffers[0], None);
+        let mut in_bulk = 0;
+        for buffer in buffers {
+            let budget = budget();
+            let (got, bulk) = transcript(text.as_bytes(), buffer, Some(budget));
+            assert_eq!(got, expected, "input {text:?}, buffer {buffer}, {budget:?}");
+            in_bulk += bulk;
+        }
+        in_bulk
+    }
+
     /// A seeded generator: each call gives a value below its bound.
     fn xorshift(seed: u64) -> impl FnMut(u64) -> u64 {
         let mut rng = crate::test_rng::Xorshift::new(seed);
@@ -251,19 +270,14 @@ mod tests {
             if next(5) > 0 {
                 text += "0\n";
             }
-            let (expected, _) = transcript(text.as_bytes(), 1 << 16, None);
-            for buffer in [1 << 16, 1 + next(40) as usize] {
-                let budget = ListBudget {
-                    lists: 1 + next(8) as usize,
-                    bytes: 20 + next(200),
-                    list_bytes: 5 + next(20),
-                    item_bytes: 5,
-                    max_list: 1 + next(6),
-                };
-                let (got, bulk) = transcript(text.as_bytes(), buffer, Some(budget));
-                assert_eq!(got, expected, "input {text:?}, buffer {buffer}, {budget:?}");
-                in_bulk += bulk;
-            }
+            let buffers = [1 << 16, 1 + next(40) as usize];
+            in_bulk += assert_bulk_agrees(&text, buffers, || ListBudget {
+                lists: 1 + next(8) as usize,
+                bytes: 20 + next(200),
+                list_bytes: 5 + next(20),
+                item_bytes: 5,
+                max_list: 1 + next(6),
+            });
         }
         // The fast path did its share (most queries are well-formed and fit the budgets).
         assert!(in_bulk > 3_000, "only {in_bulk} queries read in bulk");
@@ -315,19 +329,14 @@ mod tests {
                 }
                 text += if next(8) == 0 { "  \n" } else { "\n" };
             }
-            let (expected, _) = transcript(text.as_bytes(), 1 << 20, None);
-            for buffer in [1 << 20, 64 + next(300) as usize, 1 + next(100) as usize] {
-                let budget = ListBudget {
-                    lists: 1 + next(500) as usize,
-                    bytes: 100 + next(20_000),
-                    list_bytes: 5 + next(20),
-                    item_bytes: 5,
-                    max_list: 1 + next(60),
-                };
-                let (got, bulk) = transcript(text.as_bytes(), buffer, Some(budget));
-                assert_eq!(got, expected, "input {text:?}, buffer {buffer}, {budget:?}");
-                in_bulk += bulk;
-            }
+            let buffers = [1 << 20, 64 + next(300) as usize, 1 + next(100) as usize];
+            in_bulk += assert_bulk_agrees(&text, buffers, || ListBudget {
+                lists: 1 + next(500) as usize,
+                bytes: 100 + next(20_000),
+                list_bytes: 5 + next(20),
+                item_bytes: 5,
+                max_list: 1 + next(60),
+            });
         }
         assert!(in_bulk > 10_000, "only {in_bulk} queries read in bulk");
     }
