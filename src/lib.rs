@@ -43,6 +43,3 @@ pub mod render;
 pub mod service;
 pub mod token;
 mod wire;
-
-#[cfg(test)]
-mod test_rng;

@@ -355,7 +355,7 @@ mod tests {
 
     #[test]
     fn chess_lines_are_what_format_outcome_writes() {
-        let mut generator = crate::test_rng::Xorshift::new(0x2545_f491_4f6c_dd1du64);
+        let mut generator = crate::generate::Rng::new(0x2545_f491_4f6c_dd1du64);
         for round in 0..2_000 {
             let rng = generator.next_u64();
             // Outcomes 1 to 3, and now and then one without a line (0, 4, negative).

@@ -228,14 +228,14 @@ mod tests {
     }
 
     /// A seeded generator: each call gives a value below its bound.
-    fn xorshift(seed: u64) -> impl FnMut(u64) -> u64 {
-        let mut rng = crate::test_rng::Xorshift::new(seed);
+    fn seeded(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut rng = crate::generate::Rng::new(seed);
         move |bound| rng.below(bound)
     }
 
     #[test]
     fn buffered_queries_read_as_events_do() {
-        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+        let mut next = seeded(0x2545_f491_4f6c_dd1d);
         let mut in_bulk = 0;
         for _ in 0..3000 {
             let n = 1 + next(20);
@@ -288,7 +288,7 @@ mod tests {
     /// 9 to 25 digits, bad bytes, a `0`, counts over the budget.
     #[test]
     fn bulk_reads_across_windows_read_as_events_do() {
-        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+        let mut next = seeded(0x9e37_79b9_7f4a_7c15);
         let mut in_bulk = 0;
         for _ in 0..300 {
             let n = 1 + next(2000);

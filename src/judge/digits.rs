@@ -103,7 +103,7 @@ mod tests {
 
     #[test]
     fn eight_digits_agrees_with_a_digit_loop() {
-        let mut generator = crate::test_rng::Xorshift::new(0x9e37_79b9_7f4a_7c15u64);
+        let mut generator = crate::generate::Rng::new(0x9e37_79b9_7f4a_7c15u64);
         for round in 0..200_000 {
             let rng = generator.next_u64();
             // Mostly digits and separators, sometimes any byte.
@@ -131,7 +131,7 @@ mod tests {
 
     #[test]
     fn short_parity_takes_what_short_number_takes_with_its_parity() {
-        let mut generator = crate::test_rng::Xorshift::new(0x2545_f491_4f6c_dd1du64);
+        let mut generator = crate::generate::Rng::new(0x2545_f491_4f6c_dd1du64);
         for round in 0..200_000usize {
             let rng = generator.next_u64();
             // Numbers of 0 to 23 digits, then a separator or another byte, in 1 to 30 bytes.

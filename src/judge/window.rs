@@ -94,7 +94,7 @@ mod tests {
 
     #[test]
     fn classify_agrees_with_a_byte_loop_on_every_byte_value() {
-        let mut generator = crate::test_rng::Xorshift::new(0x9e37_79b9_7f4a_7c15u64);
+        let mut generator = crate::generate::Rng::new(0x9e37_79b9_7f4a_7c15u64);
         for round in 0..20_000u32 {
             let window: [u8; WINDOW] = std::array::from_fn(|i| {
                 let rng = generator.next_u64();

@@ -303,7 +303,7 @@ mod tests {
     }
 
     fn random_edges(vertices: u32, edges: usize, seed: u64) -> Vec<(u32, u32)> {
-        let mut rng = crate::test_rng::Xorshift::new(seed);
+        let mut rng = crate::generate::Rng::new(seed);
         let mut next = move || rng.next_u64();
         (0..edges)
             .map(|_| {
@@ -404,7 +404,7 @@ mod tests {
 
     #[test]
     fn lists_sort_as_the_standard_sort_does() {
-        let mut generator = crate::test_rng::Xorshift::new(0x2545_f491_4f6c_dd1du64);
+        let mut generator = crate::generate::Rng::new(0x2545_f491_4f6c_dd1du64);
         for len in 0..=40 {
             for round in 0..200 {
                 let state = generator.next_u64();

@@ -320,7 +320,7 @@ mod tests {
         ) {
             // Runs of one-byte values between runs of longer ones, across block boundaries.
             let mut values = Vec::new();
-            let mut generator = crate::test_rng::Xorshift::new(u64::from(seed));
+            let mut generator = crate::generate::Rng::new(u64::from(seed));
             for (len, width) in runs {
                 for _ in 0..len {
                     let x = (generator.next_u64() >> 32) as u32;

@@ -400,7 +400,7 @@ fn counts_are_token_multiplicities() {
 }
 
 fn random_graph(n: u32, edge_count: usize, seed: u64) -> Digraph {
-    let mut rng = crate::test_rng::Xorshift::new(seed);
+    let mut rng = crate::generate::Rng::new(seed);
     let mut vertex = || rng.below(u64::from(n)) as u32;
     let edges: Vec<(u32, u32)> = (0..edge_count).map(|_| (vertex(), vertex())).collect();
     graph(n, &edges)
