@@ -1,12 +1,14 @@
 //! The per-vertex table of a game ([`analyse`]): Grundy values (or the generalized function
 //! on cyclic graphs, or the Addition-Subtraction values), with the one-token remoteness for
-//! token sliding; what a vertex's value is.
+//! token sliding (on acyclic graphs computed on first need: see the `remoteness_table` module);
+//! what a vertex's value is.
 
 use std::sync::Arc;
 
 use super::game::Game;
-use super::interrupt::Interrupt;
+use super::interrupt::{Cancelled, Interrupt};
 use super::limits::{AnalysisError, Limits};
+use super::remoteness_table::RemotenessTable;
 use super::{loopy, order, remoteness, rounds, split};
 
 /// The per-vertex values of a game, ready to evaluate positions. The game is shared
@@ -16,9 +18,9 @@ use super::{loopy, order, remoteness, rounds, split};
 pub struct Analysis {
     pub(super) game: Arc<Game>,
     pub(super) table: Table,
-    /// The one-token remoteness of every vertex ([`remoteness::DRAW`] for draws); `None` for
-    /// games with split counts.
-    pub(super) remoteness: Option<Vec<u32>>,
+    /// The one-token remoteness of every vertex ([`remoteness::DRAW`] for draws), computed
+    /// on first need on acyclic graphs; `None` for games with split counts.
+    pub(super) remoteness: Option<RemotenessTable>,
 }
 
 /// Per-vertex values, by the method that computed them.
@@ -53,13 +55,13 @@ pub fn analyse_interruptible(
     let game = game.into();
     interrupt.check()?;
     let (table, remoteness) = match &game.split_counts {
-        None => match rounds::grundy_and_remoteness_on_threads(
+        None => match rounds::grundy_on_threads(
             &game.graph,
             limits.table_threads,
             rounds::WIDE_ROUND,
             interrupt,
         )? {
-            Some((values, remoteness)) => (Table::Acyclic(values), Some(remoteness)),
+            Some(values) => (Table::Acyclic(values), Some(RemotenessTable::deferred())),
             None => {
                 let (table, predecessors) = loopy::generalized_grundy_and_predecessors(
                     &game.graph,
@@ -71,7 +73,10 @@ pub fn analyse_interruptible(
                     &predecessors,
                     interrupt,
                 )?;
-                (Table::Loopy(table), Some(remoteness))
+                (
+                    Table::Loopy(table),
+                    Some(RemotenessTable::ready(remoteness)),
+                )
             }
         },
         Some(split_counts) => {
@@ -167,7 +172,45 @@ impl Analysis {
             + self
                 .remoteness
                 .as_ref()
-                .map_or(0, |table| table.capacity() * 4)
+                .map_or(0, |table| table.heap_bytes(self.game.graph.vertex_count()))
+    }
+
+    /// Computes the one-token remoteness table now if it is not yet (on up to `threads`
+    /// threads, stopping with [`Cancelled`] once `interrupt` is raised), so that the answers
+    /// that read it ([`Analysis::remoteness`], [`Analysis::analyse_position`], the fastest
+    /// [`Analysis::best_move`]) do not compute it on first use, on the caller's thread and
+    /// uninterruptibly. At once when it is computed already or the game has none (split
+    /// counts). Concurrent callers compute it once.
+    pub fn prepare_remoteness(
+        &self,
+        threads: usize,
+        interrupt: &Interrupt,
+    ) -> Result<(), Cancelled> {
+        match &self.remoteness {
+            Some(table) => table
+                .get_or_compute(&self.game.graph, threads, interrupt)
+                .map(|_| ()),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether the remoteness table is ready to read (or the game has none): then
+    /// [`Analysis::prepare_remoteness`] has nothing to do.
+    pub fn remoteness_ready(&self) -> bool {
+        self.remoteness
+            .as_ref()
+            .is_none_or(|table| table.get().is_some())
+    }
+
+    /// The remoteness table, computed here on one thread if it is not yet; `None` for a game
+    /// with split counts.
+    pub(super) fn remoteness_cells(&self) -> Option<&[u32]> {
+        let table = self.remoteness.as_ref()?;
+        Some(
+            table
+                .get_or_compute(&self.game.graph, 1, &Interrupt::new())
+                .expect("nothing else holds this interrupt"),
+        )
     }
 
     /// Largest finite value.

@@ -281,7 +281,11 @@ impl Analysis {
         // remoteness, which the table holds). In a sum, the first winning move found.
         let mut present = items.iter().filter(|&&(_, count)| count > 0);
         let single = matches!((present.next(), present.next()), (Some(&(_, 1)), None));
-        let fastest = self.remoteness.as_deref().filter(|_| single);
+        let fastest = if single {
+            self.remoteness_cells()
+        } else {
+            None
+        };
         items
             .iter()
             .enumerate()
@@ -314,14 +318,17 @@ impl Analysis {
     /// The remoteness of one token on `vertex`; `None` for a DRAW, a vertex out of range, or
     /// a game with split counts.
     pub fn remoteness(&self, vertex: u32) -> Option<u32> {
-        let remoteness = *self.remoteness.as_ref()?.get(vertex as usize)?;
+        let remoteness = *self.remoteness_cells()?.get(vertex as usize)?;
         (remoteness != remoteness::DRAW).then_some(remoteness)
     }
 
     /// The remoteness of one token on every vertex, [`remoteness::DRAW`] for draws; `None` for a game
     /// with split counts.
+    ///
+    /// These answers compute the table on first use if it is not ready (O(V + E), on the
+    /// calling thread): see [`Analysis::prepare_remoteness`].
     pub fn remoteness_table(&self) -> Option<&[u32]> {
-        self.remoteness.as_deref()
+        self.remoteness_cells()
     }
 
     /// Analyses the token-sliding position with one token on each entry of `tokens` (repeats
@@ -340,7 +347,7 @@ impl Analysis {
         options: &AnalysisOptions,
     ) -> Result<PositionAnalysis, VertexOutOfRange> {
         let evaluation = self.evaluate_tokens(tokens)?;
-        let Some(table) = self.remoteness.as_deref() else {
+        let Some(table) = self.remoteness_cells() else {
             return Ok(PositionAnalysis {
                 outcome: evaluation.outcome,
                 nim_sum: evaluation.nim_sum,

@@ -5,7 +5,8 @@
 //! - [`order`]: topological order by Kahn's algorithm, and cycle reports (a depth-first
 //!   search names a cycle);
 //! - [`sliding`]: Grundy values of token sliding on acyclic graphs;
-//! - [`rounds`]: the same table with the remoteness on several threads, Kahn round by round;
+//! - [`rounds`]: the same table (with the remoteness or without) on several threads, Kahn
+//!   round by round;
 //! - [`loopy`]: the generalized Sprague-Grundy function of token sliding on cyclic graphs;
 //! - [`split`]: values of the Addition-Subtraction game (split counts), method chosen per vertex;
 //! - [`remoteness`]: how many moves a token-sliding position lasts under optimal play, the
@@ -13,6 +14,7 @@
 //!   private `position` module);
 //! - `game`: [`Game`]; `limits`: [`Limits`] and [`AnalysisError`]; `outcome`: [`Outcome`];
 //! - `analysis`: [`analyse`], the per-vertex table ([`Analysis`]) and a vertex's value;
+//!   `remoteness_table`: its one-token remoteness, on acyclic graphs computed on first need;
 //! - `evaluation`: positions: their verdict, a winning move, and their analysis;
 //! - `huge_pages`: the hint that backs a large graph's CSR arrays with 2 MiB pages.
 //!
@@ -34,6 +36,7 @@ mod position;
 mod position_set;
 mod prefetch;
 pub mod remoteness;
+mod remoteness_table;
 pub mod rounds;
 pub mod sliding;
 pub mod split;

@@ -12,8 +12,8 @@ use std::thread;
 use crate::support::oracle::{SlidingOracle, Verdict};
 use grundy::engine::loopy::INFINITE;
 use grundy::engine::{
-    AnalysisError, Digraph, Game, Interrupt, Limits, analyse, analyse_interruptible, order, rounds,
-    sliding,
+    AnalysisError, Cancelled, Digraph, Game, Interrupt, Limits, analyse, analyse_interruptible,
+    order, remoteness, rounds, sliding,
 };
 use grundy::generate::{Shape, graph};
 use proptest::prelude::*;
@@ -151,7 +151,8 @@ fn a_big_dag_matches_the_plain_path() {
 // ---------------------------------------------------------------------------------------------
 
 /// The table round by round on 1, 2 and 4 threads, with rounds of at least `wide_round`
-/// vertices shared among them, equals the sequential pass's (values and remoteness).
+/// vertices shared among them, equals the sequential pass's (values and remoteness, and the
+/// values computed alone).
 fn check_threads(graph: &Digraph, wide_round: usize) -> Result<(), TestCaseError> {
     let order = order::acyclic_order(graph).expect("an acyclic graph");
     let sequential =
@@ -164,6 +165,15 @@ fn check_threads(graph: &Digraph, wide_round: usize) -> Result<(), TestCaseError
             on_threads.as_ref(),
             Some(&sequential),
             "{} threads, rounds of {} shared",
+            threads,
+            wide_round
+        );
+        let values =
+            rounds::grundy_on_threads(graph, threads, wide_round, &Interrupt::new()).unwrap();
+        prop_assert_eq!(
+            values.as_ref(),
+            Some(&sequential.0),
+            "values alone, {} threads, rounds of {} shared",
             threads,
             wide_round
         );
@@ -220,6 +230,8 @@ fn the_table_on_threads_finds_no_order_on_a_cyclic_graph() {
     for threads in [1, 2, 4] {
         let table = rounds::grundy_and_remoteness_on_threads(&g, threads, 1, &Interrupt::new());
         assert_eq!(table, Ok(None), "{threads} threads");
+        let values = rounds::grundy_on_threads(&g, threads, 1, &Interrupt::new());
+        assert_eq!(values, Ok(None), "values alone, {threads} threads");
     }
 }
 
@@ -234,6 +246,63 @@ fn analyse_on_two_threads_equals_analyse_on_one() {
     let two = analyse(game, &two).unwrap();
     assert_eq!(one.values(), two.values());
     assert_eq!(one.remoteness_table(), two.remoteness_table());
+}
+
+#[test]
+fn an_acyclic_remoteness_table_waits_for_its_first_need_and_is_computed_once() {
+    let g = graph(Shape::Wide, 100_000, 1_000_000, 5);
+    let order = order::acyclic_order(&g).expect("an acyclic graph");
+    let expected =
+        remoteness::acyclic_remoteness_interruptible(&g, &order, &Interrupt::new()).unwrap();
+    for threads in [1, 2] {
+        let analysis = analyse(Game::token_sliding(g.clone()), &Limits::default()).unwrap();
+        assert!(!analysis.remoteness_ready(), "values only at first");
+        let bytes = analysis.heap_bytes();
+        let raised = Interrupt::new();
+        raised.interrupt();
+        assert_eq!(
+            analysis.prepare_remoteness(threads, &raised),
+            Err(Cancelled)
+        );
+        assert!(
+            !analysis.remoteness_ready(),
+            "a cancelled computation leaves nothing"
+        );
+        thread::scope(|scope| {
+            let preparing: Vec<_> = (0..3)
+                .map(|_| scope.spawn(|| analysis.prepare_remoteness(threads, &Interrupt::new())))
+                .collect();
+            for prepared in preparing {
+                assert_eq!(prepared.join().expect("no panic"), Ok(()));
+            }
+        });
+        assert!(analysis.remoteness_ready());
+        assert_eq!(
+            analysis.remoteness_table(),
+            Some(&expected[..]),
+            "{threads} threads"
+        );
+        assert_eq!(
+            analysis.heap_bytes(),
+            bytes,
+            "the table was counted before it was made"
+        );
+    }
+}
+
+#[test]
+fn a_remoteness_table_is_ready_with_the_values_on_a_cyclic_graph_and_absent_with_split_counts() {
+    let cyclic = analyse(
+        Game::token_sliding(graph(Shape::Cyclic, 1000, 5000, 4)),
+        &Limits::default(),
+    )
+    .unwrap();
+    assert!(cyclic.remoteness_ready());
+    let split = Game::with_split_counts(graph(Shape::Dag, 100, 300, 4), vec![1; 100]).unwrap();
+    let split = analyse(split, &Limits::default()).unwrap();
+    assert!(split.remoteness_ready());
+    assert_eq!(split.prepare_remoteness(2, &Interrupt::new()), Ok(()));
+    assert_eq!(split.remoteness_table(), None);
 }
 
 #[test]

@@ -21,7 +21,7 @@ pub(super) enum Task {
     /// Decrement the in-degrees of the sorted successors of a stripe; place those at zero
     /// (positions are stripes here).
     Place = 3,
-    /// Compute the values and remotenesses of a chunk of the round.
+    /// Compute the values (and remotenesses) of a chunk of the round.
     Value = 4,
 }
 
@@ -64,8 +64,13 @@ pub(super) struct Shared<'g> {
     pub(super) overflow: AtomicBool,
     /// Vertices in Kahn order (sources first), filled round by round.
     pub(super) order: Vec<AtomicU32>,
+    /// Whether the remotenesses are computed: into `cells` with the values, else the values
+    /// alone into `values` (the other one is empty).
+    pub(super) remoteness: bool,
     /// `remoteness << 8 | value`, as in the sequential packed pass.
     pub(super) cells: Vec<AtomicU32>,
+    /// The values alone, when the remotenesses are not wanted.
+    pub(super) values: Vec<AtomicU8>,
     /// The end of the placed part of `order` during a wide round.
     pub(super) tail: AtomicUsize,
     /// Edges visited by the threads in the last wide round (for the interrupt's poller).
@@ -265,11 +270,30 @@ impl Shared<'_> {
         successors.len() as u64
     }
 
-    /// Values and remotenesses of the vertices at positions `high - 1` down to `low` (each
-    /// vertex after its successors, which are placed later). Returns the edges visited.
+    /// Values (and remotenesses, see [`Shared::remoteness`]) of the vertices at positions
+    /// `high - 1` down to `low` (each vertex after its successors, which are placed later).
+    /// Returns the edges visited.
     pub(super) fn value_down(&self, low: usize, high: usize) -> u64 {
+        if self.remoteness {
+            self.value_down_as::<true>(low, high)
+        } else {
+            self.value_down_as::<false>(low, high)
+        }
+    }
+
+    /// [`Self::value_down`], with the remotenesses or without.
+    #[inline(always)]
+    fn value_down_as<const REMOTENESS: bool>(&self, low: usize, high: usize) -> u64 {
         const OFFSETS_AHEAD: usize = 16;
         const TARGETS_AHEAD: usize = 8;
+        // A follower's cell: `remoteness << 8 | value`, or the value alone.
+        let cell = |w: u32| {
+            if REMOTENESS {
+                self.cells[w as usize].load(Relaxed)
+            } else {
+                u32::from(self.values[w as usize].load(Relaxed))
+            }
+        };
         let mut edges = 0;
         for position in (low..high).rev() {
             if position >= low + OFFSETS_AHEAD {
@@ -287,10 +311,12 @@ impl Shared<'_> {
                 // Every value that matters is below 64 (g <= outdeg); larger ones are masked.
                 let mut seen = 0u64;
                 for &w in successors {
-                    let cell = self.cells[w as usize].load(Relaxed);
+                    let cell = cell(w);
                     let value = u64::from(cell & 0xFF);
                     seen |= (1u64 << (value & 63)) & u64::from(value < 64).wrapping_neg();
-                    fold.add(cell >> 8);
+                    if REMOTENESS {
+                        fold.add(cell >> 8);
+                    }
                 }
                 (!seen).trailing_zeros()
             } else {
@@ -298,15 +324,22 @@ impl Shared<'_> {
                 // 256-bit mask.
                 let mut seen = [0u64; 4];
                 for &w in successors {
-                    let cell = self.cells[w as usize].load(Relaxed);
+                    let cell = cell(w);
                     let value = cell & 0xFF;
                     seen[(value >> 6) as usize] |= 1u64 << (value & 63);
-                    fold.add(cell >> 8);
+                    if REMOTENESS {
+                        fold.add(cell >> 8);
+                    }
                 }
                 mex_of(&seen)
             };
-            let cell = fold.remoteness(!successors.is_empty()) << 8 | mex;
-            self.cells[vertex as usize].store(cell, Relaxed);
+            if REMOTENESS {
+                let cell = fold.remoteness(!successors.is_empty()) << 8 | mex;
+                self.cells[vertex as usize].store(cell, Relaxed);
+            } else {
+                // g <= outdeg < 256.
+                self.values[vertex as usize].store(mex as u8, Relaxed);
+            }
             edges += successors.len() as u64;
         }
         edges
