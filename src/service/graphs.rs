@@ -14,7 +14,7 @@ use super::graph_id::{self, IdHasher};
 use super::registry::Lookup;
 use super::rpc::Rpc;
 use super::state::GameService;
-use crate::engine::Analysis;
+use crate::engine::{Analysis, AnalysisError, Interrupt};
 use crate::proto::{self, PutGraphRequest, evaluate_start::GraphSource};
 use crate::wire::WireMessage;
 
@@ -86,6 +86,29 @@ impl GameService {
         Ok(Resolved::recorded(rpc, analysis, graph_id, lookup))
     }
 
+    /// Makes `analysis` ready to answer remotenesses: an acyclic graph's table is computed on
+    /// first need, here on the work pool as an analysis (its permits, up to `table_threads`
+    /// threads), stopped if the request goes away. At once when the table is ready.
+    pub(crate) async fn prepare_remoteness(
+        &self,
+        analysis: &Arc<Analysis>,
+    ) -> Result<(), ServiceError> {
+        if analysis.remoteness_ready() {
+            return Ok(());
+        }
+        let interrupt = Interrupt::new();
+        let _stop = InterruptOnDrop(interrupt.clone());
+        let analysis = analysis.clone();
+        let threads = self.config.limits.table_threads;
+        self.pool
+            .analyse_on_threads(threads, move |threads| {
+                analysis
+                    .prepare_remoteness(threads, &interrupt)
+                    .map_err(|cancelled| ServiceError::Analysis(AnalysisError::from(cancelled)))
+            })
+            .await
+    }
+
     /// Reads the chunks of `PutGraph` into one wire graph, checking the limits as it grows,
     /// and hashes each chunk for the graph's id on the work pool while the next one arrives.
     pub(crate) async fn receive_chunks(
@@ -119,6 +142,15 @@ impl GameService {
             None => None,
         };
         Ok((assembler.finish()?, hashed))
+    }
+}
+
+/// Raises an interrupt when dropped: the work of a request that went away stops.
+struct InterruptOnDrop(Interrupt);
+
+impl Drop for InterruptOnDrop {
+    fn drop(&mut self) {
+        self.0.interrupt();
     }
 }
 

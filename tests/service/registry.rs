@@ -316,6 +316,42 @@ async fn get_values_pages_finite_and_infinite_values_with_counters() {
     assert_eq!(status.code(), Code::NotFound);
 }
 
+#[tokio::test]
+async fn get_values_of_an_acyclic_graph_carry_the_remoteness_computed_on_first_need() {
+    let (_server, mut client) = start_server(service_config()).await;
+    // A chain of 40: vertex v wins or loses in 39 - v moves.
+    let registered = put(&mut client, chunks(&chain(40), 7)).await.unwrap();
+    let summary = |request: GetValuesRequest| {
+        let mut client = client.clone();
+        async move {
+            let mut stream = client.get_values(request).await.unwrap().into_inner();
+            let summary = stream.message().await.unwrap().unwrap().graph.unwrap();
+            let mut values = Vec::new();
+            while let Some(page) = stream.message().await.unwrap() {
+                values.extend(page.values);
+            }
+            (summary, values)
+        }
+    };
+    let request = GetValuesRequest {
+        graph_id: registered.graph_id.clone(),
+        ..Default::default()
+    };
+    let only = GetValuesRequest {
+        summary_only: true,
+        ..request.clone()
+    };
+    let (before, none) = summary(only.clone()).await;
+    assert!(none.is_empty());
+    let (_, values) = summary(request).await;
+    let remotenesses: Vec<Option<u32>> = values.iter().map(|value| value.remoteness).collect();
+    let expected: Vec<Option<u32>> = (0..40).rev().map(Some).collect();
+    assert_eq!(remotenesses, expected);
+    // The table's bytes counted the remoteness before it was computed.
+    let (after, _) = summary(only).await;
+    assert_eq!(after.table_bytes, before.table_bytes);
+}
+
 fn table_bytes(graph: &proto::Graph) -> usize {
     let game = grundy::service::game_from_proto(graph.clone()).unwrap();
     engine::analyse(game, &Limits::default())

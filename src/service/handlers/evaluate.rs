@@ -47,7 +47,7 @@ pub(super) async fn evaluate(
     let buffer = service.config.response_buffer;
     Ok(rpc.stream_responses(buffer, move |out| {
         Box::pin(async move {
-            let evaluator = open_stream(out, resolved, options).await?;
+            let evaluator = open_stream(out, &service, resolved, options).await?;
             answer_stream(out, inbound, evaluator, &service).await
         })
     }))
@@ -80,7 +80,7 @@ pub(super) async fn evaluate_batch(
     let buffer = service.config.response_buffer;
     Ok(rpc.stream_responses(buffer, move |out| {
         Box::pin(async move {
-            let mut evaluator = open_stream(out, resolved, options).await?;
+            let mut evaluator = open_stream(out, &service, resolved, options).await?;
             let mut queries = queries.into_iter();
             loop {
                 let batch: Vec<proto::Query> = queries.by_ref().take(chunk).collect();
@@ -97,9 +97,12 @@ pub(super) async fn evaluate_batch(
     }))
 }
 
-/// Sends the stream's first response (the graph's summary) and makes its evaluator.
+/// Sends the stream's first response (the graph's summary) and makes its evaluator; for a
+/// stream that asked for moves or position analyses, after the graph's remoteness table is
+/// ready (their answers read it).
 async fn open_stream<M: Verdicts>(
     out: &mut Responder<M>,
+    service: &GameService,
     resolved: Resolved,
     options: StreamOptions,
 ) -> Result<QueryEvaluator, Stop> {
@@ -108,6 +111,10 @@ async fn open_stream<M: Verdicts>(
         ..Default::default()
     };
     out.send(first.into()).await?;
+    if options.explain || options.analysis.is_some() {
+        out.guard(service.prepare_remoteness(&resolved.analysis))
+            .await??;
+    }
     Ok(QueryEvaluator::new(resolved.analysis, options))
 }
 

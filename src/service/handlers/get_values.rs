@@ -31,6 +31,7 @@ pub(super) async fn get_values(
     };
     rpc.record_graph(&request.graph_id, &analysis);
     let buffer = service.config.response_buffer;
+    let service = service.clone();
     Ok(rpc.stream_responses(buffer, move |out| {
         Box::pin(async move {
             let first = GetValuesResponse {
@@ -41,6 +42,8 @@ pub(super) async fn get_values(
             if request.summary_only {
                 return Ok(());
             }
+            // Each value carries its vertex's remoteness.
+            out.guard(service.prepare_remoteness(&analysis)).await??;
             for page in ValuePages::new(&analysis, &request, MAX_PAGE_BYTES) {
                 out.send(page).await?;
             }
