@@ -127,8 +127,9 @@ fn acyclic_table(c: &mut Criterion) {
             sliding::fast_grundy_table(&dag, &order)
         })
     });
-    // What `analyse` does for token sliding: the table above with the one-token remoteness
-    // in the same pass (the goal: at most 1.3 times `order_and_mex`).
+    // The table above with the one-token remoteness in the same pass: what the first answer
+    // that reads an acyclic graph's remoteness computes (`analyse` computes the values alone,
+    // `order_and_mex`).
     group.bench_function(
         BenchmarkId::new("order_mex_and_remoteness", vertices),
         |b| {
@@ -177,9 +178,9 @@ fn acyclic_table(c: &mut Criterion) {
     group.finish();
 }
 
-/// Prints the acyclic table (the Kahn order and the pass `analyse` makes, Grundy values and
-/// remoteness together; and the values alone) against the larger of its floors, the gather
-/// floor and the critical-path floor, each the median of 11 runs taken in turns.
+/// Prints the acyclic table (the Kahn order and the values alone, what `analyse` computes;
+/// and the values with the remoteness) against the larger of its floors, the gather floor and
+/// the critical-path floor, each the median of 11 runs taken in turns.
 fn report_against_floors(
     dag: &Digraph,
     values: &[u64],
@@ -232,11 +233,23 @@ fn report_against_floors(
     );
 }
 
-/// The acyclic table (what `analyse` computes for token sliding) on a wide DAG, on 1 and 2
-/// threads; then the ratio of the medians of 11 runs taken in turns.
+/// The acyclic table on a wide DAG, on 1 and 2 threads: the values alone (what `analyse`
+/// computes for token sliding) and with the remoteness (what the first answer that reads it
+/// computes); then the ratio of the medians of 11 runs taken in turns.
 fn wide_table(c: &mut Criterion) {
     let vertices = 1_000_000 / scale();
     let wide = graph(Shape::Wide, vertices, 10 * u64::from(vertices), 7);
+    let values = |threads: usize| {
+        rounds::grundy_on_threads(
+            black_box(&wide),
+            threads,
+            rounds::WIDE_ROUND,
+            &Interrupt::new(),
+        )
+        .unwrap()
+        .unwrap()
+        .len()
+    };
     let table = |threads: usize| {
         rounds::grundy_and_remoteness_on_threads(
             black_box(&wide),
@@ -246,12 +259,17 @@ fn wide_table(c: &mut Criterion) {
         )
         .unwrap()
         .unwrap()
+        .1
+        .len()
     };
     let mut group = c.benchmark_group("wide_table");
     group.sample_size(10);
     group.throughput(Throughput::Elements(wide.edge_count()));
     for threads in [1, 2] {
-        group.bench_function(BenchmarkId::new("threads", threads), |b| {
+        group.bench_function(BenchmarkId::new("values_threads", threads), |b| {
+            b.iter(|| values(threads))
+        });
+        group.bench_function(BenchmarkId::new("with_remoteness_threads", threads), |b| {
             b.iter(|| table(threads))
         });
     }
@@ -259,17 +277,20 @@ fn wide_table(c: &mut Criterion) {
     if !selected("wide_table") {
         return;
     }
-    let mut samples = [const { Vec::new() }; 2];
+    let mut samples = [const { Vec::new() }; 4];
     for _ in 0..11 {
-        samples[0].push(median_seconds(1, || table(1)));
-        samples[1].push(median_seconds(1, || table(2)));
+        samples[0].push(median_seconds(1, || values(1)));
+        samples[1].push(median_seconds(1, || values(2)));
+        samples[2].push(median_seconds(1, || table(1)));
+        samples[3].push(median_seconds(1, || table(2)));
     }
-    let [one, two] = samples.map(|mut times| {
+    let [one, two, one_with, two_with] = samples.map(|mut times| {
         times.sort_by(f64::total_cmp);
         times[times.len() / 2]
     });
     eprintln!(
-        "wide_table: {} Kahn rounds of {} vertices, {} edges; 1 thread {:.2} ms, 2 threads \
+        "wide_table: {} Kahn rounds of {} vertices, {} edges; values: 1 thread {:.2} ms, \
+         2 threads {:.2} ms: {:.2}x; with the remoteness: 1 thread {:.2} ms, 2 threads \
          {:.2} ms: {:.2}x",
         kahn_rounds(&wide),
         grundy::generate::WIDE_LAYER,
@@ -277,6 +298,9 @@ fn wide_table(c: &mut Criterion) {
         one * 1e3,
         two * 1e3,
         one / two,
+        one_with * 1e3,
+        two_with * 1e3,
+        one_with / two_with,
     );
 }
 
