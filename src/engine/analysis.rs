@@ -161,7 +161,9 @@ impl Analysis {
         matches!(self.table, Table::Loopy(_))
     }
 
-    /// Bytes held by the graph and the tables (for cache accounting).
+    /// Bytes held by the graph and the tables (for cache accounting), the one-token
+    /// remoteness table counted whether or not it is computed yet (see
+    /// [`Analysis::prepare_remoteness`]).
     pub fn heap_bytes(&self) -> usize {
         self.game.heap_bytes()
             + match &self.table {
@@ -169,10 +171,9 @@ impl Analysis {
                 Table::Split(table) => table.values.capacity() * 8 + table.methods.capacity(),
                 Table::Loopy(table) => table.heap_bytes(),
             }
-            + self
-                .remoteness
-                .as_ref()
-                .map_or(0, |table| table.heap_bytes(self.game.graph.vertex_count()))
+            + self.remoteness.as_ref().map_or(0, |_| {
+                RemotenessTable::heap_bytes(self.game.graph.vertex_count())
+            })
     }
 
     /// Computes the one-token remoteness table now if it is not yet (on up to `threads`

@@ -245,8 +245,10 @@ impl Analysis {
     /// A winning move for a WIN position, a draw-keeping move for a DRAW position (when there
     /// is any move), None for LOSE. `items` must have passed [`Analysis::evaluate`], which
     /// produced `evaluation`. O(sum of out-degrees of the items), no pass over the graph, except
-    /// on split-count games: see [`Analysis::best_move_memo`]. For one token alone on an acyclic
-    /// graph the winning move is the fastest (to a follower of least remoteness).
+    /// on split-count games (see [`Analysis::best_move_memo`]) and for one token alone on an
+    /// acyclic graph: its winning move is the fastest (to a follower of least remoteness), read
+    /// from the remoteness table, which the first such call computes if
+    /// [`Analysis::prepare_remoteness`] did not.
     pub fn best_move(&self, items: &[(u32, u64)], evaluation: &Evaluation) -> Option<Move> {
         self.best_move_memo(items, evaluation, &mut MoveMemo::default())
     }

@@ -70,13 +70,11 @@ impl RemotenessTable {
         Ok(self.table.get_or_init(|| table))
     }
 
-    /// Bytes the table holds once computed: `vertices` entries, counted before they are (a
-    /// cache that admits the analysis has room for its remoteness too).
-    pub(super) fn heap_bytes(&self, vertices: u32) -> usize {
-        self.table
-            .get()
-            .map_or(vertices as usize, Vec::capacity)
-            .saturating_mul(size_of::<u32>())
+    /// Bytes the table holds once computed, `vertices` entries: the same before it is (a cache
+    /// that admits the analysis has room for its remoteness too, and the bytes it counted in
+    /// are the bytes it counts out).
+    pub(super) fn heap_bytes(vertices: u32) -> usize {
+        (vertices as usize).saturating_mul(size_of::<u32>())
     }
 }
 
@@ -90,7 +88,7 @@ impl Clone for RemotenessTable {
 }
 
 /// The remoteness of every vertex of the acyclic `graph`: Kahn's rounds on `threads` threads
-/// (the values come along), or on one thread Kahn's order and the remoteness pass alone.
+/// ([`rounds::remoteness_on_threads`]), or on one thread Kahn's order and the remoteness pass.
 fn acyclic_remoteness(
     graph: &Digraph,
     threads: usize,
@@ -98,8 +96,7 @@ fn acyclic_remoteness(
 ) -> Result<Vec<u32>, Cancelled> {
     interrupt.check()?;
     let table = if threads > 1 {
-        rounds::grundy_and_remoteness_on_threads(graph, threads, rounds::WIDE_ROUND, interrupt)?
-            .map(|(_, remoteness)| remoteness)
+        rounds::remoteness_on_threads(graph, threads, rounds::WIDE_ROUND, interrupt)?
     } else {
         match order::acyclic_order_interruptible(graph, interrupt)? {
             Some(order) => Some(remoteness::acyclic_remoteness_interruptible(

@@ -151,8 +151,8 @@ fn a_big_dag_matches_the_plain_path() {
 // ---------------------------------------------------------------------------------------------
 
 /// The table round by round on 1, 2 and 4 threads, with rounds of at least `wide_round`
-/// vertices shared among them, equals the sequential pass's (values and remoteness, and the
-/// values computed alone).
+/// vertices shared among them, equals the sequential pass's (values and remoteness, and each
+/// computed alone).
 fn check_threads(graph: &Digraph, wide_round: usize) -> Result<(), TestCaseError> {
     let order = order::acyclic_order(graph).expect("an acyclic graph");
     let sequential =
@@ -174,6 +174,15 @@ fn check_threads(graph: &Digraph, wide_round: usize) -> Result<(), TestCaseError
             values.as_ref(),
             Some(&sequential.0),
             "values alone, {} threads, rounds of {} shared",
+            threads,
+            wide_round
+        );
+        let remoteness =
+            rounds::remoteness_on_threads(graph, threads, wide_round, &Interrupt::new()).unwrap();
+        prop_assert_eq!(
+            remoteness.as_ref(),
+            Some(&sequential.1),
+            "remoteness alone, {} threads, rounds of {} shared",
             threads,
             wide_round
         );
@@ -232,6 +241,8 @@ fn the_table_on_threads_finds_no_order_on_a_cyclic_graph() {
         assert_eq!(table, Ok(None), "{threads} threads");
         let values = rounds::grundy_on_threads(&g, threads, 1, &Interrupt::new());
         assert_eq!(values, Ok(None), "values alone, {threads} threads");
+        let remoteness = rounds::remoteness_on_threads(&g, threads, 1, &Interrupt::new());
+        assert_eq!(remoteness, Ok(None), "remoteness alone, {threads} threads");
     }
 }
 

@@ -1,5 +1,5 @@
-//! The acyclic token-sliding table (Grundy value and one-token remoteness of every vertex) on
-//! several threads, Kahn round by Kahn round.
+//! The acyclic token-sliding table on several threads, Kahn round by Kahn round: the Grundy
+//! value of every vertex, with its one-token remoteness or without (or the remoteness alone).
 //!
 //! Kahn's algorithm places the graph in rounds: round 0 holds the vertices without
 //! predecessors, round k + 1 those whose last predecessor is in round k. No edge joins two
@@ -119,6 +119,34 @@ pub fn grundy_and_remoteness_on_threads(
             let remoteness = cells.into_iter().map(|cell| cell >> 8).collect();
             Ok(Some((values, remoteness)))
         }
+    }
+}
+
+/// The one-token remotenesses alone of an acyclic graph on `threads` threads: the pass of
+/// [`grundy_and_remoteness_on_threads`] (the values come along in the cells, and are dropped),
+/// or, when the graph does not suit it, Kahn's order and
+/// [`super::remoteness::acyclic_remoteness_interruptible`]. `None` when the graph has a cycle.
+pub fn remoteness_on_threads(
+    graph: &Digraph,
+    threads: usize,
+    wide_round: usize,
+    interrupt: &Interrupt,
+) -> Result<Option<Vec<u32>>, Cancelled> {
+    match place_and_value(graph, threads, wide_round, true, interrupt)? {
+        Placed::Unsuitable => {
+            let Some(order) = super::order::acyclic_order_interruptible(graph, interrupt)? else {
+                return Ok(None);
+            };
+            super::remoteness::acyclic_remoteness_interruptible(graph, &order, interrupt).map(Some)
+        }
+        Placed::Cyclic => Ok(None),
+        Placed::Done(shared) => Ok(Some(
+            shared
+                .cells
+                .into_iter()
+                .map(|cell| cell.into_inner() >> 8)
+                .collect(),
+        )),
     }
 }
 
