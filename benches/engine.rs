@@ -127,9 +127,9 @@ fn acyclic_table(c: &mut Criterion) {
             sliding::fast_grundy_table(&dag, &order)
         })
     });
-    // The table above with the one-token remoteness in the same pass: what the first answer
-    // that reads an acyclic graph's remoteness computes (`analyse` computes the values alone,
-    // `order_and_mex`).
+    // The table above with the one-token remoteness in the same pass (`analyse` computes the
+    // values alone, `order_and_mex`; the first answer that reads an acyclic graph's remoteness
+    // computes the order again and `remoteness_only` on one thread).
     group.bench_function(
         BenchmarkId::new("order_mex_and_remoteness", vertices),
         |b| {

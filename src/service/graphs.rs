@@ -14,7 +14,7 @@ use super::graph_id::{self, IdHasher};
 use super::registry::Lookup;
 use super::rpc::Rpc;
 use super::state::GameService;
-use crate::engine::{Analysis, AnalysisError, Interrupt};
+use crate::engine::Analysis;
 use crate::proto::{self, PutGraphRequest, evaluate_start::GraphSource};
 use crate::wire::WireMessage;
 
@@ -86,26 +86,17 @@ impl GameService {
         Ok(Resolved::recorded(rpc, analysis, graph_id, lookup))
     }
 
-    /// Makes `analysis` ready to answer remotenesses: an acyclic graph's table is computed on
-    /// first need, here on the work pool as an analysis (its permits, up to `table_threads`
-    /// threads), stopped if the request goes away. At once when the table is ready.
+    /// Makes `analysis` (of `graph_id`) ready to answer remotenesses: an acyclic graph's table
+    /// is computed on first need, on the work pool as an analysis (up to `--table-threads`
+    /// threads), once however many requests ask (see [`super::remoteness`]).
     pub(crate) async fn prepare_remoteness(
         &self,
+        graph_id: &str,
         analysis: &Arc<Analysis>,
     ) -> Result<(), ServiceError> {
-        if analysis.remoteness_ready() {
-            return Ok(());
-        }
-        let interrupt = Interrupt::new();
-        let _stop = InterruptOnDrop(interrupt.clone());
-        let analysis = analysis.clone();
         let threads = self.config.limits.table_threads;
-        self.pool
-            .analyse_on_threads(threads, move |threads| {
-                analysis
-                    .prepare_remoteness(threads, &interrupt)
-                    .map_err(|cancelled| ServiceError::Analysis(AnalysisError::from(cancelled)))
-            })
+        self.remoteness
+            .prepare(&self.pool, threads, graph_id, analysis)
             .await
     }
 
@@ -142,15 +133,6 @@ impl GameService {
             None => None,
         };
         Ok((assembler.finish()?, hashed))
-    }
-}
-
-/// Raises an interrupt when dropped: the work of a request that went away stops.
-struct InterruptOnDrop(Interrupt);
-
-impl Drop for InterruptOnDrop {
-    fn drop(&mut self) {
-        self.0.interrupt();
     }
 }
 

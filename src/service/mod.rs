@@ -39,6 +39,7 @@ mod lifecycle;
 mod logging;
 mod metrics;
 mod registry;
+mod remoteness;
 mod rpc;
 mod server;
 mod state;

@@ -14,6 +14,7 @@ use super::error::{Limit, ServiceError};
 use super::lifecycle::Lifecycle;
 use super::metrics::{Metrics, code_name};
 use super::registry::Registry;
+use super::remoteness::RemotenessTurns;
 use super::rpc::{Rpc, RpcParts};
 use super::store::GraphStore;
 use super::store::MemoryStore;
@@ -28,6 +29,8 @@ pub struct GameService {
     pub(crate) config: Arc<ServiceConfig>,
     pub(crate) registry: Registry,
     pub(crate) pool: WorkPool,
+    /// The remoteness tables being made on first need.
+    pub(crate) remoteness: Arc<RemotenessTurns>,
     /// Largest response message: verdicts beyond it are split over several messages.
     pub(crate) max_response_bytes: usize,
     metrics: Arc<Metrics>,
@@ -60,6 +63,7 @@ impl GameService {
             config: Arc::new(config),
             registry,
             pool,
+            remoteness: Arc::default(),
             max_response_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             metrics,
         }

@@ -83,6 +83,13 @@ impl<'a> ValuePages<'a> {
     }
 }
 
+impl ValuePages<'_> {
+    /// True when the request asks for no vertex (its range is empty): no page at all.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.next >= self.end
+    }
+}
+
 impl Iterator for ValuePages<'_> {
     type Item = proto::GetValuesResponse;
 

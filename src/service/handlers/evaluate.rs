@@ -112,8 +112,8 @@ async fn open_stream<M: Verdicts>(
     };
     out.send(first.into()).await?;
     if options.explain || options.analysis.is_some() {
-        out.guard(service.prepare_remoteness(&resolved.analysis))
-            .await??;
+        let prepared = service.prepare_remoteness(&resolved.graph_id, &resolved.analysis);
+        out.guard(prepared).await??;
     }
     Ok(QueryEvaluator::new(resolved.analysis, options))
 }

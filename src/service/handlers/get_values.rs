@@ -42,9 +42,13 @@ pub(super) async fn get_values(
             if request.summary_only {
                 return Ok(());
             }
-            // Each value carries its vertex's remoteness.
-            out.guard(service.prepare_remoteness(&analysis)).await??;
-            for page in ValuePages::new(&analysis, &request, MAX_PAGE_BYTES) {
+            let pages = ValuePages::new(&analysis, &request, MAX_PAGE_BYTES);
+            if !pages.is_empty() {
+                // Each value carries its vertex's remoteness.
+                let prepared = service.prepare_remoteness(&request.graph_id, &analysis);
+                out.guard(prepared).await??;
+            }
+            for page in pages {
                 out.send(page).await?;
             }
             Ok(())
