@@ -68,22 +68,16 @@ pub fn grundy_on_threads(
     wide_round: usize,
     interrupt: &Interrupt,
 ) -> Result<Option<Vec<u64>>, Cancelled> {
-    match place_and_value(graph, threads, wide_round, false, interrupt)? {
-        Placed::Unsuitable => {
-            let Some(order) = super::order::acyclic_order_interruptible(graph, interrupt)? else {
-                return Ok(None);
-            };
-            super::sliding::grundy_table_interruptible(graph, &order, interrupt).map(Some)
-        }
-        Placed::Cyclic => Ok(None),
-        Placed::Done(shared) => Ok(Some(
-            shared
-                .values
-                .into_iter()
-                .map(|value| u64::from(value.into_inner()))
-                .collect(),
-        )),
-    }
+    on_threads(
+        graph,
+        (threads, wide_round, false),
+        interrupt,
+        |order| super::sliding::grundy_table_interruptible(graph, order, interrupt),
+        |shared| {
+            let values = shared.values.into_iter();
+            values.map(|value| u64::from(value.into_inner())).collect()
+        },
+    )
 }
 
 /// The Grundy values and one-token remotenesses of an acyclic graph on `threads` threads,
@@ -101,15 +95,12 @@ pub fn grundy_and_remoteness_on_threads(
     wide_round: usize,
     interrupt: &Interrupt,
 ) -> Result<Option<Table>, Cancelled> {
-    match place_and_value(graph, threads, wide_round, true, interrupt)? {
-        Placed::Unsuitable => {
-            let Some(order) = super::order::acyclic_order_interruptible(graph, interrupt)? else {
-                return Ok(None);
-            };
-            super::sliding::grundy_and_remoteness_interruptible(graph, &order, interrupt).map(Some)
-        }
-        Placed::Cyclic => Ok(None),
-        Placed::Done(shared) => {
+    on_threads(
+        graph,
+        (threads, wide_round, true),
+        interrupt,
+        |order| super::sliding::grundy_and_remoteness_interruptible(graph, order, interrupt),
+        |shared| {
             let cells: Vec<u32> = shared
                 .cells
                 .into_iter()
@@ -117,9 +108,9 @@ pub fn grundy_and_remoteness_on_threads(
                 .collect();
             let values = cells.iter().map(|&cell| u64::from(cell & 0xFF)).collect();
             let remoteness = cells.into_iter().map(|cell| cell >> 8).collect();
-            Ok(Some((values, remoteness)))
-        }
-    }
+            (values, remoteness)
+        },
+    )
 }
 
 /// The one-token remotenesses alone of an acyclic graph on `threads` threads: the pass of
@@ -132,21 +123,35 @@ pub fn remoteness_on_threads(
     wide_round: usize,
     interrupt: &Interrupt,
 ) -> Result<Option<Vec<u32>>, Cancelled> {
-    match place_and_value(graph, threads, wide_round, true, interrupt)? {
-        Placed::Unsuitable => {
-            let Some(order) = super::order::acyclic_order_interruptible(graph, interrupt)? else {
-                return Ok(None);
-            };
-            super::remoteness::acyclic_remoteness_interruptible(graph, &order, interrupt).map(Some)
-        }
+    on_threads(
+        graph,
+        (threads, wide_round, true),
+        interrupt,
+        |order| super::remoteness::acyclic_remoteness_interruptible(graph, order, interrupt),
+        |shared| {
+            let cells = shared.cells.into_iter();
+            cells.map(|cell| cell.into_inner() >> 8).collect()
+        },
+    )
+}
+
+/// The pass on threads (`(threads, wide_round, remoteness)`, see [`place_and_value`]), its
+/// result read from the shared arrays by `done`; or, when the graph does not suit it, Kahn's
+/// order and `sequential` over it. `None` when the graph has a cycle.
+fn on_threads<T>(
+    graph: &Digraph,
+    (threads, wide_round, remoteness): (usize, usize, bool),
+    interrupt: &Interrupt,
+    sequential: impl FnOnce(&[u32]) -> Result<T, Cancelled>,
+    done: impl FnOnce(Box<Shared<'_>>) -> T,
+) -> Result<Option<T>, Cancelled> {
+    match place_and_value(graph, threads, wide_round, remoteness, interrupt)? {
+        Placed::Unsuitable => match super::order::acyclic_order_interruptible(graph, interrupt)? {
+            Some(order) => sequential(&order).map(Some),
+            None => Ok(None),
+        },
         Placed::Cyclic => Ok(None),
-        Placed::Done(shared) => Ok(Some(
-            shared
-                .cells
-                .into_iter()
-                .map(|cell| cell.into_inner() >> 8)
-                .collect(),
-        )),
+        Placed::Done(shared) => Ok(Some(done(shared))),
     }
 }
 
