@@ -90,6 +90,24 @@ fn median_seconds<T>(runs: usize, mut work: impl FnMut() -> T) -> f64 {
     times[runs / 2]
 }
 
+/// The median of `rounds` timings of each of `works`, taken in turns (one run of each per
+/// round, so that the machine's drift falls on all of them alike), in seconds.
+fn interleaved_medians<const N: usize>(
+    rounds: usize,
+    mut works: [&mut dyn FnMut(); N],
+) -> [f64; N] {
+    let mut samples = [const { Vec::new() }; N];
+    for _ in 0..rounds {
+        for (work, times) in works.iter_mut().zip(&mut samples) {
+            times.push(median_seconds(1, &mut **work));
+        }
+    }
+    samples.map(|mut times| {
+        times.sort_by(f64::total_cmp);
+        times[times.len() / 2]
+    })
+}
+
 fn acyclic_table(c: &mut Criterion) {
     let vertices = 1_000_000 / scale();
     let edges = 10 * u64::from(vertices);
@@ -196,18 +214,26 @@ fn report_against_floors(
         let order = order::acyclic_order(dag).unwrap();
         sliding::fast_grundy_table(dag, &order)
     };
-    let mut samples = [const { Vec::new() }; 5];
-    for _ in 0..11 {
-        samples[0].push(median_seconds(1, || floor_pass(dag, values)));
-        samples[1].push(median_seconds(1, || floor_chain(cells_cycle, rounds)));
-        samples[2].push(median_seconds(1, || floor_chain(targets_cycle, rounds)));
-        samples[3].push(median_seconds(1, table));
-        samples[4].push(median_seconds(1, values_only));
-    }
-    let [gather, cells, targets, table, values_only] = samples.map(|mut times| {
-        times.sort_by(f64::total_cmp);
-        times[times.len() / 2]
-    });
+    let [gather, cells, targets, table, values_only] = interleaved_medians(
+        11,
+        [
+            &mut || {
+                black_box(floor_pass(dag, values));
+            },
+            &mut || {
+                black_box(floor_chain(cells_cycle, rounds));
+            },
+            &mut || {
+                black_box(floor_chain(targets_cycle, rounds));
+            },
+            &mut || {
+                black_box(table());
+            },
+            &mut || {
+                black_box(values_only());
+            },
+        ],
+    );
     let floor = gather.max(cells);
     let ms = |seconds: f64| seconds * 1e3;
     eprintln!(
@@ -239,55 +265,51 @@ fn report_against_floors(
 fn wide_table(c: &mut Criterion) {
     let vertices = 1_000_000 / scale();
     let wide = graph(Shape::Wide, vertices, 10 * u64::from(vertices), 7);
-    let values = |threads: usize| {
-        rounds::grundy_on_threads(
-            black_box(&wide),
-            threads,
-            rounds::WIDE_ROUND,
-            &Interrupt::new(),
-        )
-        .unwrap()
-        .unwrap()
-        .len()
-    };
-    let table = |threads: usize| {
-        rounds::grundy_and_remoteness_on_threads(
-            black_box(&wide),
-            threads,
-            rounds::WIDE_ROUND,
-            &Interrupt::new(),
-        )
-        .unwrap()
-        .unwrap()
-        .1
-        .len()
+    // The table on `threads` threads, with the remoteness or without; its length.
+    let table = |threads: usize, remoteness: bool| {
+        let (graph, interrupt) = (black_box(&wide), &Interrupt::new());
+        let wide_round = rounds::WIDE_ROUND;
+        let table = if remoteness {
+            rounds::grundy_and_remoteness_on_threads(graph, threads, wide_round, interrupt)
+                .map(|table| table.map(|(_, remoteness)| remoteness.len()))
+        } else {
+            rounds::grundy_on_threads(graph, threads, wide_round, interrupt)
+                .map(|values| values.map(|values| values.len()))
+        };
+        table.unwrap().expect("the wide DAG is acyclic")
     };
     let mut group = c.benchmark_group("wide_table");
     group.sample_size(10);
     group.throughput(Throughput::Elements(wide.edge_count()));
     for threads in [1, 2] {
         group.bench_function(BenchmarkId::new("values_threads", threads), |b| {
-            b.iter(|| values(threads))
+            b.iter(|| table(threads, false))
         });
         group.bench_function(BenchmarkId::new("with_remoteness_threads", threads), |b| {
-            b.iter(|| table(threads))
+            b.iter(|| table(threads, true))
         });
     }
     group.finish();
     if !selected("wide_table") {
         return;
     }
-    let mut samples = [const { Vec::new() }; 4];
-    for _ in 0..11 {
-        samples[0].push(median_seconds(1, || values(1)));
-        samples[1].push(median_seconds(1, || values(2)));
-        samples[2].push(median_seconds(1, || table(1)));
-        samples[3].push(median_seconds(1, || table(2)));
-    }
-    let [one, two, one_with, two_with] = samples.map(|mut times| {
-        times.sort_by(f64::total_cmp);
-        times[times.len() / 2]
-    });
+    let [one, two, one_with, two_with] = interleaved_medians(
+        11,
+        [
+            &mut || {
+                black_box(table(1, false));
+            },
+            &mut || {
+                black_box(table(2, false));
+            },
+            &mut || {
+                black_box(table(1, true));
+            },
+            &mut || {
+                black_box(table(2, true));
+            },
+        ],
+    );
     eprintln!(
         "wide_table: {} Kahn rounds of {} vertices, {} edges; values: 1 thread {:.2} ms, \
          2 threads {:.2} ms: {:.2}x; with the remoteness: 1 thread {:.2} ms, 2 threads \
