@@ -1,7 +1,7 @@
 //! The helper threads of one table: started once, woken for each wide round's steps, parked
 //! between them, stopped (and a panic reported) when the table is done.
 
-use super::steps::{CLAIM_BITS, CLAIM_MASK, EPOCH_MASK, Shared, Task};
+use super::steps::{self, CLAIM_BITS, CLAIM_MASK, EPOCH_MASK, Shared, Task};
 use std::cell::Cell;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
@@ -12,20 +12,21 @@ const SPINS: u32 = 1 << 10;
 
 /// The helper threads of one table, `threads - 1` of them; the calling thread is thread 0.
 /// Dropping it sends them home.
-pub(super) struct Crew<'s, 'g> {
-    shared: &'s Shared<'g>,
+pub(super) struct Crew<'s, 'g, C> {
+    shared: &'s Shared<'g, C>,
     helpers: Vec<Thread>,
     /// The number of the last step published.
     epoch: Cell<u64>,
 }
 
-impl<'s, 'g> Crew<'s, 'g> {
+impl<'s, 'g, C> Crew<'s, 'g, C> {
     pub(super) fn start<'scope>(
         scope: &'scope thread::Scope<'scope, '_>,
-        shared: &'s Shared<'g>,
+        shared: &'s Shared<'g, C>,
     ) -> Self
     where
         's: 'scope,
+        C: steps::Cell,
     {
         let helpers = (1..shared.threads)
             .map(|thread| scope.spawn(move || helper(shared, thread)).thread().clone())
@@ -51,7 +52,10 @@ impl<'s, 'g> Crew<'s, 'g> {
 
     /// Runs one step on every thread, this one included: `start..end` cut into chunks of
     /// `chunk`; returns when every chunk is done.
-    pub(super) fn run(&self, task: Task, start: usize, end: usize, chunk: usize) {
+    pub(super) fn run(&self, task: Task, start: usize, end: usize, chunk: usize)
+    where
+        C: steps::Cell,
+    {
         let job = &self.shared.job;
         let chunks = (end - start).div_ceil(chunk) as u64;
         assert!(chunks <= CLAIM_MASK, "{chunks} chunks in one step");
@@ -75,7 +79,7 @@ impl<'s, 'g> Crew<'s, 'g> {
     }
 }
 
-impl Drop for Crew<'_, '_> {
+impl<C> Drop for Crew<'_, '_, C> {
     fn drop(&mut self) {
         self.shared.job.stop.store(true, Release);
         self.publish(0);
@@ -95,7 +99,7 @@ impl Drop for Unwinding<'_> {
 }
 
 /// A helper thread: waits for each step (spinning, then parked), claims chunks of it.
-fn helper(shared: &Shared<'_>, thread: usize) {
+fn helper<C: steps::Cell>(shared: &Shared<'_, C>, thread: usize) {
     let job = &shared.job;
     let _unwinding = Unwinding(&job.broken);
     let mut seen = 0;

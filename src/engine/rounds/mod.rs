@@ -40,7 +40,7 @@ use std::thread;
 use crate::engine::graph::Digraph;
 use crate::engine::interrupt::{Cancelled, Interrupt};
 use crew::Crew;
-use steps::{Job, Shared, Task};
+use steps::{Cell, Job, Shared, Task};
 
 /// Rounds of at least this many vertices are shared among the threads. A wide round's start
 /// and end cost a few microseconds of wake-up; 1,024 vertices of out-degree 10 take some
@@ -70,11 +70,11 @@ pub fn grundy_on_threads(
 ) -> Result<Option<Vec<u64>>, Cancelled> {
     on_threads(
         graph,
-        (threads, wide_round, false),
+        (threads, wide_round),
         interrupt,
         |order| super::sliding::grundy_table_interruptible(graph, order, interrupt),
-        |shared| {
-            let values = shared.values.into_iter();
+        |values: Vec<AtomicU8>| {
+            let values = values.into_iter();
             values.map(|value| u64::from(value.into_inner())).collect()
         },
     )
@@ -97,15 +97,11 @@ pub fn grundy_and_remoteness_on_threads(
 ) -> Result<Option<Table>, Cancelled> {
     on_threads(
         graph,
-        (threads, wide_round, true),
+        (threads, wide_round),
         interrupt,
         |order| super::sliding::grundy_and_remoteness_interruptible(graph, order, interrupt),
-        |shared| {
-            let cells: Vec<u32> = shared
-                .cells
-                .into_iter()
-                .map(AtomicU32::into_inner)
-                .collect();
+        |cells: Vec<AtomicU32>| {
+            let cells: Vec<u32> = cells.into_iter().map(AtomicU32::into_inner).collect();
             let values = cells.iter().map(|&cell| u64::from(cell & 0xFF)).collect();
             let remoteness = cells.into_iter().map(|cell| cell >> 8).collect();
             (values, remoteness)
@@ -125,57 +121,55 @@ pub fn remoteness_on_threads(
 ) -> Result<Option<Vec<u32>>, Cancelled> {
     on_threads(
         graph,
-        (threads, wide_round, true),
+        (threads, wide_round),
         interrupt,
         |order| super::remoteness::acyclic_remoteness_interruptible(graph, order, interrupt),
-        |shared| {
-            let cells = shared.cells.into_iter();
+        |cells: Vec<AtomicU32>| {
+            let cells = cells.into_iter();
             cells.map(|cell| cell.into_inner() >> 8).collect()
         },
     )
 }
 
-/// The pass on threads (`(threads, wide_round, remoteness)`, see [`place_and_value`]), its
-/// result read from the shared arrays by `done`; or, when the graph does not suit it, Kahn's
-/// order and `sequential` over it. `None` when the graph has a cycle.
-fn on_threads<T>(
+/// The pass on threads (`(threads, wide_round)`, see [`place_and_value`]) into cells of type
+/// `C`, its result read from them by `done`; or, when the graph does not suit it, Kahn's order
+/// and `sequential` over it. `None` when the graph has a cycle.
+fn on_threads<C: Cell, T>(
     graph: &Digraph,
-    (threads, wide_round, remoteness): (usize, usize, bool),
+    (threads, wide_round): (usize, usize),
     interrupt: &Interrupt,
     sequential: impl FnOnce(&[u32]) -> Result<T, Cancelled>,
-    done: impl FnOnce(Box<Shared<'_>>) -> T,
+    done: impl FnOnce(Vec<C>) -> T,
 ) -> Result<Option<T>, Cancelled> {
-    match place_and_value(graph, threads, wide_round, remoteness, interrupt)? {
+    match place_and_value::<C>(graph, threads, wide_round, interrupt)? {
         Placed::Unsuitable => match super::order::acyclic_order_interruptible(graph, interrupt)? {
             Some(order) => sequential(&order).map(Some),
             None => Ok(None),
         },
         Placed::Cyclic => Ok(None),
-        Placed::Done(shared) => Ok(Some(done(shared))),
+        Placed::Done(cells) => Ok(Some(done(cells))),
     }
 }
 
 /// How the threads' pass ended.
-enum Placed<'g> {
+enum Placed<C> {
     /// The graph does not suit it (one thread, few vertices, a degree of 256 or more): the
     /// caller runs the sequential pass.
     Unsuitable,
     /// Kahn's algorithm stalled: the graph has a cycle.
     Cyclic,
-    /// Every vertex placed and valued: the values (and remotenesses) are in `shared`.
-    Done(Box<Shared<'g>>),
+    /// Every vertex placed and valued: the table's cells.
+    Done(Vec<C>),
 }
 
-/// Kahn's rounds and the values from the last round to the first, on `threads` threads;
-/// with the remotenesses when `remoteness` is set (in `Shared::cells`, else the values alone
-/// in `Shared::values`).
-fn place_and_value<'g>(
-    graph: &'g Digraph,
+/// Kahn's rounds and the values from the last round to the first, on `threads` threads, into
+/// cells of type `C` (with the remotenesses, or the values alone).
+fn place_and_value<C: Cell>(
+    graph: &Digraph,
     threads: usize,
     wide_round: usize,
-    remoteness: bool,
     interrupt: &Interrupt,
-) -> Result<Placed<'g>, Cancelled> {
+) -> Result<Placed<C>, Cancelled> {
     let packable = graph.max_out_degree() <= u32::from(u8::MAX) && graph.vertex_count() <= 1 << 24;
     if threads <= 1 || !packable || (graph.vertex_count() as usize) < wide_round {
         return Ok(Placed::Unsuitable);
@@ -191,9 +185,7 @@ fn place_and_value<'g>(
         counts: (1..threads).map(|_| bytes(n)).collect(),
         overflow: AtomicBool::new(false),
         order: atomics(n),
-        remoteness,
-        cells: atomics(if remoteness { n } else { 0 }),
-        values: bytes(if remoteness { 0 } else { n }),
+        cells: (0..n).map(|_| C::new()).collect(),
         tail: AtomicUsize::new(0),
         work: AtomicU64::new(0),
         job: Job::default(),
@@ -270,6 +262,6 @@ fn place_and_value<'g>(
     Ok(match rounds {
         Err(()) => Placed::Unsuitable,
         Ok(None) => Placed::Cyclic,
-        Ok(Some(())) => Placed::Done(Box::new(shared)),
+        Ok(Some(())) => Placed::Done(shared.cells),
     })
 }

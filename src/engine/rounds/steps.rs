@@ -51,8 +51,58 @@ pub(super) const CLAIM_MASK: u64 = (1 << CLAIM_BITS) - 1;
 /// The epoch's bits: it wraps after 2^24 steps (a helper only needs to see it change).
 pub(super) const EPOCH_MASK: u64 = (1 << (64 - 2 * CLAIM_BITS)) - 1;
 
-/// The arrays every thread reads and writes.
-pub(super) struct Shared<'g> {
+/// A vertex's cell in the table the threads fill: `remoteness << 8 | value` in an `AtomicU32`
+/// when the remotenesses are wanted, the value alone in an `AtomicU8` when they are not.
+pub(super) trait Cell: Sync + Sized {
+    /// Whether the cell keeps the remoteness.
+    const REMOTENESS: bool;
+    /// A fresh cell.
+    fn new() -> Self;
+    /// `remoteness << 8 | value` (the remoteness 0 when it is not kept).
+    fn read(&self) -> u32;
+    /// Stores `value` (below 256) and, if kept, `remoteness`.
+    fn write(&self, remoteness: u32, value: u32);
+}
+
+impl Cell for AtomicU32 {
+    const REMOTENESS: bool = true;
+
+    fn new() -> Self {
+        AtomicU32::new(0)
+    }
+
+    #[inline(always)]
+    fn read(&self) -> u32 {
+        self.load(Relaxed)
+    }
+
+    #[inline(always)]
+    fn write(&self, remoteness: u32, value: u32) {
+        self.store(remoteness << 8 | value, Relaxed);
+    }
+}
+
+impl Cell for AtomicU8 {
+    const REMOTENESS: bool = false;
+
+    fn new() -> Self {
+        AtomicU8::new(0)
+    }
+
+    #[inline(always)]
+    fn read(&self) -> u32 {
+        u32::from(self.load(Relaxed))
+    }
+
+    #[inline(always)]
+    fn write(&self, _: u32, value: u32) {
+        // g <= outdeg < 256.
+        self.store(value as u8, Relaxed);
+    }
+}
+
+/// The arrays every thread reads and writes, the table in cells of type `C`.
+pub(super) struct Shared<'g, C> {
     pub(super) offsets: &'g [u32],
     pub(super) targets: &'g [u32],
     /// Predecessors not yet placed.
@@ -64,13 +114,8 @@ pub(super) struct Shared<'g> {
     pub(super) overflow: AtomicBool,
     /// Vertices in Kahn order (sources first), filled round by round.
     pub(super) order: Vec<AtomicU32>,
-    /// Whether the remotenesses are computed: into `cells` with the values, else the values
-    /// alone into `values` (the other one is empty).
-    pub(super) remoteness: bool,
-    /// `remoteness << 8 | value`, as in the sequential packed pass.
-    pub(super) cells: Vec<AtomicU32>,
-    /// The values alone, when the remotenesses are not wanted.
-    pub(super) values: Vec<AtomicU8>,
+    /// The table, one cell per vertex.
+    pub(super) cells: Vec<C>,
     /// The end of the placed part of `order` during a wide round.
     pub(super) tail: AtomicUsize,
     /// Edges visited by the threads in the last wide round (for the interrupt's poller).
@@ -88,7 +133,7 @@ pub(super) struct Shared<'g> {
     pub(super) sorted: Vec<Mutex<Vec<u32>>>,
 }
 
-impl Shared<'_> {
+impl<C: Cell> Shared<'_, C> {
     #[inline(always)]
     fn successors(&self, vertex: u32) -> &[u32] {
         let v = vertex as usize;
@@ -270,30 +315,12 @@ impl Shared<'_> {
         successors.len() as u64
     }
 
-    /// Values (and remotenesses, see [`Shared::remoteness`]) of the vertices at positions
+    /// Values (and remotenesses, if the cells keep them) of the vertices at positions
     /// `high - 1` down to `low` (each vertex after its successors, which are placed later).
     /// Returns the edges visited.
     pub(super) fn value_down(&self, low: usize, high: usize) -> u64 {
-        if self.remoteness {
-            self.value_down_as::<true>(low, high)
-        } else {
-            self.value_down_as::<false>(low, high)
-        }
-    }
-
-    /// [`Self::value_down`], with the remotenesses or without.
-    #[inline(always)]
-    fn value_down_as<const REMOTENESS: bool>(&self, low: usize, high: usize) -> u64 {
         const OFFSETS_AHEAD: usize = 16;
         const TARGETS_AHEAD: usize = 8;
-        // A follower's cell: `remoteness << 8 | value`, or the value alone.
-        let cell = |w: u32| {
-            if REMOTENESS {
-                self.cells[w as usize].load(Relaxed)
-            } else {
-                u32::from(self.values[w as usize].load(Relaxed))
-            }
-        };
         let mut edges = 0;
         for position in (low..high).rev() {
             if position >= low + OFFSETS_AHEAD {
@@ -311,10 +338,10 @@ impl Shared<'_> {
                 // Every value that matters is below 64 (g <= outdeg); larger ones are masked.
                 let mut seen = 0u64;
                 for &w in successors {
-                    let cell = cell(w);
+                    let cell = self.cells[w as usize].read();
                     let value = u64::from(cell & 0xFF);
                     seen |= (1u64 << (value & 63)) & u64::from(value < 64).wrapping_neg();
-                    if REMOTENESS {
+                    if C::REMOTENESS {
                         fold.add(cell >> 8);
                     }
                 }
@@ -324,22 +351,21 @@ impl Shared<'_> {
                 // 256-bit mask.
                 let mut seen = [0u64; 4];
                 for &w in successors {
-                    let cell = cell(w);
+                    let cell = self.cells[w as usize].read();
                     let value = cell & 0xFF;
                     seen[(value >> 6) as usize] |= 1u64 << (value & 63);
-                    if REMOTENESS {
+                    if C::REMOTENESS {
                         fold.add(cell >> 8);
                     }
                 }
                 mex_of(&seen)
             };
-            if REMOTENESS {
-                let cell = fold.remoteness(!successors.is_empty()) << 8 | mex;
-                self.cells[vertex as usize].store(cell, Relaxed);
+            let remoteness = if C::REMOTENESS {
+                fold.remoteness(!successors.is_empty())
             } else {
-                // g <= outdeg < 256.
-                self.values[vertex as usize].store(mex as u8, Relaxed);
-            }
+                0
+            };
+            self.cells[vertex as usize].write(remoteness, mex);
             edges += successors.len() as u64;
         }
         edges
