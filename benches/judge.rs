@@ -41,6 +41,7 @@ fn read_like_the_cli(file: &[u8]) -> usize {
         bytes: u64::MAX,
         list_bytes: 8,
         item_bytes: 5,
+        min_list: 1,
         max_list: 1 << 20,
     };
     let (mut counts, mut vertices) = (Vec::new(), Vec::new());

@@ -314,6 +314,7 @@ impl<'a> Batcher<'a> {
             list_bytes,
             item_bytes,
             // A query this long fits in a message by the bound alone.
+            min_list: 1,
             max_list: (self
                 .max_message_bytes
                 .saturating_sub(size::PACKED_QUERIES_FRAME)

@@ -7,11 +7,15 @@
 use std::io::Read;
 
 use super::error::{JudgeError, Location};
-use super::scanner::{ListBudget, Scanner};
+use super::scanner::{LARGE_GRAPH_BUFFER_BYTES, ListBudget, Scanner};
 use crate::engine::graph::MAX_EDGES;
 
 /// Largest vertex count accepted (vertex ids are `u32`).
 const MAX_VERTICES: u64 = u32::MAX as u64;
+
+/// Graphs of at least this many vertices are read through a larger buffer, on two threads
+/// (see `scanner::halves`).
+const LARGE_GRAPH_VERTICES: u32 = 1 << 16;
 
 /// One step of a judge file.
 #[derive(Debug, PartialEq, Eq)]
@@ -122,7 +126,30 @@ impl<R: Read> ChessReader<R> {
         // Capacity is capped: N comes from untrusted input.
         let mut out_degrees = Vec::with_capacity((vertex_count as usize).min(1 << 20));
         let mut targets = Vec::new();
-        for _ in 0..vertex_count {
+        if vertex_count >= LARGE_GRAPH_VERTICES {
+            self.scanner.grow_buffer(LARGE_GRAPH_BUFFER_BYTES);
+        }
+        while out_degrees.len() < vertex_count as usize {
+            // The lists already buffered, in one pass; then one the careful way (a list
+            // crossing the buffer's end, or anything wrong, which it reports).
+            let budget = ListBudget {
+                lists: vertex_count as usize - out_degrees.len(),
+                // A target costs one: the edge limit is the budget.
+                bytes: MAX_EDGES - targets.len() as u64,
+                list_bytes: 0,
+                item_bytes: 1,
+                min_list: 0,
+                max_list: u64::from(u32::MAX),
+            };
+            self.scanner.read_buffered_lists_in_halves(
+                vertex_count,
+                budget,
+                &mut out_degrees,
+                &mut targets,
+            );
+            if out_degrees.len() == vertex_count as usize {
+                break;
+            }
             let (degree, location) = self
                 .scanner
                 .bounded("the out-degree X of a vertex", u64::from(u32::MAX))?;
@@ -276,6 +303,7 @@ mod tests {
                 bytes: 20 + next(200),
                 list_bytes: 5 + next(20),
                 item_bytes: 5,
+                min_list: 1,
                 max_list: 1 + next(6),
             });
         }
@@ -335,10 +363,99 @@ mod tests {
                 bytes: 100 + next(20_000),
                 list_bytes: 5 + next(20),
                 item_bytes: 5,
+                min_list: 1,
                 max_list: 1 + next(60),
             });
         }
         assert!(in_bulk > 10_000, "only {in_bulk} queries read in bulk");
+    }
+
+    /// Every event of `text` (the first error as its message), read through a buffer of
+    /// `buffer` bytes with adjacency lists split in halves from `split` bytes buffered; with
+    /// how many reads in halves kept their second half.
+    fn graph_transcript(text: &[u8], buffer: usize, split: usize) -> (Vec<String>, usize) {
+        let scanner = Scanner::with_buffer_bytes(text, buffer).with_split_min_bytes(split);
+        let mut reader = ChessReader::with_scanner(scanner);
+        let mut out = Vec::new();
+        loop {
+            match reader.next_event() {
+                Ok(None) => break,
+                Ok(Some(event)) => out.push(format!("{event:?}")),
+                Err(error) => {
+                    out.push(error.to_string());
+                    break;
+                }
+            }
+        }
+        (out, reader.scanner.halves_kept)
+    }
+
+    /// Graphs read with their lists split between two threads: the events (and the first
+    /// error, with its location) are those of the one-thread read, and a well-formed graph is
+    /// the one written. The lists are mostly one a line, as the split guesses; now and then
+    /// one spans lines or shares one, which the guess must catch.
+    #[test]
+    fn graphs_read_in_halves_read_as_on_one_thread() {
+        let mut next = seeded(0x6a09_e667_f3bc_c908);
+        let mut kept = 0;
+        for round in 0..400 {
+            let n = 1 + next(300);
+            let flawed = round % 4 == 0;
+            let mut text = format!("{n}\n");
+            let (mut out_degrees, mut targets) = (Vec::new(), Vec::new());
+            for _ in 0..n {
+                let degree = if next(6) == 0 { 0 } else { 1 + next(12) };
+                out_degrees.push(degree as u32);
+                text += &degree.to_string();
+                for _ in 0..degree {
+                    text += match next(200) {
+                        0 => "\n",
+                        1 => "   ",
+                        2 => "\t",
+                        _ => " ",
+                    };
+                    let target = next(n);
+                    targets.push(target as u32);
+                    text += &match next(if flawed { 3000 } else { u64::MAX }) {
+                        0 => n.to_string(),
+                        1 => "x".into(),
+                        2 => "12345678901234567890123".into(),
+                        _ => target.to_string(),
+                    };
+                }
+                text += ["\n", "\n", "\n", "\n", "\n", " \n", "\r\n", " "][next(8) as usize];
+            }
+            text += "1 0\n2 0 0\n0\n";
+            let (expected, _) = graph_transcript(text.as_bytes(), 1 << 20, usize::MAX);
+            if !flawed {
+                let graph = ChessEvent::Graph {
+                    case: 1,
+                    location: Location { line: 1, column: 1 },
+                    vertex_count: n as u32,
+                    out_degrees: out_degrees.clone(),
+                    targets: targets.clone(),
+                };
+                assert_eq!(expected[0], format!("{graph:?}"));
+                assert_eq!(expected.len(), 4, "{expected:?}");
+            }
+            for (buffer, split) in [
+                (1 << 20, 64),
+                (1 << 20, 1 + next(2000) as usize),
+                (100 + next(3000) as usize, 1 + next(200) as usize),
+            ] {
+                let (got, halves) = graph_transcript(text.as_bytes(), buffer, split);
+                assert_eq!(
+                    got, expected,
+                    "input {text:?}, buffer {buffer}, split {split}"
+                );
+                kept += halves;
+            }
+        }
+        // Most splits guessed right (the lists are mostly one a line).
+        assert!(
+            kept > 1000,
+            "only {kept} reads in halves kept their second half"
+        );
     }
 
     #[test]

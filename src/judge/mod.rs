@@ -2,7 +2,7 @@
 //! column. The formats and their samples are described in `docs/games.md`; the judge's output
 //! lines are written by the CLI (`cli/output.rs`).
 //!
-//! - `scanner`: whitespace-separated numbers with their locations, one fixed buffer, over
+//! - `scanner`: whitespace-separated numbers with their locations, one buffer, over
 //!   `digits` (its fast number reader) and `error` (locations and syntax errors);
 //! - `chess`: the POJ 2425 format;
 //! - `addsub`: the LA 4411 format.

@@ -17,6 +17,9 @@ pub struct ListBudget {
     pub list_bytes: u64,
     /// Cost of an id.
     pub item_bytes: u64,
+    /// Smallest `M` read here: 1 for queries (a `0` ends the test case), 0 for adjacency
+    /// lists (a vertex without moves).
+    pub min_list: u64,
     /// Largest `M` read here (a longer list goes to the careful path).
     pub max_list: u64,
 }
@@ -35,11 +38,12 @@ const MAX_DIGITS: usize = 16;
 
 impl<R> Scanner<R> {
     /// Reads, from what is already buffered, lists of the form `M v_1 .. v_M` (a count
-    /// `1..=budget.max_list`, then `M` vertex ids `< vertex_count`) as long as they fit in
-    /// `budget`, appending each `M` to `counts` and the ids to `vertices`; returns how many
-    /// it read. It stops, consuming nothing of it, before the first list it cannot take in
-    /// one pass: a `0`, a list past the buffer's end or the budget, anything unusual. The
-    /// caller reads that one with the careful, error-reporting methods.
+    /// `budget.min_list..=budget.max_list`, then `M` vertex ids `< vertex_count`) as long as
+    /// they fit in `budget`, appending each `M` to `counts` and the ids to `vertices`; returns
+    /// how many it read. It stops, consuming nothing of it, before the first list it cannot
+    /// take in one pass: a count out of that range, a list past the buffer's end or the
+    /// budget, anything unusual. The caller reads that one with the careful, error-reporting
+    /// methods.
     ///
     /// Any whitespace separates the numbers, as on the careful path. Lines are counted once,
     /// over what was consumed, after the loop.
@@ -50,44 +54,15 @@ impl<R> Scanner<R> {
         counts: &mut Vec<u32>,
         vertices: &mut Vec<u32>,
     ) -> usize {
-        let mut read = BulkRead {
-            budget,
-            max: u64::from(vertex_count),
-            lists: 0,
-            bytes: 0,
-            consumed: self.pos,
-            kept: vertices.len(),
-            count: 0,
-            cost: 0,
-            remaining: 0,
-        };
         let buffer = &self.buffer[..self.len];
-        let mut tail = [0; SPAN];
-        let mut base = self.pos;
-        while read.lists < budget.lists && base < buffer.len() {
-            let span: &[u8; SPAN] = match buffer.get(base..base + SPAN) {
-                Some(span) => span.try_into().expect("SPAN bytes"),
-                None => {
-                    let rest = &buffer[base..];
-                    tail.fill(PAST_END);
-                    tail[..rest.len()].copy_from_slice(rest);
-                    &tail
-                }
-            };
-            match read.window(span, base, counts, vertices) {
-                Some(next) if next > base => base = next,
-                // Stopped, or a number of more than a window's digits (the careful path reads
-                // it).
-                _ => break,
-            }
-        }
-        vertices.truncate(read.kept);
-        self.advance_over(read.consumed);
-        read.lists
+        let (lists, consumed) =
+            read_lists(buffer, self.pos, vertex_count, budget, counts, vertices);
+        self.advance_over(consumed);
+        lists
     }
 
     /// Moves to `to` (in the buffer, from the current position), counting the lines passed.
-    fn advance_over(&mut self, to: usize) {
+    pub(super) fn advance_over(&mut self, to: usize) {
         let passed = &self.buffer[self.pos..to];
         let lines = line_breaks(passed);
         if lines > 0 {
@@ -98,6 +73,50 @@ impl<R> Scanner<R> {
         }
         self.pos = to;
     }
+}
+
+/// The lists of [`Scanner::read_buffered_lists`] in `buffer`, from `from`: how many it read,
+/// and where the last one taken ends (`from` when none).
+pub(super) fn read_lists(
+    buffer: &[u8],
+    from: usize,
+    vertex_count: u32,
+    budget: ListBudget,
+    counts: &mut Vec<u32>,
+    vertices: &mut Vec<u32>,
+) -> (usize, usize) {
+    let mut read = BulkRead {
+        budget,
+        max: u64::from(vertex_count),
+        lists: 0,
+        bytes: 0,
+        consumed: from,
+        kept: vertices.len(),
+        count: 0,
+        cost: 0,
+        remaining: 0,
+    };
+    let mut tail = [0; SPAN];
+    let mut base = from;
+    while read.lists < budget.lists && base < buffer.len() {
+        let span: &[u8; SPAN] = match buffer.get(base..base + SPAN) {
+            Some(span) => span.try_into().expect("SPAN bytes"),
+            None => {
+                let rest = &buffer[base..];
+                tail.fill(PAST_END);
+                tail[..rest.len()].copy_from_slice(rest);
+                &tail
+            }
+        };
+        match read.window(span, base, counts, vertices) {
+            Some(next) if next > base => base = next,
+            // Stopped, or a number of more than a window's digits (the careful path reads
+            // it).
+            _ => break,
+        }
+    }
+    vertices.truncate(read.kept);
+    (read.lists, read.consumed)
 }
 
 /// How many `'\n'` bytes `bytes` has: counted in byte-wide lanes over pieces of 255 bytes,
@@ -176,13 +195,16 @@ impl BulkRead {
                     self.cost = value
                         .saturating_mul(budget.item_bytes)
                         .saturating_add(budget.list_bytes);
-                    if value == 0
+                    if value < budget.min_list
                         || value > budget.max_list
                         || self.bytes + self.cost > budget.bytes
                     {
                         break 'window None;
                     }
                     (self.count, self.remaining) = (value, value);
+                    if value == 0 && self.list_taken(counts, base + end + 1, pushed) {
+                        break 'window None;
+                    }
                     continue;
                 }
                 if value >= self.max {
@@ -191,14 +213,8 @@ impl BulkRead {
                 vertices[pushed] = value as u32;
                 pushed += 1;
                 self.remaining -= 1;
-                if self.remaining == 0 {
-                    counts.push(self.count as u32);
-                    (self.consumed, self.kept) = (base + end + 1, pushed);
-                    self.lists += 1;
-                    self.bytes += self.cost;
-                    if self.lists == self.budget.lists {
-                        break 'window None;
-                    }
+                if self.remaining == 0 && self.list_taken(counts, base + end + 1, pushed) {
+                    break 'window None;
                 }
             }
             // Past the last number, only whitespace may be left to the next window.
@@ -206,6 +222,19 @@ impl BulkRead {
         };
         vertices.truncate(pushed);
         next
+    }
+}
+
+impl BulkRead {
+    /// Takes the list just completed, which ends before `consumed` in the buffer and at
+    /// `kept` in the ids; true when that was the last one the budget allows.
+    #[inline]
+    fn list_taken(&mut self, counts: &mut Vec<u32>, consumed: usize, kept: usize) -> bool {
+        counts.push(self.count as u32);
+        (self.consumed, self.kept) = (consumed, kept);
+        self.lists += 1;
+        self.bytes += self.cost;
+        self.lists == self.budget.lists
     }
 }
 

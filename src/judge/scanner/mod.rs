@@ -1,13 +1,16 @@
 //! A streaming reader of whitespace-separated unsigned numbers that knows the line and column
-//! of everything it reads. It holds one 256 KiB buffer, never the whole input.
+//! of everything it reads. It holds one buffer (256 KiB, grown to 8 MiB for a large graph),
+//! never the whole input.
 
 use std::io::{self, Read};
 
 use super::digits::{is_separator, short_number, short_parity};
 use super::error::{JudgeError, Location};
 
+mod halves;
 mod lists;
 
+pub(crate) use halves::LARGE_GRAPH_BUFFER_BYTES;
 pub use lists::ListBudget;
 
 /// Streaming number scanner.
@@ -22,6 +25,13 @@ pub(crate) struct Scanner<R> {
     /// Absolute byte offset of `buffer[0]`.
     buffer_offset: u64,
     eof: bool,
+    /// The second thread's counts and ids of a read in halves, kept for the next one.
+    spare: (Vec<u32>, Vec<u32>),
+    /// Buffered input from which a bulk read of adjacency lists is split in halves.
+    split_min_bytes: usize,
+    /// Reads in halves whose second half was kept (tests check that they happen).
+    #[cfg(test)]
+    pub(crate) halves_kept: usize,
 }
 
 /// Large enough that a refill (where the CLI sends its pending queries, see
@@ -45,7 +55,32 @@ impl<R: Read> Scanner<R> {
             line_start: 0,
             buffer_offset: 0,
             eof: false,
+            spare: (Vec::new(), Vec::new()),
+            split_min_bytes: halves::SPLIT_MIN_BYTES,
+            #[cfg(test)]
+            halves_kept: 0,
         }
+    }
+
+    /// The scanner, its reads of adjacency lists split in halves from `bytes` buffered (tests
+    /// split small inputs).
+    #[cfg(test)]
+    pub(crate) fn with_split_min_bytes(mut self, bytes: usize) -> Self {
+        self.split_min_bytes = bytes;
+        self
+    }
+
+    /// Makes the buffer at least `bytes` long (the unread input moved to its start), so that
+    /// each refill reads that much.
+    pub(crate) fn grow_buffer(&mut self, bytes: usize) {
+        if self.buffer.len() >= bytes {
+            return;
+        }
+        let mut buffer = vec![0; bytes].into_boxed_slice();
+        let unread = self.len - self.pos;
+        buffer[..unread].copy_from_slice(&self.buffer[self.pos..self.len]);
+        self.buffer_offset += self.pos as u64;
+        (self.buffer, self.pos, self.len) = (buffer, 0, unread);
     }
 
     /// Where the next unread byte is.
