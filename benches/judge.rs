@@ -2,7 +2,10 @@
 //! its peer, the digit loop a hand-written C++ program would use (`benches/peer/chess.cpp`
 //! reads its queries that way: one byte at a time, no locations, no checks beyond digits).
 //!
-//! `cargo bench --bench judge`; `GRUNDY_BENCH_SCALE=small` shrinks the file for a quick run.
+//! Two files: the README's chess input (small graphs, many queries), and one large graph
+//! (its adjacency lists read on two threads, see `judge::scanner::halves`).
+//!
+//! `cargo bench --bench judge`; `GRUNDY_BENCH_SCALE=small` shrinks the files for a quick run.
 
 use std::hint::black_box;
 
@@ -25,6 +28,27 @@ fn chess_file() -> Vec<u8> {
         shape: Shape::Dag,
         queries: 100_000,
         max_tokens: 10,
+        seed: 7,
+    };
+    let mut file = Vec::new();
+    write_chess(&spec, &mut file).expect("writing to memory");
+    file
+}
+
+/// One test case of a large random DAG (10^6 vertices, 10^7 edges; a tenth of that at the
+/// small scale) and one query: nearly all of it adjacency lists.
+fn large_graph_file() -> Vec<u8> {
+    let n = match std::env::var("GRUNDY_BENCH_SCALE").as_deref() {
+        Ok("small") => 100_000,
+        _ => 1_000_000,
+    };
+    let spec = ChessSpec {
+        cases: 1,
+        n,
+        edges: Some(10 * u64::from(n)),
+        shape: Shape::Dag,
+        queries: 1,
+        max_tokens: 1,
         seed: 7,
     };
     let mut file = Vec::new();
@@ -94,5 +118,18 @@ fn chess_parse(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, chess_parse);
+fn chess_graph_parse(c: &mut Criterion) {
+    let file = large_graph_file();
+    let mut group = c.benchmark_group("chess_graph_parse");
+    group.throughput(Throughput::Bytes(file.len() as u64));
+    group.sample_size(10);
+    let mut numbers = Vec::new();
+    group.bench_function("peer_digit_loop", |b| {
+        b.iter(|| digit_loop(black_box(&file), &mut numbers))
+    });
+    group.bench_function("reader", |b| b.iter(|| read_like_the_cli(black_box(&file))));
+    group.finish();
+}
+
+criterion_group!(benches, chess_parse, chess_graph_parse);
 criterion_main!(benches);
