@@ -64,7 +64,7 @@ impl<R: Read> Scanner<R> {
         second_vertices.clear();
         let ids_before = vertices.len();
         let (first, second) = std::thread::scope(|scope| {
-            let second = scope.spawn(|| {
+            let second = std::thread::Builder::new().spawn_scoped(scope, || {
                 let read = read_lists(
                     buffer,
                     split,
@@ -84,9 +84,17 @@ impl<R: Read> Scanner<R> {
                 vertices,
             );
             let first = Part::new(&budget, read, vertices.len() - ids_before);
-            let second = second
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            let second = match second {
+                Ok(second) => second
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                // No second thread to be had: its part is read next, on this one.
+                Err(_) => Part {
+                    lists: 0,
+                    consumed: split,
+                    cost: 0,
+                },
+            };
             (first, second)
         });
         let guessed = first.lists < budget.lists
