@@ -390,6 +390,29 @@ mod tests {
         (out, reader.scanner.halves_kept)
     }
 
+    /// A graph whose every list the bulk loop hands to the careful path (ids of 20 digits,
+    /// zero-padded): each refill is split once at most, not once a list (which started a
+    /// thread and read half the buffer again for every vertex), and the graph is the same.
+    #[test]
+    fn a_refill_is_split_once_however_many_lists_the_careful_path_takes() {
+        let n = 3000;
+        let mut text = format!("{n}\n");
+        for v in 0..n {
+            text += &format!("1 {:020}\n", (v * 7 + 1) % n);
+        }
+        text += "0\n";
+        let buffer = 4096;
+        let (expected, _) = graph_transcript(text.as_bytes(), buffer, usize::MAX);
+        let scanner = Scanner::with_buffer_bytes(text.as_bytes(), buffer).with_split_min_bytes(64);
+        let mut reader = ChessReader::with_scanner(scanner);
+        let graph = format!("{:?}", reader.next_event().unwrap().unwrap());
+        assert_eq!(graph, expected[0]);
+        let refills = text.len().div_ceil(buffer);
+        let tried = reader.scanner.halves_tried;
+        assert!(tried <= refills, "{tried} splits over {refills} refills");
+        assert!(tried > 0, "no split tried");
+    }
+
     /// Graphs read with their lists split between two threads: the events (and the first
     /// error, with its location) are those of the one-thread read, and a well-formed graph is
     /// the one written. The lists are mostly one a line, as the split guesses; now and then

@@ -4,7 +4,9 @@
 //! files and their generators write them). The guess is checked once the first part is read:
 //! it must end exactly at that line, with room left in the budget for the second part's
 //! lists. When it does not, the second part's work is dropped and this thread reads on from
-//! where the first part ended. Either way the lists are those of the one-thread read.
+//! where the first part ended. Either way the lists are those of the one-thread read. Each
+//! refill is split once at most: after a list the careful path takes, the rest of the refill
+//! is read on this thread.
 
 use std::io::Read;
 
@@ -49,7 +51,8 @@ impl<R: Read> Scanner<R> {
     ) -> usize {
         let buffer = &self.buffer[..self.len];
         let from = self.pos;
-        let split = (buffer.len() - from >= self.split_min_bytes && budget.lists > 1)
+        let fresh = self.split_refill != Some(self.buffer_offset);
+        let split = (fresh && buffer.len() - from >= self.split_min_bytes && budget.lists > 1)
             .then(|| {
                 let middle = from + (buffer.len() - from) / 2;
                 let line = buffer[middle..].iter().position(|&byte| byte == b'\n')?;
@@ -59,6 +62,11 @@ impl<R: Read> Scanner<R> {
         let Some(split) = split else {
             return self.read_buffered_lists(vertex_count, budget, counts, vertices);
         };
+        self.split_refill = Some(self.buffer_offset);
+        #[cfg(test)]
+        {
+            self.halves_tried += 1;
+        }
         let (mut second_counts, mut second_vertices) = std::mem::take(&mut self.spare);
         second_counts.clear();
         second_vertices.clear();

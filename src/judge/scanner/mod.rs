@@ -1,5 +1,5 @@
 //! A streaming reader of whitespace-separated unsigned numbers that knows the line and column
-//! of everything it reads. It holds one buffer (256 KiB, grown to 8 MiB for a large graph),
+//! of everything it reads. It holds one buffer (256 KiB, grown to 8 MiB from a large graph on),
 //! never the whole input.
 
 use std::io::{self, Read};
@@ -29,6 +29,13 @@ pub(crate) struct Scanner<R> {
     spare: (Vec<u32>, Vec<u32>),
     /// Buffered input from which a bulk read of adjacency lists is split in halves.
     split_min_bytes: usize,
+    /// The `buffer_offset` of the refill last split: each refill is split once at most (a
+    /// file of lists the careful path takes would otherwise start a thread, and read half
+    /// the buffer again, for each of them).
+    split_refill: Option<u64>,
+    /// Reads in halves started (tests check that they stay one a refill).
+    #[cfg(test)]
+    pub(crate) halves_tried: usize,
     /// Reads in halves whose second half was kept (tests check that they happen).
     #[cfg(test)]
     pub(crate) halves_kept: usize,
@@ -57,6 +64,9 @@ impl<R: Read> Scanner<R> {
             eof: false,
             spare: (Vec::new(), Vec::new()),
             split_min_bytes: halves::SPLIT_MIN_BYTES,
+            split_refill: None,
+            #[cfg(test)]
+            halves_tried: 0,
             #[cfg(test)]
             halves_kept: 0,
         }
