@@ -10,6 +10,7 @@
 //! field numbers the hand-written paths use are named in `tags`.
 
 mod packed;
+mod shuffled;
 pub(crate) mod size;
 mod tags;
 mod varint;
