@@ -198,6 +198,68 @@ impl Analysis {
         self.evaluate_units(tokens.iter().map(|&vertex| (vertex, 1)))
     }
 
+    /// The nim-sums of many token positions at once, appended to `nim_sums`: position `i` is
+    /// the next `counts[i]` entries of `vertices` (a packed batch). The outcome of each is
+    /// [`Outcome::of_nim_sum`], as from [`Analysis::evaluate_tokens`].
+    ///
+    /// Only for tables of finite values (acyclic token sliding, split counts) whose every
+    /// vertex is in range, checked once for the whole batch, so that each position is a plain
+    /// xor loop. Otherwise (a cyclic graph, a vertex out of range, `counts` not adding up to
+    /// `vertices.len()`) it returns `None` and leaves `nim_sums` as it was: the caller then
+    /// evaluates the positions one by one, which names what is wrong.
+    pub fn nim_sums_of_token_lists(
+        &self,
+        counts: &[u32],
+        vertices: &[u32],
+        nim_sums: &mut Vec<u64>,
+    ) -> Option<()> {
+        let (Table::Acyclic(values) | Table::Split(split::SplitTable { values, .. })) = &self.table
+        else {
+            return None;
+        };
+        let highest = vertices
+            .iter()
+            .fold(0, |highest, &vertex| highest.max(vertex));
+        let total: u64 = counts.iter().map(|&count| u64::from(count)).sum();
+        if total != vertices.len() as u64 || (highest as usize >= values.len() && total > 0) {
+            return None;
+        }
+        nim_sums.reserve(counts.len());
+        // No branch on each position's length (a mix of lengths mispredicts one a position):
+        // the running xor of the values, a chunk of tokens at a time, and each position's
+        // nim-sum the xor of the running values at its two ends.
+        const CHUNK: usize = 1024;
+        let mut running_at = [0u64; CHUNK + 1];
+        let mut lengths = counts.iter().map(|&count| count as usize);
+        let Some(first) = lengths.next() else {
+            return Some(());
+        };
+        // The position being answered ends at token `end`; the running xor where it starts.
+        let mut end = first;
+        let mut at_start = 0;
+        let mut running = 0;
+        for (index, chunk) in vertices.chunks(CHUNK).enumerate() {
+            let base = index * CHUNK;
+            running_at[0] = running;
+            for (slot, &vertex) in running_at[1..].iter_mut().zip(chunk) {
+                running ^= values[vertex as usize];
+                *slot = running;
+            }
+            while end <= base + chunk.len() {
+                let at_end = running_at[end - base];
+                nim_sums.push(at_start ^ at_end);
+                at_start = at_end;
+                match lengths.next() {
+                    Some(length) => end += length,
+                    None => return Some(()),
+                }
+            }
+        }
+        // No tokens at all: every position is empty.
+        nim_sums.extend(std::iter::repeat_n(0, 1 + lengths.len()));
+        Some(())
+    }
+
     /// The one evaluation path: checks each vertex and folds it in, in one pass and without
     /// allocating. Reports the first out-of-range vertex.
     fn evaluate_units(

@@ -316,6 +316,95 @@ fn a_remoteness_table_is_ready_with_the_values_on_a_cyclic_graph_and_absent_with
     assert_eq!(split.remoteness_table(), None);
 }
 
+/// `positions` (token lists) in the packed form of a batch: their lengths, their tokens.
+fn packed(positions: &[Vec<u32>]) -> (Vec<u32>, Vec<u32>) {
+    let counts = positions.iter().map(|tokens| tokens.len() as u32).collect();
+    (counts, positions.concat())
+}
+
+/// The batch's nim-sums, each as `evaluate_tokens` gives it, or `None` where the batch path
+/// refuses; checks that a refusal leaves the output as it was.
+fn batch_nim_sums(analysis: &grundy::engine::Analysis, positions: &[Vec<u32>]) -> Option<Vec<u64>> {
+    let (counts, vertices) = packed(positions);
+    let mut nim_sums = vec![u64::MAX];
+    let answered = analysis.nim_sums_of_token_lists(&counts, &vertices, &mut nim_sums);
+    assert_eq!(nim_sums[0], u64::MAX, "what was there before is kept");
+    match answered {
+        Some(()) => Some(nim_sums.split_off(1)),
+        None => {
+            assert_eq!(nim_sums, [u64::MAX], "a refused batch appends nothing");
+            None
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    #[test]
+    fn a_batch_of_positions_has_each_positions_nim_sum(
+        (n, edges) in dag(300, 6, 0),
+        lengths in prop::collection::vec(0usize..12, 0..700),
+        seed in any::<u64>(),
+    ) {
+        // Positions of every length, empty ones included, over several of the batch path's
+        // chunks of tokens (up to 700 positions of up to 11 tokens).
+        let analysis = analyse(Game::token_sliding(digraph(n, &edges)), &Limits::default()).unwrap();
+        let mut generator = grundy::generate::Rng::new(seed);
+        let positions: Vec<Vec<u32>> = lengths
+            .iter()
+            .map(|&length| (0..length).map(|_| (generator.next_u64() % u64::from(n)) as u32).collect())
+            .collect();
+        let expected: Vec<u64> = positions
+            .iter()
+            .map(|tokens| analysis.evaluate_tokens(tokens).unwrap().nim_sum)
+            .collect();
+        prop_assert_eq!(batch_nim_sums(&analysis, &positions), Some(expected));
+        // One vertex out of range anywhere: the batch is refused, to be answered one by one.
+        if let Some(index) = positions.iter().position(|tokens| !tokens.is_empty()) {
+            let mut bad = positions.clone();
+            bad[index][0] = n;
+            prop_assert_eq!(batch_nim_sums(&analysis, &bad), None);
+        }
+    }
+}
+
+#[test]
+fn a_batch_is_refused_on_a_cyclic_graph_or_when_its_lengths_do_not_add_up() {
+    let cyclic = analyse(
+        Game::token_sliding(graph(Shape::Cyclic, 1000, 5000, 4)),
+        &Limits::default(),
+    )
+    .unwrap();
+    assert_eq!(batch_nim_sums(&cyclic, &[vec![0]]), None);
+    let dag = analyse(
+        Game::token_sliding(graph(Shape::Dag, 100, 300, 4)),
+        &Limits::default(),
+    )
+    .unwrap();
+    assert_eq!(batch_nim_sums(&dag, &[]), Some(vec![]));
+    assert_eq!(batch_nim_sums(&dag, &[vec![], vec![]]), Some(vec![0, 0]));
+    let mut nim_sums = Vec::new();
+    assert_eq!(
+        dag.nim_sums_of_token_lists(&[2, 1], &[1, 2], &mut nim_sums),
+        None
+    );
+    assert_eq!(
+        dag.nim_sums_of_token_lists(&[1], &[1, 2], &mut nim_sums),
+        None
+    );
+    assert!(nim_sums.is_empty());
+    // The Addition-Subtraction game's values answer a batch too.
+    let split = Game::with_split_counts(graph(Shape::Dag, 100, 300, 4), vec![1; 100]).unwrap();
+    let split = analyse(split, &Limits::default()).unwrap();
+    let positions = vec![vec![3, 5, 99], vec![0]];
+    let expected: Vec<u64> = positions
+        .iter()
+        .map(|tokens| split.evaluate_tokens(tokens).unwrap().nim_sum)
+        .collect();
+    assert_eq!(batch_nim_sums(&split, &positions), Some(expected));
+}
+
 #[test]
 fn a_cyclic_graph_is_not_ordered() {
     let g = graph(Shape::Cyclic, 1000, 5000, 4);

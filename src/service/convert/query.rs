@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use crate::engine::{Analysis, AnalysisOptions, Evaluation, Move, MoveMemo, VertexOutOfRange};
+use crate::engine::{
+    Analysis, AnalysisOptions, Evaluation, Move, MoveMemo, Outcome, VertexOutOfRange,
+};
 use crate::proto;
 use crate::service::error::ServiceError;
 
@@ -132,6 +134,22 @@ impl QueryEvaluator {
             nim_sums: Vec::with_capacity(count),
             ..Default::default()
         };
+        // The whole batch at once when it can be (every vertex in range, a table of finite
+        // values); otherwise query by query, each error in its place.
+        if self
+            .analysis
+            .nim_sums_of_token_lists(
+                &packed.token_counts,
+                &packed.vertices,
+                &mut verdicts.nim_sums,
+            )
+            .is_some()
+        {
+            let outcome = |nim_sum| i32::from(outcome_to_proto(Outcome::of_nim_sum(nim_sum)));
+            let outcomes = verdicts.nim_sums.iter().map(|&nim_sum| outcome(nim_sum));
+            verdicts.outcomes.extend(outcomes);
+            return verdicts;
+        }
         for (index, offset, tokens) in packed_queries(packed) {
             let (outcome, nim_sum) = match self.analysis.evaluate_tokens(tokens) {
                 Ok(evaluation) => (outcome_to_proto(evaluation.outcome), evaluation.nim_sum),
