@@ -217,11 +217,14 @@ impl Analysis {
         else {
             return None;
         };
-        let highest = vertices
+        let values = values.as_slice();
+        // Compares folded into one flag (a vectorised pass), not a search that stops early.
+        let vertex_count = values.len().min(u32::MAX as usize) as u32;
+        let out_of_range = vertices
             .iter()
-            .fold(0, |highest, &vertex| highest.max(vertex));
+            .fold(false, |out, &vertex| out | (vertex >= vertex_count));
         let total: u64 = counts.iter().map(|&count| u64::from(count)).sum();
-        if total != vertices.len() as u64 || (highest as usize >= values.len() && total > 0) {
+        if total != vertices.len() as u64 || out_of_range {
             return None;
         }
         nim_sums.reserve(counts.len());

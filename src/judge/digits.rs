@@ -93,6 +93,19 @@ pub(super) fn leading_value(word: u64, digits: usize) -> u64 {
     value.wrapping_mul(10_000).wrapping_add(value >> 32) & 0xffff_ffff
 }
 
+/// [`leading_value`] for 1 to 4 digits, in the low four bytes of the word: one step fewer
+/// (two multiplications instead of three), for the ids of graphs under 10,000 vertices and
+/// the counts of short lists.
+#[inline]
+pub(super) fn leading_value_short(word: u32, digits: usize) -> u64 {
+    const ONES: u32 = 0x0101_0101;
+    debug_assert!((1..=4).contains(&digits));
+    // As in `leading_value`: the digits moved to the top bytes, then pairs, then the four.
+    let mut value = word.wrapping_sub(0x30 * ONES) << ((8 * (4 - digits)) % 32);
+    value = value.wrapping_mul(10).wrapping_add(value >> 8) & 0x00ff_00ff;
+    u64::from(value.wrapping_mul(100).wrapping_add(value >> 16) & 0xffff)
+}
+
 pub(super) fn is_separator(byte: u8) -> bool {
     matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
 }
@@ -120,6 +133,10 @@ mod tests {
                 .iter()
                 .fold(0u64, |v, &b| v * 10 + u64::from(b - b'0'));
             assert_eq!(digit_count(u64::from_le_bytes(bytes)), digits, "{bytes:?}");
+            if (1..=4).contains(&digits) {
+                let low = u32::from_le_bytes(bytes[..4].try_into().unwrap());
+                assert_eq!(leading_value_short(low, digits), value, "{bytes:?}");
+            }
             let got = eight_digits(u64::from_le_bytes(bytes));
             assert_eq!(
                 got,

@@ -2,7 +2,7 @@
 //! queries: every number of a 64-byte window is found from the window's byte classes, so the
 //! numbers are read independently of each other rather than one after the other.
 
-use super::super::digits::leading_value;
+use super::super::digits::{leading_value, leading_value_short};
 use super::super::window::{Classes, WINDOW, classify};
 use super::Scanner;
 
@@ -246,7 +246,10 @@ fn number(span: &[u8; SPAN], start: usize, digits: usize) -> Option<u64> {
         let bytes = span[at..].first_chunk::<8>().expect("inside the span");
         u64::from_le_bytes(*bytes)
     };
-    if digits <= 8 {
+    if digits <= 4 {
+        let bytes = span[start..].first_chunk::<4>().expect("inside the span");
+        Some(leading_value_short(u32::from_le_bytes(*bytes), digits))
+    } else if digits <= 8 {
         Some(leading_value(word(start), digits))
     } else if digits <= MAX_DIGITS {
         let high = leading_value(word(start), digits - 8);
