@@ -36,6 +36,16 @@ pub fn run_analyse(args: AnalyseArgs) -> u8 {
 /// One run over the judge file of `args`, printing `report` for each query.
 async fn run(args: InputArgs, report: Report) -> Result<(), RunError> {
     let input = open_input(args.file.as_ref())?;
+    // The parser starts first: it reads and batches the first test case while the server
+    // starts (or the connections open), which is most of a small run's set-up. If they
+    // fail, the run ends and the parser with it.
+    let (event_tx, events) = mpsc::channel(16);
+    let parser_args = args.clone();
+    let parser_report = report.clone();
+    let parser = std::thread::Builder::new()
+        .name("grundy-parser".into())
+        .spawn(move || parse_input(parser_args, parser_report, input, event_tx))
+        .map_err(|e| RunError::Failure(format!("cannot start the parser thread: {e}")))?;
     let endpoints = match &args.server {
         Some(servers) => {
             Endpoints::connect(servers, &args.connection, args.max_message_bytes).await?
@@ -48,13 +58,6 @@ async fn run(args: InputArgs, report: Report) -> Result<(), RunError> {
         }
     };
 
-    let (event_tx, events) = mpsc::channel(16);
-    let parser_args = args.clone();
-    let parser_report = report.clone();
-    let parser = std::thread::Builder::new()
-        .name("grundy-parser".into())
-        .spawn(move || parse_input(parser_args, parser_report, input, event_tx))
-        .map_err(|e| RunError::Failure(format!("cannot start the parser thread: {e}")))?;
     let mut output = Output::spawn()?;
     let progress = ProgressReport::start(args.progress);
 
