@@ -248,6 +248,15 @@ pub(super) fn read_packed_u64(bytes: &[u8], out: &mut Vec<u64>) -> Option<()> {
     out.reserve(terminators(bytes));
     let mut at = 0;
     while let Some(&first) = bytes.get(at) {
+        // A block of one-byte values (nim-sums under 128, most of them), widened in one
+        // vectorised pass.
+        if let Some(block) = bytes.get(at..at + BLOCK)
+            && block.iter().fold(0, |any, &byte| any | byte) < 0x80
+        {
+            out.extend(block.iter().map(|&byte| u64::from(byte)));
+            at += BLOCK;
+            continue;
+        }
         if first < 0x80 {
             out.push(u64::from(first));
             at += 1;
