@@ -19,6 +19,7 @@
 //! - [`cli`]: the `grundy` command: judge files in, RPCs out, the judge's output back
 //!   (formatted in `cli/output.rs`);
 //! - [`token`]: bearer-token files, read alike by the client and the server;
+//! - [`allocator`]: how much freed memory each binary keeps for reuse;
 //! - [`generate`]: seeded generators of graphs and judge files (benchmarks, tests).
 
 #![warn(missing_docs)]
@@ -35,6 +36,7 @@ pub mod proto {
         include_bytes!(concat!(env!("OUT_DIR"), "/grundy_descriptor.bin"));
 }
 
+pub mod allocator;
 pub mod cli;
 pub mod client;
 pub mod generate;

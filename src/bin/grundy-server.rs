@@ -10,6 +10,7 @@ use tokio::sync::watch;
 /// Runs the server; a failure is one `error: ...` line on stderr (as the CLI prints) and
 /// exit code 1.
 fn main() -> ExitCode {
+    grundy::allocator::keep_freed_memory(grundy::allocator::SERVICE);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build();

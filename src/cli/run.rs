@@ -8,7 +8,7 @@ use super::output::stderr_line;
 
 /// Runs a command on a new async runtime; returns its exit code, printing its error.
 pub(super) fn run_async(command: impl std::future::Future<Output = Result<(), RunError>>) -> u8 {
-    keep_freed_memory();
+    crate::allocator::keep_freed_memory(crate::allocator::SHORT_RUN);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -36,22 +36,5 @@ pub(super) fn open_input(file: Option<&PathBuf>) -> Result<Box<dyn Read + Send>,
         Some(path) => std::fs::File::open(path)
             .map(|f| Box::new(f) as Box<dyn Read + Send>)
             .map_err(|e| RunError::Failure(format!("cannot open {}: {e}", path.display()))),
-    }
-}
-
-/// Lets the allocator keep what a run frees. A judge run allocates and frees a few hundred
-/// kilobytes per query batch on each of its threads, and glibc's defaults hand the top of a
-/// heap back to the kernel whenever more than 128 KiB of it is free, so the next batch takes
-/// fresh pages again, each a page fault and a page of zeroes (a quarter of the run's CPU time
-/// was the kernel's). The CLI is one short process: its heaps grow 16 MiB at a time, keep up
-/// to 64 MiB free, and only blocks from 32 MiB get their own mapping (a large graph's arrays).
-fn keep_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: `mallopt` only sets malloc's parameters; called before the runtime's threads
-    // start, and any value is valid for these three.
-    unsafe {
-        libc::mallopt(libc::M_TOP_PAD, 16 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
     }
 }

@@ -190,7 +190,11 @@ impl Rpc {
             // LOSE alternate at random); anything else counts as an error.
             let mut tally = [0u64; 4];
             for &outcome in &packed.outcomes {
-                tally[if (0..4).contains(&outcome) { outcome as usize } else { 0 }] += 1;
+                tally[if (0..4).contains(&outcome) {
+                    outcome as usize
+                } else {
+                    0
+                }] += 1;
             }
             counts.win += tally[proto::Outcome::Win as usize];
             counts.lose += tally[proto::Outcome::Lose as usize];
