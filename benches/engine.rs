@@ -401,6 +401,24 @@ fn position_evaluation(c: &mut Criterion) {
                 .fold(0, |a, x| a ^ x)
         })
     });
+    // The same positions in the packed form of a batch (what a stream of token queries
+    // sends): one call for all of them, against the call per position above.
+    let counts: Vec<u32> = positions.iter().map(|items| items.len() as u32).collect();
+    let tokens: Vec<u32> = positions
+        .iter()
+        .flatten()
+        .map(|&(vertex, _)| vertex)
+        .collect();
+    let mut nim_sums = Vec::with_capacity(positions.len());
+    group.bench_function("acyclic_100k_queries_packed", |b| {
+        b.iter(|| {
+            nim_sums.clear();
+            analysis
+                .nim_sums_of_token_lists(black_box(&counts), black_box(&tokens), &mut nim_sums)
+                .unwrap();
+            nim_sums.iter().fold(0, |a, &x| a ^ x)
+        })
+    });
     group.bench_function("acyclic_100k_queries_with_moves", |b| {
         b.iter(|| {
             positions

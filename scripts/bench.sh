@@ -2,7 +2,8 @@
 # End-to-end benchmark: grundy (embedded server, and a separate grundy-server) against the C++
 # reference solutions, on two generated judge files (a chess file and an addsub file).
 #
-#   scripts/bench.sh [RUNS]          (default 5 runs per command; medians are reported)
+#   scripts/bench.sh [RUNS]          (default 5 rounds; each round runs every command once, in
+#                                     turn; medians, and ratios taken round by round)
 #
 # Needs: cargo, python3, and for the baselines g++ and ../shared/reference/baselines (skipped
 # with a note when absent). Inputs are made by ../shared/tools/gen_judge.py when present, else
@@ -102,53 +103,58 @@ echo "outputs identical: grundy (embedded and --server) and the baselines"
 echo
 
 # --- timing -----------------------------------------------------------------------------
-# time_runs NAME INPUT CMD...: RUNS wall times (seconds) appended to $OUT/times.tsv
+# The commands are timed in rounds, each round running every command once in turn (A B C ...
+# A B C ...), so that a machine whose speed drifts during the run slows all of them alike; the
+# ratios to the peer and the baselines are taken round by round, then their median.
 : > "$OUT/times.tsv"
-time_runs() {
+time_once() { # time_once NAME INPUT CMD...: one wall time (seconds) appended to times.tsv
   local name=$1 input=$2; shift 2
-  for _ in $(seq "$RUNS"); do
-    local start end
-    start=$(date +%s.%N)
-    "$@" < "$input" > /dev/null
-    end=$(date +%s.%N)
-    printf '%s\t%s\n' "$name" "$(python3 -c "print($end - $start)")" >> "$OUT/times.tsv"
-  done
+  local start end
+  start=$(date +%s.%N)
+  "$@" < "$input" > /dev/null
+  end=$(date +%s.%N)
+  printf '%s\t%s\t%s\n' "$ROUND" "$name" "$(python3 -c "print($end - $start)")" >> "$OUT/times.tsv"
 }
-if [ $have_baselines = 1 ]; then
-  time_runs poj2425_a "$OUT/chess.in" "$OUT/poj2425_a"
-  time_runs poj2425_b "$OUT/chess.in" "$OUT/poj2425_b"
-  time_runs la4411 "$OUT/addsub.in" "$OUT/la4411"
-fi
-[ $have_peer = 1 ] && time_runs chess-peer "$OUT/chess.in" "$OUT/chess-peer"
-time_runs "grundy chess" "$OUT/chess.in" "$GRUNDY" judge chess
-time_runs "grundy chess --server" "$OUT/chess.in" "$GRUNDY" judge chess --server "$URL"
-time_runs "grundy addsub" "$OUT/addsub.in" "$GRUNDY" judge addsub
-time_runs "grundy addsub --server" "$OUT/addsub.in" "$GRUNDY" judge addsub --server "$URL"
+for ROUND in $(seq "$RUNS"); do
+  if [ $have_baselines = 1 ]; then
+    time_once poj2425_a "$OUT/chess.in" "$OUT/poj2425_a"
+    time_once poj2425_b "$OUT/chess.in" "$OUT/poj2425_b"
+    time_once la4411 "$OUT/addsub.in" "$OUT/la4411"
+  fi
+  [ $have_peer = 1 ] && time_once chess-peer "$OUT/chess.in" "$OUT/chess-peer"
+  time_once "grundy chess" "$OUT/chess.in" "$GRUNDY" judge chess
+  time_once "grundy chess --server" "$OUT/chess.in" "$GRUNDY" judge chess --server "$URL"
+  time_once "grundy addsub" "$OUT/addsub.in" "$GRUNDY" judge addsub
+  time_once "grundy addsub --server" "$OUT/addsub.in" "$GRUNDY" judge addsub --server "$URL"
+done
+echo "load average after the rounds: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 python3 - "$OUT/times.tsv" "$RUNS" <<'PY'
 import statistics, sys
-times = {}
+rounds = {}
 for line in open(sys.argv[1]):
-    name, t = line.rstrip("\n").split("\t")
-    times.setdefault(name, []).append(float(t))
-med = {k: statistics.median(v) for k, v in times.items()}
-chess_base = min((med[k] for k in ("poj2425_a", "poj2425_b") if k in med), default=None)
-addsub_base = med.get("la4411")
-peer = med.get("chess-peer")
-print(f"| command | median of {sys.argv[2]} (s) | min (s) | ratio to fastest baseline | ratio to the C++ peer |")
+    round_, name, t = line.rstrip("\n").split("\t")
+    rounds.setdefault(name, {})[round_] = float(t)
+def median_ratio(name, bases):
+    """The median over rounds of name's time over the fastest of `bases` in the same round."""
+    ratios = []
+    for round_, t in rounds[name].items():
+        base = [rounds[b][round_] for b in bases if b in rounds and round_ in rounds[b]]
+        if base:
+            ratios.append(t / min(base))
+    return f"{statistics.median(ratios):.2f}x" if ratios else "-"
+print(f"| command | median of {sys.argv[2]} (s) | min (s) | vs the baselines, median of rounds | vs the C++ peer, median of rounds |")
 print("|---|---|---|---|---|")
-for name, values in times.items():
+for name, times in rounds.items():
+    values = list(times.values())
     addsub = "addsub" in name or name == "la4411"
-    base = addsub_base if addsub else chess_base
-    ratio = f"{med[name] / base:.2f}x" if base else "-"
-    to_peer = f"{med[name] / peer:.2f}x" if peer and not addsub else "-"
-    print(f"| {name} | {med[name]:.3f} | {min(values):.3f} | {ratio} | {to_peer} |")
+    baselines = ["la4411"] if addsub else ["poj2425_a", "poj2425_b"]
+    to_peer = "-" if addsub else median_ratio(name, ["chess-peer"])
+    print(f"| {name} | {statistics.median(values):.3f} | {min(values):.3f} | "
+          f"{median_ratio(name, baselines)} | {to_peer} |")
 PY
 echo
 
-# --- server memory on a long stream -----------------------------------------------------
-# 10^7 queries generated on the fly and piped through one client into the separate server;
-# the server's resident memory is sampled while the stream runs.
 echo "== 10^7-query stream through grundy-server (memory sampled every 0.2 s)"
 (
   "$GRUNDY" gen chess --cases 1 --n 1000 --edges 20000 --queries 10000000 --seed 3 |

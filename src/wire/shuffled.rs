@@ -252,7 +252,7 @@ mod tests {
             .map(|_| {
                 let x = generator.next_u64();
                 match x % 16 {
-                    0 if long_every > 0 && (x >> 8) % long_every == 0 => (x >> 32) as u32,
+                    0 if long_every > 0 && (x >> 8).is_multiple_of(long_every) => (x >> 32) as u32,
                     0..=5 => (x >> 40) as u32 % 128,
                     6 => [127, 128, 16_383, 0][(x >> 8) as usize % 4],
                     _ => (x >> 40) as u32 % (1 << 14),
