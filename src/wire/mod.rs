@@ -2,7 +2,8 @@
 //! prost's encoding, with the two hot messages in their common shape (token queries in
 //! `PackedTokenQueries`, verdicts in `PackedVerdicts`) written and read by hand in
 //! [`packed`], which profiles showed spending most of the judge path's CPU in prost's
-//! per-element varint calls and repeated sizing. The bytes are the same either way: any
+//! per-element varint calls and repeated sizing; a stream's first message with its graph
+//! inline is read by hand too ([`start`]). The bytes are the same either way: any
 //! client encoding `grundy.v1` with any protobuf library talks to the server unchanged.
 //!
 //! [`WireMessage`] is the hook: every message of the service implements it, most with the
@@ -12,6 +13,7 @@
 mod packed;
 mod shuffled;
 pub(crate) mod size;
+mod start;
 mod tags;
 mod varint;
 
@@ -70,7 +72,9 @@ impl WireMessage for proto::EvaluateRequest {
     }
 
     fn read(buf: &mut DecodeBuf<'_>) -> Result<Self, prost::DecodeError> {
-        read_with(buf, packed::decode_request)
+        read_with(buf, |bytes| {
+            packed::decode_request(bytes).or_else(|| start::decode_start(bytes))
+        })
     }
 }
 

@@ -294,11 +294,18 @@ pub(super) fn encode_put_graph(request: &PutGraphRequest, buf: &mut impl BufMut)
 /// anything else.
 pub(super) fn decode_put_graph(bytes: &[u8]) -> Option<PutGraphRequest> {
     let graph_bytes = Fields(bytes).only(key(put_graph_request::CHUNK, LEN))?;
+    Some(PutGraphRequest {
+        chunk: Some(decode_graph(graph_bytes)?),
+    })
+}
+
+/// Reads a `Graph` each of whose fields comes at most once, packed; `None` for anything else.
+pub(super) fn decode_graph(bytes: &[u8]) -> Option<Graph> {
     let mut vertex_count = 0;
     let mut out_degrees = Vec::new();
     let mut targets = Vec::new();
     let mut split_counts = Vec::new();
-    read_fields(graph_bytes, |field| {
+    read_fields(bytes, |field| {
         use graph_tag::*;
         match field {
             Field::Varint(k, value) if k == key(VERTEX_COUNT, VARINT) => {
@@ -317,21 +324,19 @@ pub(super) fn decode_put_graph(bytes: &[u8]) -> Option<PutGraphRequest> {
             _ => None,
         }
     })?;
-    Some(PutGraphRequest {
-        chunk: Some(Graph {
-            vertex_count,
-            out_degrees,
-            targets,
-            split_counts,
-        }),
+    Some(Graph {
+        vertex_count,
+        out_degrees,
+        targets,
+        split_counts,
     })
 }
 
 /// A cursor over the fields of one message.
-struct Fields<'a>(&'a [u8]);
+pub(super) struct Fields<'a>(pub(super) &'a [u8]);
 
 /// One field: its key and, for a length-delimited field, its bytes; for a varint, its value.
-enum Field<'a> {
+pub(super) enum Field<'a> {
     Bytes(u64, &'a [u8]),
     Varint(u64, u64),
 }
@@ -339,7 +344,7 @@ enum Field<'a> {
 impl<'a> Fields<'a> {
     /// The next field; `None` at the end, `Some(None)` for anything but a well-formed varint
     /// or length-delimited field with a one-byte key.
-    fn next_field(&mut self) -> Option<Option<Field<'a>>> {
+    pub(super) fn next_field(&mut self) -> Option<Option<Field<'a>>> {
         let (&key, rest) = self.0.split_first()?;
         let Some((value, len)) = varint::read_long(rest, 9) else {
             return Some(None);
@@ -365,7 +370,7 @@ impl<'a> Fields<'a> {
     }
 
     /// The message's only field, when it is a length-delimited one with key `expected`.
-    fn only(mut self, expected: u64) -> Option<&'a [u8]> {
+    pub(super) fn only(mut self, expected: u64) -> Option<&'a [u8]> {
         match self.next_field()?? {
             Field::Bytes(key, bytes) if key == expected && self.0.is_empty() => Some(bytes),
             _ => None,
@@ -376,7 +381,10 @@ impl<'a> Fields<'a> {
 /// Reads the fields of a message whose fields the fast path knows have one-byte keys (tags
 /// 1 to 15), each at most once, handing each to `read`, which stores it and says its tag
 /// (`None`: a field it does not take). `None` for a repeated field, or anything else unusual.
-fn read_fields<'a>(bytes: &'a [u8], mut read: impl FnMut(Field<'a>) -> Option<u32>) -> Option<()> {
+pub(super) fn read_fields<'a>(
+    bytes: &'a [u8],
+    mut read: impl FnMut(Field<'a>) -> Option<u32>,
+) -> Option<()> {
     let mut seen = [false; 16];
     let mut fields = Fields(bytes);
     while let Some(field) = fields.next_field() {

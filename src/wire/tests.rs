@@ -8,9 +8,12 @@ use super::packed::{
     decode_put_graph, decode_request, decode_response, encode_put_graph, encode_request,
     encode_response, put_graph_len, request_len, response_len,
 };
+use super::start::decode_start;
+use crate::proto::evaluate_start::GraphSource;
 use crate::proto::{
-    EvaluateRequest, EvaluateResponse, EvaluateStart, Graph, PackedQueryError, PackedTokenQueries,
-    PackedVerdicts, PutGraphRequest, Query, QueryBatch, QueryError, evaluate_request::Payload,
+    AnalysisOptions, EvaluateRequest, EvaluateResponse, EvaluateStart, Graph, PackedQueryError,
+    PackedTokenQueries, PackedVerdicts, PutGraphRequest, Query, QueryBatch, QueryError,
+    evaluate_request::Payload,
 };
 
 /// Numbers of every varint length, small ones most often (as vertex ids and counts are).
@@ -142,6 +145,25 @@ fn graph_chunk() -> impl Strategy<Value = PutGraphRequest> {
         })
 }
 
+/// A stream's first message with an inline graph, with or without `explain` and `analysis`.
+fn start_request() -> impl Strategy<Value = EvaluateRequest> {
+    (
+        graph_chunk(),
+        any::<bool>(),
+        proptest::option::of((number(), number())),
+    )
+        .prop_map(|(chunk, explain, analysis)| EvaluateRequest {
+            payload: Some(Payload::Start(EvaluateStart {
+                graph_source: chunk.chunk.map(GraphSource::Graph),
+                explain,
+                analysis: analysis.map(|(max_moves, position_budget)| AnalysisOptions {
+                    max_moves: max_moves as u32,
+                    position_budget,
+                }),
+            })),
+        })
+}
+
 /// `bytes` with up to three bytes changed and a possibly shorter end.
 fn damaged(bytes: Vec<u8>) -> impl Strategy<Value = Vec<u8>> {
     let len = bytes.len().max(1);
@@ -225,6 +247,24 @@ proptest! {
     }
 
     #[test]
+    fn start_requests_read_back_as_prost_reads_them(
+        bytes in start_request().prop_flat_map(|request| damaged(request.encode_to_vec()))
+    ) {
+        if let Some(ours) = decode_start(&bytes) {
+            prop_assert_eq!(Ok(ours), EvaluateRequest::decode(&bytes[..]));
+        }
+    }
+
+    #[test]
+    fn start_requests_with_short_numbers_take_the_fast_path(request in start_request()) {
+        let Some(Payload::Start(start)) = &request.payload else { unreachable!() };
+        let Some(GraphSource::Graph(graph)) = &start.graph_source else { unreachable!() };
+        let short = graph.out_degrees.iter().chain(&graph.targets).chain(&graph.split_counts)
+            .all(|&n| n < 1 << 28);
+        prop_assert_eq!(decode_start(&request.encode_to_vec()), short.then_some(request));
+    }
+
+    #[test]
     fn requests_read_back_as_prost_reads_them(
         bytes in packed_queries().prop_flat_map(|p| damaged(packed_request(p).encode_to_vec()))
     ) {
@@ -280,6 +320,17 @@ fn common_shapes_take_the_fast_path() {
             split_counts: Vec::new(),
         }),
     };
+    let start = EvaluateRequest {
+        payload: Some(Payload::Start(EvaluateStart {
+            graph_source: upload.chunk.clone().map(GraphSource::Graph),
+            explain: true,
+            analysis: Some(AnalysisOptions {
+                max_moves: 3,
+                position_budget: 0,
+            }),
+        })),
+    };
+    assert_eq!(decode_start(&start.encode_to_vec()), Some(start));
     assert_eq!(decode_put_graph(&upload.encode_to_vec()), Some(upload));
     let empty = packed_request(PackedTokenQueries::default());
     assert_eq!(decode_request(&empty.encode_to_vec()), Some(empty));
@@ -299,10 +350,32 @@ fn other_shapes_are_left_to_prost() {
     let without_packed = EvaluateRequest {
         payload: Some(Payload::Queries(QueryBatch::default())),
     };
-    for request in [start, mixed, without_packed, EvaluateRequest::default()] {
+    let by_id = EvaluateRequest {
+        payload: Some(Payload::Start(EvaluateStart {
+            graph_source: Some(GraphSource::GraphId("an id".into())),
+            ..Default::default()
+        })),
+    };
+    for request in [
+        start,
+        by_id,
+        mixed,
+        without_packed,
+        EvaluateRequest::default(),
+    ] {
         assert!(!encode_request(&request, &mut Vec::new()));
         assert_eq!(decode_request(&request.encode_to_vec()), None);
+        assert_eq!(decode_start(&request.encode_to_vec()), None);
     }
+    // A start whose graph comes twice (prost merges the two), and one with a field the fast
+    // path does not know (field 9, a varint): both left to prost.
+    let graph = [0x0a, 0x02, 0x08, 0x03];
+    let twice = [&[0x0a, 0x08][..], &graph, &graph].concat();
+    assert_eq!(decode_start(&twice), None);
+    assert!(EvaluateRequest::decode(&twice[..]).is_ok());
+    let unknown = [&[0x0a, 0x06][..], &graph, &[0x48, 0x01]].concat();
+    assert_eq!(decode_start(&unknown), None);
+    assert!(EvaluateRequest::decode(&unknown[..]).is_ok());
     let with_summary = EvaluateResponse {
         graph: Some(Default::default()),
         ..Default::default()
