@@ -105,28 +105,35 @@ echo
 # --- timing -----------------------------------------------------------------------------
 # The commands are timed in rounds, each round running every command once in turn (A B C ...
 # A B C ...), so that a machine whose speed drifts during the run slows all of them alike; the
-# ratios to the peer and the baselines are taken round by round, then their median.
-: > "$OUT/times.tsv"
-time_once() { # time_once NAME INPUT CMD...: one wall time (seconds) appended to times.tsv
-  local name=$1 input=$2; shift 2
-  local start end
-  start=$(date +%s.%N)
-  "$@" < "$input" > /dev/null
-  end=$(date +%s.%N)
-  printf '%s\t%s\t%s\n' "$ROUND" "$name" "$(python3 -c "print($end - $start)")" >> "$OUT/times.tsv"
+# ratios to the peer and the baselines are taken round by round, then their median. Each time
+# is taken around the child process alone (Python's monotonic clock), its input a file on
+# standard input, its output discarded.
+: > "$OUT/commands.tsv"
+command_line() { # command_line NAME INPUT CMD...: one command to time, tab-separated
+  local IFS=$'\t'
+  printf '%s\n' "$*" >> "$OUT/commands.tsv"
 }
-for ROUND in $(seq "$RUNS"); do
-  if [ $have_baselines = 1 ]; then
-    time_once poj2425_a "$OUT/chess.in" "$OUT/poj2425_a"
-    time_once poj2425_b "$OUT/chess.in" "$OUT/poj2425_b"
-    time_once la4411 "$OUT/addsub.in" "$OUT/la4411"
-  fi
-  [ $have_peer = 1 ] && time_once chess-peer "$OUT/chess.in" "$OUT/chess-peer"
-  time_once "grundy chess" "$OUT/chess.in" "$GRUNDY" judge chess
-  time_once "grundy chess --server" "$OUT/chess.in" "$GRUNDY" judge chess --server "$URL"
-  time_once "grundy addsub" "$OUT/addsub.in" "$GRUNDY" judge addsub
-  time_once "grundy addsub --server" "$OUT/addsub.in" "$GRUNDY" judge addsub --server "$URL"
-done
+if [ $have_baselines = 1 ]; then
+  command_line poj2425_a "$OUT/chess.in" "$OUT/poj2425_a"
+  command_line poj2425_b "$OUT/chess.in" "$OUT/poj2425_b"
+  command_line la4411 "$OUT/addsub.in" "$OUT/la4411"
+fi
+[ $have_peer = 1 ] && command_line chess-peer "$OUT/chess.in" "$OUT/chess-peer"
+command_line "grundy chess" "$OUT/chess.in" "$GRUNDY" judge chess
+command_line "grundy chess --server" "$OUT/chess.in" "$GRUNDY" judge chess --server "$URL"
+command_line "grundy addsub" "$OUT/addsub.in" "$GRUNDY" judge addsub
+command_line "grundy addsub --server" "$OUT/addsub.in" "$GRUNDY" judge addsub --server "$URL"
+python3 - "$OUT/commands.tsv" "$RUNS" > "$OUT/times.tsv" <<'PY'
+import subprocess, sys, time
+commands = [line.rstrip("\n").split("\t") for line in open(sys.argv[1]) if line.strip()]
+for round_ in range(1, int(sys.argv[2]) + 1):
+    for name, input_path, *command in commands:
+        with open(input_path, "rb") as stdin:
+            start = time.perf_counter()
+            subprocess.run(command, stdin=stdin, stdout=subprocess.DEVNULL, check=True)
+            elapsed = time.perf_counter() - start
+        print(f"{round_}\t{name}\t{elapsed:.6f}")
+PY
 echo "load average after the rounds: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 python3 - "$OUT/times.tsv" "$RUNS" <<'PY'
@@ -155,6 +162,8 @@ for name, times in rounds.items():
 PY
 echo
 
+# 10^7 queries generated on the fly and piped through one client into the separate server;
+# the server's resident memory is sampled while the stream runs.
 echo "== 10^7-query stream through grundy-server (memory sampled every 0.2 s)"
 (
   "$GRUNDY" gen chess --cases 1 --n 1000 --edges 20000 --queries 10000000 --seed 3 |

@@ -15,8 +15,10 @@ pub struct Retention {
     /// Free memory at the top of a heap up to this much is kept (`M_TRIM_THRESHOLD`).
     pub keep_bytes: i32,
     /// Blocks from this size get a mapping of their own, given back when freed
-    /// (`M_MMAP_THRESHOLD`); `None` keeps glibc's 128 KiB.
-    pub own_mapping_bytes: Option<i32>,
+    /// (`M_MMAP_THRESHOLD`, at most 32 MiB). Setting the two values above stops glibc from
+    /// raising this threshold as large blocks are freed (its default behaviour), so it is set
+    /// here too.
+    pub own_mapping_bytes: i32,
 }
 
 /// The `grundy` command: one short process, which keeps what it frees (its heaps grow
@@ -25,28 +27,28 @@ pub struct Retention {
 pub const SHORT_RUN: Retention = Retention {
     pad_bytes: 16 << 20,
     keep_bytes: 64 << 20,
-    own_mapping_bytes: Some(32 << 20),
+    own_mapping_bytes: 32 << 20,
 };
 
 /// `grundy-server`: long-lived, so it keeps less (heaps grow 4 MiB at a time and keep up to
-/// 16 MiB free), and every block from 128 KiB (a graph's arrays, `PutGraph` chunks, large
-/// batches) still has a mapping of its own, given back as soon as it is freed.
+/// 16 MiB free); a query batch's arrays come from the heaps, and every block from 4 MiB (a
+/// graph's arrays, `PutGraph` chunks) has a mapping of its own, given back as soon as it is
+/// freed, so that a large graph's memory leaves with it.
 pub const SERVICE: Retention = Retention {
     pad_bytes: 4 << 20,
     keep_bytes: 16 << 20,
-    own_mapping_bytes: None,
+    own_mapping_bytes: 4 << 20,
 };
 
 /// Applies `retention` to this process. Call it first thing, before other threads start.
 pub fn keep_freed_memory(retention: Retention) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: `mallopt` only sets malloc's parameters, and any value is valid for these.
+    // SAFETY: `mallopt` only sets malloc's parameters. A value it refuses (it returns 0)
+    // leaves that parameter as it was: a slower process, never a wrong one.
     unsafe {
         libc::mallopt(libc::M_TOP_PAD, retention.pad_bytes);
         libc::mallopt(libc::M_TRIM_THRESHOLD, retention.keep_bytes);
-        if let Some(bytes) = retention.own_mapping_bytes {
-            libc::mallopt(libc::M_MMAP_THRESHOLD, bytes);
-        }
+        libc::mallopt(libc::M_MMAP_THRESHOLD, retention.own_mapping_bytes);
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     let _ = retention;

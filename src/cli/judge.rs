@@ -38,7 +38,9 @@ async fn run(args: InputArgs, report: Report) -> Result<(), RunError> {
     let input = open_input(args.file.as_ref())?;
     // The parser starts first: it reads and batches the first test case while the server
     // starts (or the connections open), which is most of a small run's set-up. If they
-    // fail, the run ends and the parser with it.
+    // fail, the run ends with their error and the process exits: the parser, perhaps
+    // blocked reading a terminal, goes with it, having read at most its buffer and the
+    // batches the channel holds (input that nothing else reads after grundy).
     let (event_tx, events) = mpsc::channel(16);
     let parser_args = args.clone();
     let parser_report = report.clone();

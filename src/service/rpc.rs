@@ -188,13 +188,11 @@ impl Rpc {
         if let Some(packed) = &response.packed_verdicts {
             // A tally indexed by the enum's value, without a branch per outcome (WIN and
             // LOSE alternate at random); anything else counts as an error.
-            let mut tally = [0u64; 4];
+            const OUTCOMES: usize = proto::Outcome::Draw as usize + 1;
+            let mut tally = [0u64; OUTCOMES];
             for &outcome in &packed.outcomes {
-                tally[if (0..4).contains(&outcome) {
-                    outcome as usize
-                } else {
-                    0
-                }] += 1;
+                let known = (0..OUTCOMES as i32).contains(&outcome);
+                tally[if known { outcome as usize } else { 0 }] += 1;
             }
             counts.win += tally[proto::Outcome::Win as usize];
             counts.lose += tally[proto::Outcome::Lose as usize];

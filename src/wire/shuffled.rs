@@ -1,6 +1,6 @@
 //! Packed varints of one or two bytes (values under 2^14: the vertices of any graph of up to
-//! 16,384 vertices, the chess judge files' queries) read and written sixteen bytes at a time
-//! with SSSE3 byte shuffles, where the processor has them (asked once at run time; elsewhere
+//! 16,384 vertices, the chess judge files' queries) read sixteen bytes and written eight
+//! values at a time with SSSE3 byte shuffles, where the processor has them (asked once at run time; elsewhere
 //! these functions do nothing and the callers' scalar loops do the work).
 //!
 //! Reading needs no pass from one varint to the next: every byte below 0x80 ends a varint, and
@@ -289,12 +289,19 @@ mod tests {
                 }
                 assert_eq!(out, expected, "seed {seed}, from {from}");
                 if cfg!(target_arch = "x86_64") && ssse3_here() {
-                    // It stops only before a chunk with a long varint, or near the end.
-                    let left = bytes.len() - from - read;
-                    let long_ahead = values[skip..].iter().any(|&value| value >= 1 << 14);
+                    // It stops within one chunk (and the varint it may leave) of the first
+                    // long varint, or of the end.
+                    let first_long = values[skip..]
+                        .iter()
+                        .position(|&value| value >= 1 << 14)
+                        .map_or(bytes.len() - from, |index| {
+                            prost_bytes(&values[skip..skip + index]).len()
+                        });
+                    assert!(read <= first_long, "seed {seed}: read past a long varint");
                     assert!(
-                        left < 17 || long_ahead,
-                        "seed {seed}: stopped {left} bytes early"
+                        read + 17 > first_long,
+                        "seed {seed}: stopped {} bytes early",
+                        first_long - read
                     );
                 }
             }

@@ -75,8 +75,10 @@ pub(super) fn packed_len_i32(values: &[i32]) -> usize {
 
 /// Bytes gathered on the stack before they are copied into the output buffer.
 const STAGE: usize = 8192;
+/// Bytes [`put_packed_u32`] stores for one value at most (a spread varint in a `u64`).
+const WORD: usize = 8;
 // A block of [`BLOCK`] values written by shuffles fits in the room left after a flush check.
-const _: () = assert!(2 * BLOCK + shuffled::WRITE_SLACK <= 8 * BLOCK);
+const _: () = assert!(2 * BLOCK + shuffled::WRITE_SLACK <= BLOCK * WORD);
 /// Room a varint needs at most.
 const MAX_VARINT: usize = 10;
 
@@ -109,7 +111,6 @@ pub(super) fn put_packed(values: impl Iterator<Item = u64>, buf: &mut impl BufMu
 /// or of a small part of a larger one) is written as their low bytes in one vectorised pass;
 /// a block all under 2^14 takes a shorter spread of one or two bytes.
 pub(super) fn put_packed_u32(values: &[u32], buf: &mut impl BufMut) {
-    const WORD: usize = 8;
     let mut stage = [0u8; STAGE + WORD];
     let mut used = 0;
     for block in values.chunks(BLOCK) {
@@ -247,15 +248,21 @@ pub(super) fn read_packed_u32(bytes: &[u8], out: &mut Vec<u32>) -> Option<()> {
 pub(super) fn read_packed_u64(bytes: &[u8], out: &mut Vec<u64>) -> Option<()> {
     out.reserve(terminators(bytes));
     let mut at = 0;
+    let mut next_block = 0;
     while let Some(&first) = bytes.get(at) {
         // A block of one-byte values (nim-sums under 128, most of them), widened in one
-        // vectorised pass.
-        if let Some(block) = bytes.get(at..at + BLOCK)
-            && block.iter().fold(0, |any, &byte| any | byte) < 0x80
-        {
-            out.extend(block.iter().map(|&byte| u64::from(byte)));
-            at += BLOCK;
-            continue;
+        // vectorised pass; where a block is not, the next one is looked at `8 * BLOCK` bytes
+        // later.
+        if at >= next_block {
+            if let Some(block) = bytes.get(at..at + BLOCK)
+                && block.iter().fold(0, |any, &byte| any | byte) < 0x80
+            {
+                out.extend(block.iter().map(|&byte| u64::from(byte)));
+                at += BLOCK;
+                next_block = at;
+                continue;
+            }
+            next_block = at + 8 * BLOCK;
         }
         if first < 0x80 {
             out.push(u64::from(first));
@@ -371,6 +378,25 @@ mod tests {
             prop_assert_eq!(&ours, &theirs);
             let mut read = Vec::new();
             prop_assert!(read_packed_u32(&ours, &mut read).is_some());
+            prop_assert_eq!(read, values);
+        }
+
+        #[test]
+        fn small_u64_values_read_back_like_prost(
+            runs in proptest::collection::vec((0usize..80, 0u32..3), 0..12),
+            seed in any::<u32>(),
+        ) {
+            // Runs of one-byte values (whole blocks of them) between runs of longer ones.
+            let mut values = Vec::new();
+            let mut generator = crate::generate::Rng::new(u64::from(seed));
+            for (len, width) in runs {
+                for _ in 0..len {
+                    values.push(generator.next_u64() >> [57, 40, 1][width as usize]);
+                }
+            }
+            let bytes = prost_packed(values.iter().copied());
+            let mut read = Vec::new();
+            prop_assert!(read_packed_u64(&bytes, &mut read).is_some());
             prop_assert_eq!(read, values);
         }
 
