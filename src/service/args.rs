@@ -268,6 +268,7 @@ impl ServerArgs {
                 max_age: off_as_none(self.max_connection_age),
                 max_age_grace: self.max_connection_age_grace,
             },
+            reflection: true,
         })
     }
 

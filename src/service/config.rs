@@ -123,6 +123,10 @@ pub struct ServerConfig {
     pub web: Option<WebConfig>,
     /// HTTP/2 keepalive and connection ageing.
     pub connections: ConnectionConfig,
+    /// Serve server reflection (v1 and v1alpha). On for every server others connect to; a
+    /// server reached only through its owner's in-memory pipes (the CLI's, for one run) does
+    /// without it: building it decodes every descriptor, most of a small run's start-up.
+    pub reflection: bool,
 }
 
 impl Default for ServerConfig {
@@ -135,6 +139,7 @@ impl Default for ServerConfig {
             tls: None,
             web: None,
             connections: ConnectionConfig::default(),
+            reflection: true,
         }
     }
 }

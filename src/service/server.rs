@@ -105,7 +105,13 @@ where
     health
         .set_service_status(SERVICE_NAME, ServingStatus::Serving)
         .await;
-    let (reflection_v1, reflection_v1alpha) = reflection_services()?;
+    let (reflection_v1, reflection_v1alpha) = match config.reflection {
+        true => {
+            let (v1, v1alpha) = reflection_services()?;
+            (Some(v1), Some(v1alpha))
+        }
+        false => (None, None),
+    };
     let auth = BearerAuth::new(config.auth_token.as_deref(), service.metrics().clone());
     let grundy = GrundyServiceServer::new(
         service
@@ -144,8 +150,10 @@ where
         // else: docs/operating.md).
         .add_service(health_service)
         .add_service(InterceptedService::new(grundy, auth.clone()))
-        .add_service(InterceptedService::new(reflection_v1, auth.clone()))
-        .add_service(InterceptedService::new(reflection_v1alpha, auth));
+        .add_optional_service(reflection_v1.map(|v1| InterceptedService::new(v1, auth.clone())))
+        .add_optional_service(
+            reflection_v1alpha.map(|v1alpha| InterceptedService::new(v1alpha, auth)),
+        );
 
     let (stop_serving, stopped) = oneshot::channel::<()>();
     let server = router.serve_with_incoming_shutdown(incoming, async {
