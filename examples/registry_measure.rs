@@ -41,6 +41,7 @@ async fn main() {
         out_degrees: (0..vertices).map(|v| u32::from(v + 1 < vertices)).collect(),
         targets: (1..vertices).collect(),
         split_counts: vec![],
+        fixed_targets: vec![],
     };
     let game = grundy::service::game_from_proto(graph.clone()).expect("a valid graph");
     let started = Instant::now();
@@ -83,6 +84,7 @@ fn chunks(graph: &proto::Graph) -> Vec<PutGraphRequest> {
                 out_degrees: degrees.get(i).map_or_else(Vec::new, |d| d.to_vec()),
                 targets: targets.get(i).map_or_else(Vec::new, |t| t.to_vec()),
                 split_counts: vec![],
+                fixed_targets: vec![],
             }),
         })
         .collect()

@@ -1,5 +1,6 @@
 //! Connecting to a grundy server: plain or TLS (https:// URLs), mutual TLS, bearer token. The
-//! `grundy` CLI flattens [`ConnectionArgs`] into its commands.
+//! `grundy` CLI flattens [`ConnectionArgs`] into its commands. [`put_graph`] uploads a graph
+//! too large for one message in chunks.
 //!
 //! Nothing here depends on the server side: the client reads its own certificate and token
 //! files, with its own error type ([`ClientError`]).
@@ -18,6 +19,10 @@ use tonic::{Request, Status};
 
 use crate::proto::grundy_service_client::GrundyServiceClient;
 use crate::token::{TokenFileError, read_token_file};
+
+mod upload;
+
+pub use upload::put_graph;
 
 /// Why a connection could not be set up. Each message is one line naming the URL or file at
 /// fault, for the CLI's `error: ...` line.

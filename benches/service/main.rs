@@ -7,14 +7,20 @@
 //! ```sh
 //! cargo bench --bench service                    # 2 rounds, 2 s per measurement
 //! cargo bench --bench service -- --seconds 1 --rounds 3 --streams 1,8,64 --batch 4096,64
+//! cargo bench --bench service -- --upload 100000000 --rounds 5   # PutGraph instead
 //! ```
+//!
+//! With `--upload EDGES` it measures `PutGraph` instead ([`upload`]): a random DAG of that
+//! many edges uploaded in the CLI's chunks, in MB/s of edge data against the no-op.
 //!
 //! Rounds alternate which server goes first, so that a change in the machine's load shows
 //! as disagreement between rounds rather than as a bias. Servers and clients run in one
-//! process on separate runtimes (the servers' like `grundy-server`'s, one worker per core).
+//! process on separate runtimes (the servers' like `grundy-server`'s, one worker per core),
+//! with `grundy-server`'s allocator settings.
 
 mod load;
 mod noop;
+mod upload;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,6 +37,8 @@ struct Settings {
     streams: Vec<usize>,
     batch_sizes: Vec<usize>,
     window: usize,
+    /// Edges of the graph `PutGraph` is measured with, if it is.
+    upload_edges: Option<u64>,
 }
 
 impl Settings {
@@ -41,6 +49,7 @@ impl Settings {
             streams: vec![1, 8, 64],
             batch_sizes: vec![4096, 64],
             window: 4,
+            upload_edges: None,
         };
         let mut args = std::env::args().skip(1);
         while let Some(flag) = args.next() {
@@ -54,6 +63,9 @@ impl Settings {
                 "--window" => settings.window = value().parse().expect("--window: a count"),
                 "--streams" => settings.streams = list(&value()),
                 "--batch" => settings.batch_sizes = list(&value()),
+                "--upload" => {
+                    settings.upload_edges = Some(value().parse().expect("--upload: an edge count"));
+                }
                 _ => {} // cargo bench passes --bench, and filters; none apply here
             }
         }
@@ -77,6 +89,7 @@ fn bench_graph() -> proto::Graph {
         out_degrees: offsets.windows(2).map(|w| w[1] - w[0]).collect(),
         targets: dag.targets().to_vec(),
         split_counts: Vec::new(),
+        fixed_targets: Vec::new(),
     }
 }
 
@@ -87,6 +100,8 @@ struct Pair {
 }
 
 fn main() {
+    // As `grundy-server` keeps what it frees (both servers run in this process).
+    grundy::allocator::keep_freed_memory(grundy::allocator::SERVICE);
     let settings = Settings::from_args();
     let servers = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -108,6 +123,16 @@ fn main() {
     });
     let noop_url = format!("http://{noop_address}");
     println!("{}", machine());
+    if let Some(edges) = settings.upload_edges {
+        let graph = upload::upload_graph(edges);
+        clients.block_on(upload::measure(
+            &grundy_url,
+            &noop_url,
+            &graph,
+            settings.rounds,
+        ));
+        return;
+    }
     for &batch in &settings.batch_sizes {
         let batches = Arc::new(load::batches(16, batch, 10, vertex_count));
         println!(

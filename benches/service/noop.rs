@@ -1,5 +1,6 @@
 //! The transport floor: a `grundy.v1.GrundyService` that answers every `Evaluate` batch with
-//! packed verdicts of the same shape and size as grundy's, without evaluating anything.
+//! packed verdicts of the same shape and size as grundy's, without evaluating anything, and
+//! every `PutGraph` once it has read the chunks, without assembling, checking or hashing them.
 //!
 //! It is served by the same tonic server settings as `grundy-server` (HTTP/2 windows,
 //! TCP_NODELAY, message limits), and answers through the same kind of response stream (a
@@ -101,13 +102,25 @@ impl GrundyService for NoOp {
         ))
     }
 
+    /// Reads every chunk (decoded by the same codec as grundy's) and answers with an empty
+    /// id: the upload's transport floor.
     async fn put_graph(
         &self,
-        _: Request<Streaming<PutGraphRequest>>,
+        request: Request<Streaming<PutGraphRequest>>,
     ) -> Result<Response<PutGraphResponse>, Status> {
-        Err(Status::unimplemented(
-            "the no-op service answers Evaluate only",
-        ))
+        let mut inbound = request.into_inner();
+        let mut targets = 0usize;
+        while let Some(chunk) = inbound.message().await? {
+            targets += chunk.chunk.map_or(0, |graph| graph.targets.len());
+        }
+        Ok(Response::new(PutGraphResponse {
+            graph: Some(proto::GraphSummary {
+                vertex_count: self.vertex_count,
+                edge_count: targets as u64,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }))
     }
 
     async fn get_values(

@@ -19,8 +19,8 @@ use super::input::InputEvent;
 use super::output::ProgressCounters;
 use super::output::stderr_line;
 use super::replay::{Replay, merge};
-use super::upload::put_graph;
 use super::verdicts::JudgeLines;
+use crate::client::put_graph;
 use crate::proto::{
     self, EvaluateRequest, EvaluateResponse, EvaluateStart, evaluate_request::Payload,
     evaluate_start::GraphSource,

@@ -27,6 +27,7 @@ pub(super) fn chess_graph(
             out_degrees,
             targets,
             split_counts: Vec::new(),
+            fixed_targets: Vec::new(),
         },
     }
 }
@@ -64,6 +65,7 @@ pub(super) fn graph_from_edges(
         out_degrees: offsets.windows(2).map(|pair| pair[1] - pair[0]).collect(),
         targets,
         split_counts,
+        fixed_targets: Vec::new(),
     }
 }
 

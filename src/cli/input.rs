@@ -183,7 +183,6 @@ pub(super) struct CaseStart {
     pub(super) parsed_in: std::time::Duration,
 }
 
-/// Bytes a varint of a `u32` takes at most.
 /// Requests are cut at this size even when the message limit is far larger: smaller messages
 /// keep the pipeline moving.
 const MAX_BATCH_BYTES: usize = 4 << 20;

@@ -44,7 +44,6 @@ mod render;
 mod replay;
 mod retry;
 mod run;
-mod upload;
 mod verdicts;
 
 pub use args::{AnalyseArgs, InputArgs, JudgeArgs, JudgeFormat, Progress};

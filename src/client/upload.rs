@@ -1,18 +1,21 @@
 //! A graph too large for one message, uploaded with `PutGraph` in chunks: first the
 //! out-degrees, then the targets, then the split counts, each list cut into pieces that stay
-//! under the message limit. The chunks are built one at a time as the stream sends them, so
-//! the upload holds no second copy of the graph.
+//! under the message limit. The targets go as `fixed_targets` (four bytes each, written and
+//! read as a copy: a large graph's vertex numbers take three or four bytes as varints anyway).
+//! The chunks are built one at a time as the stream sends them, so the upload holds no second
+//! copy of the graph.
 
 use std::sync::Arc;
 
 use tonic::Status;
 
-use crate::client::GrundyClient;
+use super::GrundyClient;
 use crate::proto::{self, PutGraphRequest};
 use crate::wire::size;
 
-/// Uploads `graph` to `client` in chunks of at most `chunk_bytes` encoded; returns its id.
-pub(super) async fn put_graph(
+/// Uploads `graph` to `client` with `PutGraph`, in chunks of at most `chunk_bytes` encoded
+/// each; returns its id.
+pub async fn put_graph(
     client: &mut GrundyClient,
     graph: Arc<proto::Graph>,
     chunk_bytes: usize,
@@ -22,12 +25,18 @@ pub(super) async fn put_graph(
     Ok(response.into_inner().graph_id)
 }
 
+/// The lists a graph's chunks come from, in order.
+const LISTS: usize = 4;
+
 /// The chunks of a graph, in order.
 struct Chunks {
     graph: Arc<proto::Graph>,
-    /// Elements per chunk.
+    /// Elements per chunk of a varint list.
     elements: usize,
-    /// Which list the next chunk comes from (0: out-degrees, 1: targets, 2: split counts).
+    /// Targets per chunk.
+    fixed_elements: usize,
+    /// Which list the next chunk comes from (0: out-degrees, 1: targets, 2: fixed targets,
+    /// 3: split counts).
     list: usize,
     /// Where in that list it starts.
     offset: usize,
@@ -37,11 +46,11 @@ struct Chunks {
 
 impl Chunks {
     fn new(graph: Arc<proto::Graph>, chunk_bytes: usize) -> Self {
-        let elements =
-            (chunk_bytes.saturating_sub(size::PUT_GRAPH_CHUNK_FRAME) / size::MAX_U32_VARINT).max(1);
+        let room = chunk_bytes.saturating_sub(size::PUT_GRAPH_CHUNK_FRAME);
         Self {
             graph,
-            elements,
+            elements: (room / size::MAX_U32_VARINT).max(1),
+            fixed_elements: (room / 4).max(1),
             list: 0,
             offset: 0,
             first: true,
@@ -52,6 +61,7 @@ impl Chunks {
         match list {
             0 => &self.graph.out_degrees,
             1 => &self.graph.targets,
+            2 => &self.graph.fixed_targets,
             _ => &self.graph.split_counts,
         }
     }
@@ -61,11 +71,11 @@ impl Iterator for Chunks {
     type Item = PutGraphRequest;
 
     fn next(&mut self) -> Option<PutGraphRequest> {
-        while self.list < 3 && self.offset >= self.list(self.list).len() {
+        while self.list < LISTS && self.offset >= self.list(self.list).len() {
             self.list += 1;
             self.offset = 0;
         }
-        if self.list == 3 && !self.first {
+        if self.list == LISTS && !self.first {
             return None;
         }
         let mut chunk = proto::Graph {
@@ -73,13 +83,17 @@ impl Iterator for Chunks {
             ..proto::Graph::default()
         };
         self.first = false;
-        if self.list < 3 {
+        if self.list < LISTS {
             let list = self.list(self.list);
-            let end = (self.offset + self.elements).min(list.len());
+            let elements = match self.list {
+                1 | 2 => self.fixed_elements,
+                _ => self.elements,
+            };
+            let end = (self.offset + elements).min(list.len());
             let piece = list[self.offset..end].to_vec();
             match self.list {
                 0 => chunk.out_degrees = piece,
-                1 => chunk.targets = piece,
+                1 | 2 => chunk.fixed_targets = piece,
                 _ => chunk.split_counts = piece,
             }
             self.offset = end;
@@ -100,6 +114,7 @@ mod tests {
             out_degrees: (0..1000).map(|v| v % 7).collect(),
             targets: (0..2991).map(|e| (e * 37 + 5) % 1000).collect(),
             split_counts: vec![1; 1000],
+            fixed_targets: Vec::new(),
         };
         let chunk_bytes = 256;
         let chunks: Vec<PutGraphRequest> =
@@ -116,7 +131,8 @@ mod tests {
             assert_eq!(chunk.vertex_count, 1000);
             joined.vertex_count = chunk.vertex_count;
             joined.out_degrees.extend_from_slice(&chunk.out_degrees);
-            joined.targets.extend_from_slice(&chunk.targets);
+            assert!(chunk.targets.is_empty(), "targets go as fixed_targets");
+            joined.targets.extend_from_slice(&chunk.fixed_targets);
             joined.split_counts.extend_from_slice(&chunk.split_counts);
         }
         assert_eq!(joined, graph);

@@ -69,7 +69,7 @@ impl GameService {
         graph: proto::Graph,
         hashed: Option<IdHasher>,
     ) -> Result<Resolved, Status> {
-        self.check_graph_size(graph.vertex_count, graph.targets.len() as u64)?;
+        self.check_graph_size(graph.vertex_count, convert::target_count(&graph) as u64)?;
         let (game, graph_id) = rpc
             .guard(self.pool.analyse(move || {
                 let game = convert::game_from_proto(graph)?;
@@ -165,18 +165,20 @@ impl ChunkHashing {
             return Ok(());
         };
         // The work a chunk can cost: its own words, and a list it completes (sorted whole).
-        let words = chunk.out_degrees.len() + chunk.targets.len() + hasher.pending_len();
+        let words = chunk.out_degrees.len() + convert::target_count(&chunk) + hasher.pending_len();
         if words <= INLINE_HASH_WORDS {
             // Less work than a trip to the pool (and a client sending many tiny chunks gets
             // no pool job for each).
             hasher.degrees(&chunk.out_degrees);
             hasher.targets(&chunk.targets);
+            hasher.targets(&chunk.fixed_targets);
             self.hasher = Some(hasher);
             return Ok(());
         }
         let job = self.pool.try_analyse(move || {
             hasher.degrees(&chunk.out_degrees);
             hasher.targets(&chunk.targets);
+            hasher.targets(&chunk.fixed_targets);
             Ok(hasher)
         });
         match job {

@@ -34,6 +34,8 @@ enum Column<'a> {
     U64(&'a [u64]),
     /// Packed enum values (`int32` varints).
     Enum(&'a [i32]),
+    /// Packed `fixed32`: four little-endian bytes each.
+    Fixed32(&'a [u32]),
     /// Sub-messages, one length-delimited field each.
     Errors(&'a [PackedQueryError]),
 }
@@ -45,6 +47,7 @@ impl Column<'_> {
             Self::U32(values) => varint::packed_len_u32(values),
             Self::U64(values) => varint::packed_len_u64(values),
             Self::Enum(values) => varint::packed_len_i32(values),
+            Self::Fixed32(values) => 4 * values.len(),
             Self::Errors(errors) => errors
                 .iter()
                 .map(|error| field_len(prost::Message::encoded_len(error)))
@@ -78,6 +81,7 @@ impl Column<'_> {
             Self::U32(values) => varint::put_packed_u32(values, buf),
             Self::U64(values) => varint::put_packed(values.iter().copied(), buf),
             Self::Enum(values) => varint::put_packed(values.iter().map(|&v| v as i64 as u64), buf),
+            Self::Fixed32(values) => varint::put_packed_fixed32(values, buf),
             Self::Errors(_) => unreachable!("written above"),
         }
     }
@@ -260,13 +264,14 @@ fn write_only_field<const N: usize>(
 }
 
 /// A `PutGraphRequest` chunk's columns, sized; `None` for a request without a chunk.
-fn put_graph_columns(request: &PutGraphRequest) -> Option<SizedColumns<'_, 3>> {
+fn put_graph_columns(request: &PutGraphRequest) -> Option<SizedColumns<'_, 4>> {
     let PutGraphRequest { chunk } = request;
     let Graph {
         vertex_count,
         out_degrees,
         targets,
         split_counts,
+        fixed_targets,
     } = chunk.as_ref()?;
     Some(SizedColumns::new(
         (graph_tag::VERTEX_COUNT, u64::from(*vertex_count)),
@@ -274,6 +279,7 @@ fn put_graph_columns(request: &PutGraphRequest) -> Option<SizedColumns<'_, 3>> {
             (graph_tag::OUT_DEGREES, Column::U32(out_degrees)),
             (graph_tag::TARGETS, Column::U32(targets)),
             (graph_tag::SPLIT_COUNTS, Column::U32(split_counts)),
+            (graph_tag::FIXED_TARGETS, Column::Fixed32(fixed_targets)),
         ],
     ))
 }
@@ -305,6 +311,7 @@ pub(super) fn decode_graph(bytes: &[u8]) -> Option<Graph> {
     let mut out_degrees = Vec::new();
     let mut targets = Vec::new();
     let mut split_counts = Vec::new();
+    let mut fixed_targets = Vec::new();
     read_fields(bytes, |field| {
         use graph_tag::*;
         match field {
@@ -321,6 +328,9 @@ pub(super) fn decode_graph(bytes: &[u8]) -> Option<Graph> {
             Field::Bytes(k, bytes) if k == key(SPLIT_COUNTS, LEN) => {
                 varint::read_packed_u32(bytes, &mut split_counts).map(|()| SPLIT_COUNTS)
             }
+            Field::Bytes(k, bytes) if k == key(FIXED_TARGETS, LEN) => {
+                varint::read_packed_fixed32(bytes, &mut fixed_targets).map(|()| FIXED_TARGETS)
+            }
             _ => None,
         }
     })?;
@@ -329,6 +339,7 @@ pub(super) fn decode_graph(bytes: &[u8]) -> Option<Graph> {
         out_degrees,
         targets,
         split_counts,
+        fixed_targets,
     })
 }
 

@@ -88,6 +88,8 @@ pub(super) mod graph {
     pub(in crate::wire) const TARGETS: u32 = 3;
     /// `repeated uint32 split_counts`.
     pub(in crate::wire) const SPLIT_COUNTS: u32 = 4;
+    /// `repeated fixed32 fixed_targets`.
+    pub(in crate::wire) const FIXED_TARGETS: u32 = 5;
 }
 
 /// Every constant above as (message, field, number), for the descriptor test.
@@ -177,4 +179,5 @@ pub(super) const ALL: &[(&str, &str, u32)] = &[
     ("Graph", "out_degrees", graph::OUT_DEGREES),
     ("Graph", "targets", graph::TARGETS),
     ("Graph", "split_counts", graph::SPLIT_COUNTS),
+    ("Graph", "fixed_targets", graph::FIXED_TARGETS),
 ];

@@ -131,18 +131,26 @@ fn graph_chunk() -> impl Strategy<Value = PutGraphRequest> {
         column(),
         column(),
         column(),
+        // Fixed-width targets take any value, and often none (as when `targets` are sent).
+        prop_oneof![
+            Just(Vec::new()),
+            proptest::collection::vec(any::<u32>(), 0..100)
+        ],
     )
-        .prop_map(|(vertex_count, out_degrees, targets, split_counts)| {
-            let narrow = |values: Vec<u64>| values.into_iter().map(|v| v as u32).collect();
-            PutGraphRequest {
-                chunk: Some(Graph {
-                    vertex_count: vertex_count as u32,
-                    out_degrees: narrow(out_degrees),
-                    targets: narrow(targets),
-                    split_counts: narrow(split_counts),
-                }),
-            }
-        })
+        .prop_map(
+            |(vertex_count, out_degrees, targets, split_counts, fixed_targets)| {
+                let narrow = |values: Vec<u64>| values.into_iter().map(|v| v as u32).collect();
+                PutGraphRequest {
+                    chunk: Some(Graph {
+                        vertex_count: vertex_count as u32,
+                        out_degrees: narrow(out_degrees),
+                        targets: narrow(targets),
+                        split_counts: narrow(split_counts),
+                        fixed_targets,
+                    }),
+                }
+            },
+        )
 }
 
 /// A stream's first message with an inline graph, with or without `explain` and `analysis`.
@@ -318,6 +326,7 @@ fn common_shapes_take_the_fast_path() {
             out_degrees: vec![2, 0, 1],
             targets: vec![1, 2, 300],
             split_counts: Vec::new(),
+            fixed_targets: Vec::new(),
         }),
     };
     let start = EvaluateRequest {
@@ -409,6 +418,10 @@ fn other_shapes_are_left_to_prost() {
             .targets,
         vec![5, 6]
     );
+    // Fixed-width targets whose length is not a multiple of four.
+    let cut_fixed = [0x0a, 0x05, 0x2a, 0x03, 0x01, 0x02, 0x03];
+    assert_eq!(decode_put_graph(&cut_fixed), None);
+    assert!(PutGraphRequest::decode(&cut_fixed[..]).is_err());
     let unknown = [0x12, 0x04, 0x12, 0x02, 0x28, 0x01];
     assert_eq!(decode_request(&unknown), None);
     assert!(EvaluateRequest::decode(&unknown[..]).is_ok());

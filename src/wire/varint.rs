@@ -148,6 +148,19 @@ pub(super) fn put_packed_u32(values: &[u32], buf: &mut impl BufMut) {
     buf.put_slice(&stage[..used]);
 }
 
+/// Writes `values` as four little-endian bytes each (a packed `fixed32` field's content),
+/// through a stack buffer: a copy on little-endian machines.
+pub(super) fn put_packed_fixed32(values: &[u32], buf: &mut impl BufMut) {
+    let mut stage = [0u8; STAGE];
+    for chunk in values.chunks(STAGE / 4) {
+        let bytes = &mut stage[..4 * chunk.len()];
+        for (word, &value) in bytes.as_chunks_mut::<4>().0.iter_mut().zip(chunk) {
+            *word = value.to_le_bytes();
+        }
+        buf.put_slice(bytes);
+    }
+}
+
 /// Values (or bytes) looked at together by the one-byte paths of [`put_packed_u32`] and
 /// [`read_packed_u32`].
 const BLOCK: usize = 32;
@@ -290,6 +303,16 @@ pub(super) fn read_packed_small_i32(bytes: &[u8], out: &mut Vec<i32>) -> Option<
         return None;
     }
     out.extend(bytes.iter().map(|&byte| i32::from(byte)));
+    Some(())
+}
+
+/// Reads a packed `fixed32` field, appending to `out`; `None` for a length that is not a
+/// multiple of four. A copy on little-endian machines.
+pub(super) fn read_packed_fixed32(bytes: &[u8], out: &mut Vec<u32>) -> Option<()> {
+    let (words, []) = bytes.as_chunks::<4>() else {
+        return None;
+    };
+    out.extend(words.iter().map(|&word| u32::from_le_bytes(word)));
     Some(())
 }
 

@@ -62,6 +62,7 @@ pub fn graph(
         out_degrees: out_degrees.to_vec(),
         targets: targets.to_vec(),
         split_counts: splits.to_vec(),
+        fixed_targets: Vec::new(),
     }
 }
 

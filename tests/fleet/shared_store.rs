@@ -21,6 +21,7 @@ async fn put_graph(replica: &Replica, graph: proto::Graph) -> Result<String, ton
         out_degrees: vec![],
         targets: graph.targets,
         split_counts: vec![],
+        fixed_targets: vec![],
     };
     let chunks = [first, second].map(|chunk| PutGraphRequest { chunk: Some(chunk) });
     let response = replica

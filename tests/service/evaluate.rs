@@ -419,6 +419,7 @@ async fn explain_returns_moves_for_token_and_split_games() {
         out_degrees: vec![2, 1, 2, 0],
         targets: vec![1, 2, 3, 1, 3],
         split_counts: vec![2, 1, 3, 2],
+        fixed_targets: Vec::new(),
     };
     let dense = Query {
         id: 7,
@@ -448,6 +449,7 @@ async fn split_game_with_a_cycle_is_invalid_and_too_much_work_is_resource_exhaus
         out_degrees: vec![1, 1, 1],
         targets: vec![1, 2, 0],
         split_counts: vec![1, 1, 1],
+        fixed_targets: Vec::new(),
     };
     let (_tx, stream) = open(&mut client, vec![start(cyclic)]).await;
     let status = stream.unwrap_err();
@@ -473,6 +475,7 @@ async fn split_game_with_a_cycle_is_invalid_and_too_much_work_is_resource_exhaus
         out_degrees,
         targets,
         split_counts,
+        fixed_targets: Vec::new(),
     };
     let (_tx, stream) = open(&mut client, vec![start(hard)]).await;
     match stream {
@@ -585,6 +588,7 @@ async fn explained_split_moves_are_the_same_across_batches_of_a_stream() {
         out_degrees,
         targets,
         split_counts,
+        fixed_targets: Vec::new(),
     };
     let explain = EvaluateRequest {
         payload: Some(Payload::Start(EvaluateStart {
@@ -628,6 +632,7 @@ fn analysis_graph() -> proto::Graph {
         out_degrees: vec![3, 2, 1, 0, 2],
         targets: vec![1, 2, 2, 0, 3, 3, 4, 3],
         split_counts: vec![],
+        fixed_targets: Vec::new(),
     }
 }
 

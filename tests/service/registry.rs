@@ -41,6 +41,7 @@ fn chunks(graph: &proto::Graph, size: usize) -> Vec<PutGraphRequest> {
                 out_degrees: degrees.get(i).cloned().unwrap_or_default(),
                 targets: targets.get(i).cloned().unwrap_or_default(),
                 split_counts: splits.get(i).cloned().unwrap_or_default(),
+                fixed_targets: Vec::new(),
             }),
         })
         .collect()
@@ -130,6 +131,41 @@ async fn large_chunks_hashed_as_they_arrive_give_the_id_of_the_whole_graph() {
         .unwrap();
     assert_eq!(pooled.graph_id, whole.graph_id);
     assert!(pooled.already_registered);
+}
+
+#[tokio::test]
+async fn targets_sent_fixed_width_make_the_same_graph_and_id() {
+    let graph = chain(50_000);
+    let (_server, mut client) = start_server(service_config()).await;
+    let varint = put(&mut client, chunks_in_order(&graph, 10_000))
+        .await
+        .unwrap();
+    // Another server: the CLI's order, with every other chunk of targets fixed-width.
+    let (_other, mut other) = start_server(service_config()).await;
+    let mut requests = chunks_in_order(&graph, 10_000);
+    for request in requests.iter_mut().step_by(2) {
+        let chunk = request.chunk.as_mut().unwrap();
+        chunk.fixed_targets = std::mem::take(&mut chunk.targets);
+    }
+    let fixed = put(&mut other, requests).await.unwrap();
+    assert!(!fixed.already_registered);
+    assert_eq!(fixed.graph_id, varint.graph_id);
+    assert_eq!(fixed.graph, varint.graph);
+    // Inline, in one message: the same verdicts.
+    let queries = vec![tokens(1, &[0]), tokens(2, &[1, 2]), tokens(3, &[49_999])];
+    let inline_fixed = proto::Graph {
+        fixed_targets: graph.targets.clone(),
+        targets: Vec::new(),
+        ..graph.clone()
+    };
+    let from_varint = evaluate(&mut client, GraphSource::Graph(graph), queries.clone())
+        .await
+        .unwrap();
+    let from_fixed = evaluate(&mut other, GraphSource::Graph(inline_fixed), queries)
+        .await
+        .unwrap();
+    assert_eq!(from_fixed.len(), 2);
+    assert_eq!(from_fixed, from_varint);
 }
 
 #[tokio::test]
@@ -243,6 +279,7 @@ async fn get_values_pages_finite_and_infinite_values_with_counters() {
         out_degrees: vec![1, 1, 2, 0],
         targets: vec![1, 0, 0, 3],
         split_counts: vec![],
+        fixed_targets: Vec::new(),
     };
     let expected = engine::analyse(
         grundy::service::game_from_proto(graph.clone()).unwrap(),

@@ -151,6 +151,7 @@ pub fn sample_graph() -> proto::Graph {
         out_degrees: vec![2, 0, 1, 0],
         targets: vec![1, 2, 3],
         split_counts: vec![],
+        fixed_targets: Vec::new(),
     }
 }
 
@@ -171,6 +172,7 @@ pub fn chain(n: u32) -> proto::Graph {
         out_degrees: (0..n).map(|v| u32::from(v + 1 < n)).collect(),
         targets: (1..n).collect(),
         split_counts: vec![],
+        fixed_targets: Vec::new(),
     }
 }
 
@@ -181,6 +183,7 @@ pub fn cycle(n: u32) -> proto::Graph {
         out_degrees: vec![1; n as usize],
         targets: (1..n).chain([0]).collect(),
         split_counts: vec![],
+        fixed_targets: Vec::new(),
     }
 }
 
@@ -193,6 +196,7 @@ pub fn tournament_with_self_loop(k: u32) -> proto::Graph {
         out_degrees: (0..k).collect(),
         targets: (0..k).flat_map(|i| 0..i).collect(),
         split_counts: vec![],
+        fixed_targets: Vec::new(),
     };
     graph.out_degrees[k as usize - 1] += 1;
     graph.targets.push(k - 1);

@@ -5,20 +5,38 @@ use crate::engine::{Digraph, Game, GraphError, huge_pages};
 use crate::proto;
 use crate::service::error::ServiceError;
 
-/// Builds the engine's game from a wire graph, validating every field.
+/// Builds the engine's game from a wire graph, validating every field. Its targets are
+/// `targets` followed by `fixed_targets` (a graph normally sets one of the two), numbered
+/// together in errors.
 pub fn game_from_proto(graph: proto::Graph) -> Result<Game, GraphError> {
     let proto::Graph {
         vertex_count,
         out_degrees,
         targets,
         split_counts,
+        fixed_targets,
     } = graph;
+    let targets = joined(targets, fixed_targets);
     let digraph = Digraph::from_out_degrees(vertex_count, &out_degrees, targets)?;
     if split_counts.is_empty() {
         Ok(Game::token_sliding(digraph))
     } else {
         Game::with_split_counts(digraph, split_counts)
     }
+}
+
+/// `first` then `second`, moved rather than copied when one is empty.
+fn joined(mut first: Vec<u32>, second: Vec<u32>) -> Vec<u32> {
+    if first.is_empty() {
+        return second;
+    }
+    first.extend_from_slice(&second);
+    first
+}
+
+/// The number of targets a wire graph (or chunk) carries, in either field.
+pub(crate) fn target_count(graph: &proto::Graph) -> usize {
+    graph.targets.len() + graph.fixed_targets.len()
 }
 
 /// Targets reserved at most per list entry a `PutGraph` stream has sent, when its out-degrees
@@ -57,7 +75,7 @@ impl GraphAssembler {
             }
             self.graph.vertex_count
         };
-        let edge_count = (self.graph.targets.len() + chunk.targets.len()) as u64;
+        let edge_count = (self.graph.targets.len() + target_count(chunk)) as u64;
         Ok((vertex_count, edge_count))
     }
 
@@ -91,6 +109,7 @@ impl GraphAssembler {
         self.reserve_targets(chunk);
         let capacity = self.graph.targets.capacity();
         self.graph.targets.extend_from_slice(&chunk.targets);
+        self.graph.targets.extend_from_slice(&chunk.fixed_targets);
         if self.graph.targets.capacity() != capacity {
             huge_pages::advise(&self.graph.targets);
         }
@@ -109,13 +128,13 @@ impl GraphAssembler {
     fn reserve_targets(&mut self, chunk: &proto::Graph) {
         let degrees = &self.graph.out_degrees;
         if self.graph.targets.capacity() != 0
-            || chunk.targets.is_empty()
+            || target_count(chunk) == 0
             || degrees.len() != self.graph.vertex_count as usize
         {
             return;
         }
         let total: u64 = degrees.iter().map(|&degree| u64::from(degree)).sum();
-        let received = (degrees.len() + chunk.targets.len()) as u64;
+        let received = (degrees.len() + target_count(chunk)) as u64;
         let room = total.min(received.saturating_mul(RESERVE_PER_ENTRY));
         self.graph.targets = huge_pages::with_capacity(room as usize);
     }
@@ -146,7 +165,54 @@ mod tests {
             out_degrees: out_degrees.to_vec(),
             targets: targets.to_vec(),
             split_counts: Vec::new(),
+            fixed_targets: Vec::new(),
         }
+    }
+
+    /// `chunk` with its targets sent as `fixed_targets`.
+    fn fixed_chunk(vertex_count: u32, out_degrees: &[u32], targets: &[u32]) -> proto::Graph {
+        proto::Graph {
+            fixed_targets: targets.to_vec(),
+            ..chunk(vertex_count, out_degrees, &[])
+        }
+    }
+
+    #[test]
+    fn fixed_width_targets_are_targets() {
+        let varint = game_from_proto(chunk(3, &[2, 0, 1], &[1, 2, 0])).unwrap();
+        let fixed = game_from_proto(fixed_chunk(3, &[2, 0, 1], &[1, 2, 0])).unwrap();
+        assert_eq!(fixed.graph(), varint.graph());
+        // Both fields: `targets` first, then `fixed_targets`, numbered together in errors.
+        let both = proto::Graph {
+            targets: vec![1],
+            ..fixed_chunk(3, &[2, 0, 1], &[2, 0])
+        };
+        assert_eq!(game_from_proto(both).unwrap().graph(), varint.graph());
+        let out_of_range = proto::Graph {
+            targets: vec![1],
+            ..fixed_chunk(3, &[2, 0, 1], &[2, 3])
+        };
+        assert_eq!(
+            game_from_proto(out_of_range).unwrap_err(),
+            GraphError::TargetOutOfRange {
+                index: 2,
+                target: 3,
+                vertex_count: 3
+            }
+        );
+        // Chunks of an upload may each use either field.
+        let mut assembler = GraphAssembler::default();
+        assembler.append(&chunk(3, &[2, 0, 1], &[])).unwrap();
+        assembler.append(&fixed_chunk(0, &[], &[1])).unwrap();
+        assert_eq!(
+            assembler
+                .counts_with(&fixed_chunk(0, &[], &[2, 0]))
+                .unwrap(),
+            (3, 3)
+        );
+        assembler.append(&fixed_chunk(0, &[], &[2, 0])).unwrap();
+        let graph = assembler.finish().unwrap();
+        assert_eq!(game_from_proto(graph).unwrap().graph(), varint.graph());
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub use analysis::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES};
 pub(crate) use batch::batch_query_count;
 pub(crate) use graph::GraphAssembler;
 pub use graph::game_from_proto;
+pub(crate) use graph::target_count;
 pub(crate) use query::{QueryEvaluator, StreamOptions};
 pub(crate) use split::fit_response;
 pub(crate) use values::{ValuePages, graph_summary};

@@ -72,6 +72,7 @@ mod tests {
             out_degrees: vec![1, 0],
             targets: vec![1],
             split_counts: vec![],
+            fixed_targets: vec![],
         };
         let request = |arrival: Option<Instant>| {
             let mut request = Request::new(EvaluateBatchRequest {
