@@ -12,8 +12,8 @@
 //!   `wire` (prost's encoding, the hot packed messages by hand);
 //! - [`service`]: everything `grundy-server` runs: the RPC handlers, limits, deadlines,
 //!   cancellation, the graph registry, the work pool, auth, metrics, the server and its flags;
-//! - [`client`]: connecting to a server (TLS, mutual TLS, bearer token), depending on nothing
-//!   server-side;
+//! - [`client`]: connecting to a server (TLS, mutual TLS, bearer token) and uploading a graph
+//!   in `PutGraph` chunks, depending on nothing server-side;
 //! - [`judge`]: streaming parsers of the judge input formats;
 //! - [`render`]: pictures of a game graph (SVG by grundy itself, DOT for Graphviz);
 //! - [`cli`]: the `grundy` command: judge files in, RPCs out, the judge's output back
