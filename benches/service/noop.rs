@@ -111,7 +111,9 @@ impl GrundyService for NoOp {
         let mut inbound = request.into_inner();
         let mut targets = 0usize;
         while let Some(chunk) = inbound.message().await? {
-            targets += chunk.chunk.map_or(0, |graph| graph.targets.len());
+            targets += chunk
+                .chunk
+                .map_or(0, |graph| graph.targets.len() + graph.fixed_targets.len());
         }
         Ok(Response::new(PutGraphResponse {
             graph: Some(proto::GraphSummary {

@@ -17,7 +17,8 @@ use crate::engine::Digraph;
 use crate::render::{Drawing, Highlight, RenderError, Value};
 use crate::service::auth::BearerAuth;
 
-/// The JSON body of `POST /render`. Field names follow `grundy.v1.Graph`.
+/// The JSON body of `POST /render`. Field names follow `grundy.v1.Graph` (the targets as
+/// `targets` only: `fixed_targets` is a wire encoding, which JSON does not need).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RenderRequest {
