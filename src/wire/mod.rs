@@ -3,19 +3,23 @@
 //! `PackedTokenQueries`, verdicts in `PackedVerdicts`) written and read by hand in
 //! [`packed`], which profiles showed spending most of the judge path's CPU in prost's
 //! per-element varint calls and repeated sizing; a stream's first message with its graph
-//! inline is read by hand too ([`start`]). The bytes are the same either way: any
+//! inline is read by hand too ([`start`]), and so are `PutGraph` chunks ([`graph`]). The bytes are the same either way: any
 //! client encoding `grundy.v1` with any protobuf library talks to the server unchanged.
 //!
 //! [`WireMessage`] is the hook: every message of the service implements it, most with the
 //! plain prost defaults. [`size`] owns every protobuf size computation of the crate; the
 //! field numbers the hand-written paths use are named in `tags`.
 
+mod fields;
+mod fixed32;
+mod graph;
 mod packed;
 mod shuffled;
 pub(crate) mod size;
 mod start;
 mod tags;
 mod varint;
+mod windows;
 
 use std::marker::PhantomData;
 
@@ -80,18 +84,18 @@ impl WireMessage for proto::EvaluateRequest {
 
 impl WireMessage for proto::PutGraphRequest {
     fn write(&self, buf: &mut EncodeBuf<'_>) {
-        if !packed::encode_put_graph(self, buf) {
+        if !graph::encode_put_graph(self, buf) {
             self.encode(buf)
                 .expect("an EncodeBuf grows to fit any message");
         }
     }
 
     fn wire_len(&self) -> usize {
-        packed::put_graph_len(self).unwrap_or_else(|| self.encoded_len())
+        graph::put_graph_len(self).unwrap_or_else(|| self.encoded_len())
     }
 
     fn read(buf: &mut DecodeBuf<'_>) -> Result<Self, prost::DecodeError> {
-        read_with(buf, packed::decode_put_graph)
+        read_with(buf, graph::decode_put_graph)
     }
 }
 

@@ -15,19 +15,21 @@
 
 use bytes::BufMut;
 
+use super::fields::{Field, Fields, read_fields};
+use super::fixed32;
 use super::size::{LEN, VARINT, field_len, key};
 use super::tags::{
-    evaluate_request, evaluate_response, graph as graph_tag, packed_token_queries as queries_tag,
-    packed_verdicts as verdicts_tag, put_graph_request, query_batch,
+    evaluate_request, evaluate_response, packed_token_queries as queries_tag,
+    packed_verdicts as verdicts_tag, query_batch,
 };
 use super::varint;
 use crate::proto::{
-    EvaluateRequest, EvaluateResponse, Graph, PackedQueryError, PackedTokenQueries, PackedVerdicts,
-    PutGraphRequest, QueryBatch, evaluate_request::Payload,
+    EvaluateRequest, EvaluateResponse, PackedQueryError, PackedTokenQueries, PackedVerdicts,
+    QueryBatch, evaluate_request::Payload,
 };
 
 /// One repeated field of a hand-written message, as it goes on the wire.
-enum Column<'a> {
+pub(super) enum Column<'a> {
     /// Packed `uint32` varints.
     U32(&'a [u32]),
     /// Packed `uint64` varints.
@@ -81,7 +83,7 @@ impl Column<'_> {
             Self::U32(values) => varint::put_packed_u32(values, buf),
             Self::U64(values) => varint::put_packed(values.iter().copied(), buf),
             Self::Enum(values) => varint::put_packed(values.iter().map(|&v| v as i64 as u64), buf),
-            Self::Fixed32(values) => varint::put_packed_fixed32(values, buf),
+            Self::Fixed32(values) => fixed32::put_packed(values, buf),
             Self::Errors(_) => unreachable!("written above"),
         }
     }
@@ -89,16 +91,16 @@ impl Column<'_> {
 
 /// A columnar message sized once: its first query id (tag, value) and its repeated fields in
 /// tag order, with their sizes.
-struct SizedColumns<'a, const N: usize> {
+pub(super) struct SizedColumns<'a, const N: usize> {
     first_query_id: (u32, u64),
     columns: [(u32, Column<'a>); N],
     content_lens: [usize; N],
     /// The message's encoded size.
-    len: usize,
+    pub(super) len: usize,
 }
 
 impl<'a, const N: usize> SizedColumns<'a, N> {
-    fn new(first_query_id: (u32, u64), columns: [(u32, Column<'a>); N]) -> Self {
+    pub(super) fn new(first_query_id: (u32, u64), columns: [(u32, Column<'a>); N]) -> Self {
         let content_lens = columns.each_ref().map(|(_, column)| column.content_len());
         let mut len = 0;
         if first_query_id.1 != 0 {
@@ -251,7 +253,7 @@ pub(super) fn encode_response(response: &EvaluateResponse, buf: &mut impl BufMut
 
 /// Writes a message whose only field is `columns`, as field `tag`; false (nothing written)
 /// when there is none (the message has another shape, which prost writes).
-fn write_only_field<const N: usize>(
+pub(super) fn write_only_field<const N: usize>(
     tag: u32,
     columns: Option<SizedColumns<'_, N>>,
     buf: &mut impl BufMut,
@@ -261,150 +263,6 @@ fn write_only_field<const N: usize>(
     };
     columns.write_as_field(tag, buf);
     true
-}
-
-/// A `PutGraphRequest` chunk's columns, sized; `None` for a request without a chunk.
-fn put_graph_columns(request: &PutGraphRequest) -> Option<SizedColumns<'_, 4>> {
-    let PutGraphRequest { chunk } = request;
-    let Graph {
-        vertex_count,
-        out_degrees,
-        targets,
-        split_counts,
-        fixed_targets,
-    } = chunk.as_ref()?;
-    Some(SizedColumns::new(
-        (graph_tag::VERTEX_COUNT, u64::from(*vertex_count)),
-        [
-            (graph_tag::OUT_DEGREES, Column::U32(out_degrees)),
-            (graph_tag::TARGETS, Column::U32(targets)),
-            (graph_tag::SPLIT_COUNTS, Column::U32(split_counts)),
-            (graph_tag::FIXED_TARGETS, Column::Fixed32(fixed_targets)),
-        ],
-    ))
-}
-
-/// The encoded size of a `PutGraphRequest` with a chunk, in one pass over its arrays; `None`
-/// for one without.
-pub(super) fn put_graph_len(request: &PutGraphRequest) -> Option<usize> {
-    put_graph_columns(request).map(|graph| field_len(graph.len))
-}
-
-/// Writes a `PutGraphRequest` with a chunk (a graph's arrays, each sized once and written in
-/// one loop); false for one without, which prost writes.
-pub(super) fn encode_put_graph(request: &PutGraphRequest, buf: &mut impl BufMut) -> bool {
-    write_only_field(put_graph_request::CHUNK, put_graph_columns(request), buf)
-}
-
-/// Reads a `PutGraphRequest` whose chunk has each field at most once, packed; `None` for
-/// anything else.
-pub(super) fn decode_put_graph(bytes: &[u8]) -> Option<PutGraphRequest> {
-    let graph_bytes = Fields(bytes).only(key(put_graph_request::CHUNK, LEN))?;
-    Some(PutGraphRequest {
-        chunk: Some(decode_graph(graph_bytes)?),
-    })
-}
-
-/// Reads a `Graph` each of whose fields comes at most once, packed; `None` for anything else.
-pub(super) fn decode_graph(bytes: &[u8]) -> Option<Graph> {
-    let mut vertex_count = 0;
-    let mut out_degrees = Vec::new();
-    let mut targets = Vec::new();
-    let mut split_counts = Vec::new();
-    let mut fixed_targets = Vec::new();
-    read_fields(bytes, |field| {
-        use graph_tag::*;
-        match field {
-            Field::Varint(k, value) if k == key(VERTEX_COUNT, VARINT) => {
-                vertex_count = u32::try_from(value).ok()?;
-                Some(VERTEX_COUNT)
-            }
-            Field::Bytes(k, bytes) if k == key(OUT_DEGREES, LEN) => {
-                varint::read_packed_u32(bytes, &mut out_degrees).map(|()| OUT_DEGREES)
-            }
-            Field::Bytes(k, bytes) if k == key(TARGETS, LEN) => {
-                varint::read_packed_u32(bytes, &mut targets).map(|()| TARGETS)
-            }
-            Field::Bytes(k, bytes) if k == key(SPLIT_COUNTS, LEN) => {
-                varint::read_packed_u32(bytes, &mut split_counts).map(|()| SPLIT_COUNTS)
-            }
-            Field::Bytes(k, bytes) if k == key(FIXED_TARGETS, LEN) => {
-                varint::read_packed_fixed32(bytes, &mut fixed_targets).map(|()| FIXED_TARGETS)
-            }
-            _ => None,
-        }
-    })?;
-    Some(Graph {
-        vertex_count,
-        out_degrees,
-        targets,
-        split_counts,
-        fixed_targets,
-    })
-}
-
-/// A cursor over the fields of one message.
-pub(super) struct Fields<'a>(pub(super) &'a [u8]);
-
-/// One field: its key and, for a length-delimited field, its bytes; for a varint, its value.
-pub(super) enum Field<'a> {
-    Bytes(u64, &'a [u8]),
-    Varint(u64, u64),
-}
-
-impl<'a> Fields<'a> {
-    /// The next field; `None` at the end, `Some(None)` for anything but a well-formed varint
-    /// or length-delimited field with a one-byte key.
-    pub(super) fn next_field(&mut self) -> Option<Option<Field<'a>>> {
-        let (&key, rest) = self.0.split_first()?;
-        let Some((value, len)) = varint::read_long(rest, 9) else {
-            return Some(None);
-        };
-        let rest = &rest[len..];
-        let field = match u32::from(key) & 7 {
-            _ if key >= 0x80 => None,
-            VARINT => {
-                self.0 = rest;
-                Some(Field::Varint(u64::from(key), value))
-            }
-            LEN => {
-                let len = usize::try_from(value).ok().filter(|&len| len <= rest.len());
-                len.map(|len| {
-                    let (bytes, rest) = rest.split_at(len);
-                    self.0 = rest;
-                    Field::Bytes(u64::from(key), bytes)
-                })
-            }
-            _ => None,
-        };
-        Some(field)
-    }
-
-    /// The message's only field, when it is a length-delimited one with key `expected`.
-    pub(super) fn only(mut self, expected: u64) -> Option<&'a [u8]> {
-        match self.next_field()?? {
-            Field::Bytes(key, bytes) if key == expected && self.0.is_empty() => Some(bytes),
-            _ => None,
-        }
-    }
-}
-
-/// Reads the fields of a message whose fields the fast path knows have one-byte keys (tags
-/// 1 to 15), each at most once, handing each to `read`, which stores it and says its tag
-/// (`None`: a field it does not take). `None` for a repeated field, or anything else unusual.
-pub(super) fn read_fields<'a>(
-    bytes: &'a [u8],
-    mut read: impl FnMut(Field<'a>) -> Option<u32>,
-) -> Option<()> {
-    let mut seen = [false; 16];
-    let mut fields = Fields(bytes);
-    while let Some(field) = fields.next_field() {
-        let tag = read(field?)?;
-        if std::mem::replace(seen.get_mut(tag as usize)?, true) {
-            return None;
-        }
-    }
-    Some(())
 }
 
 /// Reads an `EvaluateRequest` that carries only packed token queries, each field of them at

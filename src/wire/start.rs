@@ -9,7 +9,8 @@
 
 use prost::Message;
 
-use super::packed::{Field, Fields, decode_graph, read_fields};
+use super::fields::{Field, Fields, read_fields};
+use super::graph::decode_graph;
 use super::size::{LEN, VARINT, key};
 use super::tags::{evaluate_request, evaluate_start};
 use crate::proto::evaluate_request::Payload;
