@@ -169,16 +169,12 @@ impl ChunkHashing {
         if words <= INLINE_HASH_WORDS {
             // Less work than a trip to the pool (and a client sending many tiny chunks gets
             // no pool job for each).
-            hasher.degrees(&chunk.out_degrees);
-            hasher.targets(&chunk.targets);
-            hasher.targets(&chunk.fixed_targets);
+            hash_chunk(&mut hasher, &chunk);
             self.hasher = Some(hasher);
             return Ok(());
         }
         let job = self.pool.try_analyse(move || {
-            hasher.degrees(&chunk.out_degrees);
-            hasher.targets(&chunk.targets);
-            hasher.targets(&chunk.fixed_targets);
+            hash_chunk(&mut hasher, &chunk);
             Ok(hasher)
         });
         match job {
@@ -205,4 +201,12 @@ impl ChunkHashing {
             }
         }
     }
+}
+
+/// Feeds a chunk's degrees and targets to `hasher`, its targets in the order the graph is
+/// assembled in (`targets`, then `fixed_targets`).
+fn hash_chunk(hasher: &mut IdHasher, chunk: &proto::Graph) {
+    hasher.degrees(&chunk.out_degrees);
+    hasher.targets(&chunk.targets);
+    hasher.targets(&chunk.fixed_targets);
 }
