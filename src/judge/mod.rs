@@ -3,7 +3,9 @@
 //! lines are written by the CLI (`cli/output.rs`).
 //!
 //! - `scanner`: whitespace-separated numbers with their locations, one buffer, over
-//!   `digits` (its fast number reader) and `error` (locations and syntax errors);
+//!   `digits` (its fast number reader), `window` and `window_values` (a 64-byte window's
+//!   numbers found and converted at once, for the bulk read of lists) and `error`
+//!   (locations and syntax errors);
 //! - `chess`: the POJ 2425 format;
 //! - `addsub`: the LA 4411 format.
 //!
@@ -16,6 +18,7 @@ mod digits;
 mod error;
 pub(crate) mod scanner;
 mod window;
+mod window_values;
 
 pub use error::{JudgeError, Location};
 pub use scanner::ListBudget;

@@ -1,9 +1,13 @@
 //! The scanner's bulk read of token lists (`M v_1 .. v_M`), the hot path of a judge file's
-//! queries: every number of a 64-byte window is found from the window's byte classes, so the
-//! numbers are read independently of each other rather than one after the other.
+//! queries: every number of a 64-byte window is found from the window's byte classes and
+//! converted (`window_values`: many at once where the processor can), so the numbers are
+//! read independently of each other rather than one after the other. The lists are then
+//! walked through the values a run of ids at a time: a branch per list, not per number.
 
-use super::super::digits::{leading_value, leading_value_short};
 use super::super::window::{Classes, WINDOW, classify};
+#[cfg(target_arch = "x86_64")]
+use super::super::window_values::avx512;
+use super::super::window_values::{MOST_NUMBERS, SPAN, WindowValues};
 use super::Scanner;
 
 /// How much `Scanner::read_buffered_lists` may read at once.
@@ -24,17 +28,12 @@ pub struct ListBudget {
     pub max_list: u64,
 }
 
-/// What a window is read from: the window and the 8 bytes after it, so that the eight-byte
-/// load of a number starting anywhere in the window stays in bounds.
-const SPAN: usize = WINDOW + 8;
+/// Ids copied at a time, whatever the list's length (the rest is overwritten or cut).
+const RUN: usize = 16;
 
 /// Fills the bytes past the end of the buffer in the last window: not a digit and not
 /// whitespace, so a number running into them is not taken (its end is not known yet).
 const PAST_END: u8 = 0xff;
-
-/// The longest number read here (two eight-byte conversions); longer ones (leading zeros,
-/// or too large) go to the careful path.
-const MAX_DIGITS: usize = 16;
 
 impl<R> Scanner<R> {
     /// Reads, from what is already buffered, lists of the form `M v_1 .. v_M` (a count
@@ -85,20 +84,59 @@ pub(super) fn read_lists(
     counts: &mut Vec<u32>,
     vertices: &mut Vec<u32>,
 ) -> (usize, usize) {
+    #[cfg(target_arch = "x86_64")]
+    if avx512::available() {
+        // SAFETY: the processor has the features `read_lists_avx512` is compiled for.
+        return unsafe { read_lists_avx512(buffer, from, vertex_count, budget, counts, vertices) };
+    }
+    read_lists_with(buffer, from, vertex_count, budget, counts, vertices, false)
+}
+
+/// [`read_lists`] compiled for AVX-512, so that the vector conversion of short numbers is
+/// inlined into the loop.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2")]
+fn read_lists_avx512(
+    buffer: &[u8],
+    from: usize,
+    vertex_count: u32,
+    budget: ListBudget,
+    counts: &mut Vec<u32>,
+    vertices: &mut Vec<u32>,
+) -> (usize, usize) {
+    read_lists_with(buffer, from, vertex_count, budget, counts, vertices, true)
+}
+
+/// [`read_lists`], its windows' numbers of up to four digits converted sixteen at a time
+/// when `vector` (only where the processor has AVX-512 VBMI2).
+#[inline(always)]
+pub(super) fn read_lists_with(
+    buffer: &[u8],
+    from: usize,
+    vertex_count: u32,
+    budget: ListBudget,
+    counts: &mut Vec<u32>,
+    vertices: &mut Vec<u32>,
+    vector: bool,
+) -> (usize, usize) {
     let mut read = BulkRead {
-        budget,
-        max: u64::from(vertex_count),
-        lists: 0,
-        bytes: 0,
-        consumed: from,
-        kept: vertices.len(),
-        count: 0,
-        cost: 0,
-        remaining: 0,
+        lists: Lists {
+            budget,
+            taken: 0,
+            bytes: 0,
+            consumed: from,
+            kept: vertices.len(),
+            count: 0,
+            cost: 0,
+            remaining: 0,
+        },
+        vertex_count,
+        numbers: WindowValues::new(),
+        vector,
     };
     let mut tail = [0; SPAN];
     let mut base = from;
-    while read.lists < budget.lists && base < buffer.len() {
+    while read.lists.taken < budget.lists && base < buffer.len() {
         let span: &[u8; SPAN] = match buffer.get(base..base + SPAN) {
             Some(span) => span.try_into().expect("SPAN bytes"),
             None => {
@@ -115,8 +153,8 @@ pub(super) fn read_lists(
             _ => break,
         }
     }
-    vertices.truncate(read.kept);
-    (read.lists, read.consumed)
+    vertices.truncate(read.lists.kept);
+    (read.lists.taken, read.lists.consumed)
 }
 
 /// How many `'\n'` bytes `bytes` has: counted in byte-wide lanes over pieces of 255 bytes,
@@ -134,12 +172,20 @@ fn line_breaks(bytes: &[u8]) -> u64 {
         .sum()
 }
 
-/// A bulk read in progress: what it took so far, and the list it is in.
+/// A bulk read in progress: the lists so far, and where a window's numbers are converted.
 struct BulkRead {
+    lists: Lists,
+    vertex_count: u32,
+    /// A window's numbers, converted one at a time, or sixteen at a time when `vector`.
+    numbers: WindowValues,
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    vector: bool,
+}
+
+/// The lists a bulk read took, and the one it is in.
+struct Lists {
     budget: ListBudget,
-    /// The vertex count: ids are below it.
-    max: u64,
-    lists: usize,
+    taken: usize,
     /// The budget's cost of the lists taken.
     bytes: u64,
     /// Where the last list taken ends, and the length of `vertices` there.
@@ -155,7 +201,7 @@ struct BulkRead {
 impl BulkRead {
     /// Reads the numbers of the window at the start of `span` (at `base` in the buffer);
     /// returns where the next window starts, or `None` to stop.
-    #[inline]
+    #[inline(always)]
     fn window(
         &mut self,
         span: &[u8; SPAN],
@@ -169,93 +215,112 @@ impl BulkRead {
         // The bytes before the first unusual one (all of them when there is none): numbers
         // are taken only there, each with the separator after it.
         let usual = (unusual & unusual.wrapping_neg()).wrapping_sub(1);
-        let mut starts = digits & !(digits << 1) & usual;
+        let starts = digits & !(digits << 1) & usual;
         // A number ends where a separator follows in the window: a run of digits reaching
         // the last usual byte may go on past it (and then starts the next window).
-        let mut ends = digits & !(digits >> 1) & (usual >> 1);
-        // Room for the window's ids (at most 32: each number is followed by a separator),
-        // written in place, then cut to what was read.
+        let ends = digits & !(digits >> 1) & (usual >> 1);
+        // Room for the window's ids, written in place, then cut to what was read.
         let mut pushed = vertices.len();
-        vertices.resize(pushed + WINDOW / 2, 0);
-        let next = 'window: {
-            while starts != 0 {
-                let start = starts.trailing_zeros() as usize;
-                if ends == 0 {
-                    // The number goes on past the window: the next window starts with it.
-                    break 'window Some(base + start);
+        vertices.resize(pushed + MOST_NUMBERS + RUN, 0);
+        let (lists, numbers) = (&mut self.lists, &mut self.numbers);
+        let walked = 'walked: {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `vector` is set only where the processor has the features
+            // (`avx512::available`).
+            if self.vector
+                && unsafe {
+                    numbers.convert_vector(window, digits, starts, ends, self.vertex_count)
                 }
-                let end = ends.trailing_zeros() as usize;
-                starts &= starts - 1;
-                ends &= ends - 1;
-                let Some(value) = number(span, start, end + 1 - start) else {
-                    break 'window None;
-                };
-                if self.remaining == 0 {
-                    let budget = &self.budget;
-                    self.cost = value
-                        .saturating_mul(budget.item_bytes)
-                        .saturating_add(budget.list_bytes);
-                    if value < budget.min_list
-                        || value > budget.max_list
-                        || self.bytes + self.cost > budget.bytes
-                    {
-                        break 'window None;
-                    }
-                    (self.count, self.remaining) = (value, value);
-                    if value == 0 && self.list_taken(counts, base + end + 1, pushed) {
-                        break 'window None;
-                    }
-                    continue;
-                }
-                if value >= self.max {
-                    break 'window None;
-                }
-                vertices[pushed] = value as u32;
-                pushed += 1;
-                self.remaining -= 1;
-                if self.remaining == 0 && self.list_taken(counts, base + end + 1, pushed) {
-                    break 'window None;
-                }
+            {
+                break 'walked lists.walk(numbers, base, counts, vertices, &mut pushed);
             }
-            // Past the last number, only whitespace may be left to the next window.
-            (unusual == 0).then_some(base + WINDOW)
+            numbers.convert(span, starts, ends, self.vertex_count);
+            lists.walk(numbers, base, counts, vertices, &mut pushed)
         };
         vertices.truncate(pushed);
-        next
+        // Every complete number was converted and taken: what follows is a number running
+        // on past the window (the next window starts with it), or only whitespace.
+        let complete = ends.count_ones();
+        match walked {
+            Some(taken) if taken == complete as usize => {
+                if starts.count_ones() > complete {
+                    Some(base + (63 - starts.leading_zeros()) as usize)
+                } else {
+                    (unusual == 0).then_some(base + WINDOW)
+                }
+            }
+            _ => None,
+        }
     }
 }
 
-impl BulkRead {
+impl Lists {
+    /// Takes the window's `numbers` (at `base` in the buffer) into lists: counts to
+    /// `counts`, ids to `vertices` from `pushed`. Returns how many numbers it took, or
+    /// `None` when it stopped before one of them (the budget spent, or a number it cannot
+    /// take: the careful path reads that one).
+    #[inline(always)]
+    fn walk(
+        &mut self,
+        numbers: &WindowValues,
+        base: usize,
+        counts: &mut Vec<u32>,
+        vertices: &mut [u32],
+        pushed: &mut usize,
+    ) -> Option<usize> {
+        let len = numbers.len;
+        // A list's ids are taken together, run by run.
+        let large = numbers.large;
+        let mut k = 0;
+        while k < len {
+            if self.remaining == 0 {
+                let value = u64::from(numbers.values[k]);
+                let budget = &self.budget;
+                self.cost = value
+                    .saturating_mul(budget.item_bytes)
+                    .saturating_add(budget.list_bytes);
+                if value < budget.min_list
+                    || value > budget.max_list
+                    || self.bytes + self.cost > budget.bytes
+                {
+                    return None;
+                }
+                (self.count, self.remaining) = (value, value);
+                k += 1;
+                if value == 0 && self.list_taken(counts, numbers.end(base, k), *pushed) {
+                    return None;
+                }
+                continue;
+            }
+            // The ids of the list in this window, copied RUN at a time: the room after
+            // `pushed` and after `len` takes a whole last copy.
+            let run = (self.remaining as usize).min(len - k);
+            if large >> k & ((1 << run) - 1) != 0 {
+                return None;
+            }
+            let mut copied = 0;
+            while copied < run {
+                let from = &numbers.values[k + copied..][..RUN];
+                vertices[*pushed + copied..][..RUN].copy_from_slice(from);
+                copied += RUN;
+            }
+            (k, *pushed) = (k + run, *pushed + run);
+            self.remaining -= run as u64;
+            if self.remaining == 0 && self.list_taken(counts, numbers.end(base, k), *pushed) {
+                return None;
+            }
+        }
+        Some(len)
+    }
+
     /// Takes the list just completed, which ends before `consumed` in the buffer and at
     /// `kept` in the ids; true when that was the last one the budget allows.
     #[inline]
     fn list_taken(&mut self, counts: &mut Vec<u32>, consumed: usize, kept: usize) -> bool {
         counts.push(self.count as u32);
         (self.consumed, self.kept) = (consumed, kept);
-        self.lists += 1;
+        self.taken += 1;
         self.bytes += self.cost;
-        self.lists == self.budget.lists
-    }
-}
-
-/// The value of the `digits` decimal digits at `start` of `span` (`start + digits <= WINDOW`),
-/// or `None` past [`MAX_DIGITS`].
-#[inline]
-fn number(span: &[u8; SPAN], start: usize, digits: usize) -> Option<u64> {
-    let word = |at: usize| {
-        let bytes = span[at..].first_chunk::<8>().expect("inside the span");
-        u64::from_le_bytes(*bytes)
-    };
-    if digits <= 4 {
-        let bytes = span[start..].first_chunk::<4>().expect("inside the span");
-        Some(leading_value_short(u32::from_le_bytes(*bytes), digits))
-    } else if digits <= 8 {
-        Some(leading_value(word(start), digits))
-    } else if digits <= MAX_DIGITS {
-        let high = leading_value(word(start), digits - 8);
-        let low = leading_value(word(start + digits - 8), 8);
-        Some(high * 100_000_000 + low)
-    } else {
-        None
+        self.taken == self.budget.lists
     }
 }

@@ -160,3 +160,62 @@ fn tells_when_the_next_read_may_block() {
     assert_eq!(s.next_number("n").unwrap(), None);
     assert!(s.has_buffered_input(), "the end of input is known");
 }
+
+#[test]
+fn bulk_reads_convert_numbers_alike_one_at_a_time_and_many_at_once() {
+    // Lists of ids of 1 to 10 digits (some too large for the vertex count, some over
+    // `u32::MAX`), with counts out of range now and then: both conversions take the same
+    // lists and stop at the same place, whatever the processor (many at once runs only where
+    // it can).
+    let many_at_once =
+        cfg!(target_arch = "x86_64") && super::super::window_values::avx512::available();
+    let mut generator = crate::generate::Rng::new(0x51_7cc1_b727_220a);
+    let mut taken = 0;
+    for round in 0..2_000 {
+        let most_digits = 1 + round % 10;
+        let vertex_count = [1_000, 123_456_789, u32::MAX][round % 3];
+        let mut text = String::new();
+        for _ in 0..1 + generator.next_u64() % 40 {
+            let count = generator.next_u64() % 40;
+            text.push_str(&format!("{count}"));
+            for _ in 0..count {
+                let digits = 1 + generator.next_u64() % most_digits as u64;
+                let id = generator.next_u64() % 10u64.pow(digits as u32);
+                let separator = [" ", "\n", "  ", "\t"][(generator.next_u64() % 4) as usize];
+                text.push_str(&format!("{separator}{id}"));
+            }
+            text.push('\n');
+        }
+        let budget = ListBudget {
+            lists: 1 + (generator.next_u64() % 50) as usize,
+            bytes: generator.next_u64() % 2_000,
+            list_bytes: 1,
+            item_bytes: 1,
+            min_list: 0,
+            max_list: 30,
+        };
+        let read = |vector: bool| {
+            let (mut counts, mut vertices) = (vec![7], vec![9]);
+            let (lists, consumed) = lists::read_lists_with(
+                text.as_bytes(),
+                0,
+                vertex_count,
+                budget,
+                &mut counts,
+                &mut vertices,
+                vector && many_at_once,
+            );
+            (lists, consumed, counts, vertices)
+        };
+        let one_at_a_time = read(false);
+        assert_eq!(read(true), one_at_a_time, "round {round}: {text:?}");
+        let (lists, consumed, counts, _) = one_at_a_time;
+        assert_eq!(counts.len(), lists + 1, "round {round}");
+        assert!(consumed <= text.len(), "round {round}");
+        taken += lists;
+    }
+    assert!(
+        taken > 2_000,
+        "{taken} lists taken: the inputs stop the reads too early"
+    );
+}
