@@ -164,9 +164,9 @@ fn tells_when_the_next_read_may_block() {
 #[test]
 fn bulk_reads_convert_numbers_alike_one_at_a_time_and_many_at_once() {
     // Lists of ids of 1 to 10 digits (some too large for the vertex count, some over
-    // `u32::MAX`), with counts out of range now and then: both conversions take the same
-    // lists and stop at the same place, whatever the processor (many at once runs only where
-    // it can).
+    // `u32::MAX`), with counts out of range now and then: both conversions (and the loop
+    // compiled for AVX2) take the same lists and stop at the same place, whatever the
+    // processor (each runs only where it can).
     let many_at_once =
         cfg!(target_arch = "x86_64") && super::super::window_values::avx512::available();
     let mut generator = crate::generate::Rng::new(0x51_7cc1_b727_220a);
@@ -209,6 +209,27 @@ fn bulk_reads_convert_numbers_alike_one_at_a_time_and_many_at_once() {
         };
         let one_at_a_time = read(false);
         assert_eq!(read(true), one_at_a_time, "round {round}: {text:?}");
+        #[cfg(target_arch = "x86_64")]
+        if is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("bmi1")
+            && is_x86_feature_detected!("lzcnt")
+            && is_x86_feature_detected!("popcnt")
+        {
+            let (mut counts, mut vertices) = (vec![7], vec![9]);
+            // SAFETY: the processor has the features (checked above).
+            let (lists, consumed) = unsafe {
+                lists::read_lists_avx2(
+                    text.as_bytes(),
+                    0,
+                    vertex_count,
+                    budget,
+                    &mut counts,
+                    &mut vertices,
+                )
+            };
+            let compiled_for_avx2 = (lists, consumed, counts, vertices);
+            assert_eq!(compiled_for_avx2, one_at_a_time, "round {round}: {text:?}");
+        }
         let (lists, consumed, counts, _) = one_at_a_time;
         assert_eq!(counts.len(), lists + 1, "round {round}");
         assert!(consumed <= text.len(), "round {round}");
