@@ -142,6 +142,9 @@ pub(super) mod avx512 {
             && is_x86_feature_detected!("avx512bw")
             && is_x86_feature_detected!("avx512vbmi")
             && is_x86_feature_detected!("avx512vbmi2")
+            && is_x86_feature_detected!("bmi1")
+            && is_x86_feature_detected!("lzcnt")
+            && is_x86_feature_detected!("popcnt")
     }
 
     /// Byte `i` of a register is `i` (`WIDTH` 0), or for lanes of `WIDTH` bytes, the lane
@@ -184,7 +187,7 @@ pub(super) mod avx512 {
         /// numbers have at most eight digits; false (nothing converted) for any other.
         /// `digits` marks the window's digit bytes.
         #[inline]
-        #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2")]
+        #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi1,lzcnt,popcnt")]
         pub(in crate::judge) fn convert_vector(
             &mut self,
             window: &[u8; WINDOW],

@@ -120,7 +120,7 @@ pub(super) fn read_lists_avx2(
 /// [`read_lists`] compiled for AVX-512, so that the vector conversion of short numbers is
 /// inlined into the loop.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi1,lzcnt,popcnt")]
 fn read_lists_avx512(
     buffer: &[u8],
     from: usize,
