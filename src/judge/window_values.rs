@@ -4,7 +4,9 @@
 //! Where AVX-512 (with VBMI2) is there and every number of the window has at most four
 //! digits, as in the judge files of graphs under 10,000 vertices, sixteen numbers are
 //! converted at once: each number's digits are permuted into a four-byte lane of a register
-//! and the lanes multiplied out together. Elsewhere each number is converted on its own.
+//! and the lanes multiplied out together; with up to eight digits (graphs under 10^8
+//! vertices), eight numbers at once in eight-byte lanes. Elsewhere, and for longer numbers,
+//! each number is converted on its own.
 
 use super::digits::{leading_value, leading_value_short};
 use super::window::WINDOW;

@@ -90,15 +90,21 @@ pub(super) fn read_lists(
         return unsafe { read_lists_avx512(buffer, from, vertex_count, budget, counts, vertices) };
     }
     #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2")
-        && is_x86_feature_detected!("bmi1")
-        && is_x86_feature_detected!("lzcnt")
-        && is_x86_feature_detected!("popcnt")
-    {
+    if avx2_available() {
         // SAFETY: the processor has the features `read_lists_avx2` is compiled for.
         return unsafe { read_lists_avx2(buffer, from, vertex_count, budget, counts, vertices) };
     }
     read_lists_with(buffer, from, vertex_count, budget, counts, vertices, false)
+}
+
+/// Whether this processor has what [`read_lists_avx2`] is compiled for (std caches the
+/// answer).
+#[cfg(target_arch = "x86_64")]
+pub(super) fn avx2_available() -> bool {
+    is_x86_feature_detected!("avx2")
+        && is_x86_feature_detected!("bmi1")
+        && is_x86_feature_detected!("lzcnt")
+        && is_x86_feature_detected!("popcnt")
 }
 
 /// [`read_lists`] with the numbers converted one at a time, compiled for AVX2 (and the bit
@@ -117,8 +123,9 @@ pub(super) fn read_lists_avx2(
     read_lists_with(buffer, from, vertex_count, budget, counts, vertices, false)
 }
 
-/// [`read_lists`] compiled for AVX-512, so that the vector conversion of short numbers is
-/// inlined into the loop.
+/// [`read_lists`] compiled for AVX-512 and the bit instructions of its processors, with the
+/// windows' numbers converted many at a time. (The conversion itself stays a call: `window`
+/// is not compiled for the features, and Rust refuses `inline(always)` with them.)
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi1,lzcnt,popcnt")]
 fn read_lists_avx512(
@@ -132,8 +139,8 @@ fn read_lists_avx512(
     read_lists_with(buffer, from, vertex_count, budget, counts, vertices, true)
 }
 
-/// [`read_lists`], its windows' numbers of up to four digits converted sixteen at a time
-/// when `vector` (only where the processor has AVX-512 VBMI2).
+/// [`read_lists`], its windows' numbers of up to eight digits converted many at a time when
+/// `vector` (only where the processor has AVX-512 VBMI2).
 #[inline(always)]
 pub(super) fn read_lists_with(
     buffer: &[u8],

@@ -210,11 +210,7 @@ fn bulk_reads_convert_numbers_alike_one_at_a_time_and_many_at_once() {
         let one_at_a_time = read(false);
         assert_eq!(read(true), one_at_a_time, "round {round}: {text:?}");
         #[cfg(target_arch = "x86_64")]
-        if is_x86_feature_detected!("avx2")
-            && is_x86_feature_detected!("bmi1")
-            && is_x86_feature_detected!("lzcnt")
-            && is_x86_feature_detected!("popcnt")
-        {
+        if lists::avx2_available() {
             let (mut counts, mut vertices) = (vec![7], vec![9]);
             // SAFETY: the processor has the features (checked above).
             let (lists, consumed) = unsafe {
