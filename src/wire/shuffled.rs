@@ -14,6 +14,10 @@
 /// bytes at a time, appending their values to `out`. Returns how many bytes it read: whole
 /// varints, ending before the first chunk of sixteen that holds a longer varint, and before
 /// the last bytes that make no full chunk (0 without SSSE3). `bytes` must start at a varint.
+///
+/// Each chunk stores sixteen values into the spare capacity of `out`, reserving room for them
+/// first: a caller that reserved exactly the values it expects should add [`READ_SLACK`], or
+/// the last chunks make `out` grow (copying everything read so far).
 pub(super) fn read_pairs(bytes: &[u8], out: &mut Vec<u32>) -> usize {
     #[cfg(target_arch = "x86_64")]
     if ssse3::available() {
@@ -23,6 +27,9 @@ pub(super) fn read_pairs(bytes: &[u8], out: &mut Vec<u32>) -> usize {
     let _ = (bytes, out);
     0
 }
+
+/// Spare capacity past its values that [`read_pairs`] writes into.
+pub(super) const READ_SLACK: usize = 16;
 
 /// Values [`write_pairs`] takes at once.
 pub(super) const WRITE_STEP: usize = 8;
@@ -150,7 +157,7 @@ mod ssse3 {
             // Each byte beside the one before it, in 16-bit lanes: `before | byte << 8`.
             let previous = _mm_or_si128(_mm_slli_si128::<1>(chunk), _mm_srli_si128::<15>(before));
             let ends = !continues;
-            out.reserve(16);
+            out.reserve(super::READ_SLACK);
             // SAFETY: `out` has room for 16 more values (reserved just above), 8 for each.
             unsafe {
                 push_ending(_mm_unpacklo_epi8(previous, chunk), ends & 0xff, out);

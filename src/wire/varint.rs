@@ -198,7 +198,9 @@ fn terminators(bytes: &[u8]) -> usize {
 /// A block of [`BLOCK`] bytes all under 0x80 is [`BLOCK`] one-byte values, widened in one
 /// vectorised pass. Where a block is not, the next one is looked at `8 * BLOCK` bytes later.
 pub(super) fn read_packed_u32(bytes: &[u8], out: &mut Vec<u32>) -> Option<()> {
-    out.reserve(terminators(bytes));
+    // Exactly the values, and the room the shuffled reads store past them: without it, the
+    // last chunks would grow `out` to twice its size, copying it.
+    out.reserve(terminators(bytes) + shuffled::READ_SLACK);
     let mut at = 0;
     let mut next_block = 0;
     // One- and two-byte varints (values under 2^14: the vertices of graphs up to 16,384
@@ -337,6 +339,24 @@ mod tests {
             let theirs = prost_packed(values[..len].iter().map(|&value| u64::from(value)));
             assert_eq!(ours, theirs, "the first {len} values");
         }
+    }
+
+    #[test]
+    fn reading_a_packed_column_does_not_grow_its_vector_twice_over() {
+        // Two-byte values (the shuffled reads), as many as a large query batch holds: the
+        // vector gets its room once, so the values are never copied to a larger one.
+        let values: Vec<u32> = (0..100_000u32).map(|i| 128 + i % 16_000).collect();
+        let mut bytes = Vec::new();
+        put_packed_u32(&values, &mut bytes);
+        let mut read = Vec::new();
+        assert!(read_packed_u32(&bytes, &mut read).is_some());
+        assert_eq!(read, values);
+        assert!(
+            read.capacity() <= values.len() + shuffled::READ_SLACK + 64,
+            "capacity {} for {} values",
+            read.capacity(),
+            values.len()
+        );
     }
 
     proptest! {
