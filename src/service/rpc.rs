@@ -171,34 +171,7 @@ impl Rpc {
 
     /// Counts the verdicts of a response.
     fn count_verdicts(&mut self, response: &proto::EvaluateResponse) {
-        let mut counts = QueryCounts::default();
-        let mut count = |outcome: Option<proto::Outcome>| match outcome {
-            Some(proto::Outcome::Win) => counts.win += 1,
-            Some(proto::Outcome::Lose) => counts.lose += 1,
-            Some(proto::Outcome::Draw) => counts.draw += 1,
-            _ => counts.error += 1,
-        };
-        for verdict in &response.verdicts {
-            count(if verdict.error.is_some() {
-                None
-            } else {
-                proto::Outcome::try_from(verdict.outcome).ok()
-            });
-        }
-        if let Some(packed) = &response.packed_verdicts {
-            // A tally indexed by the enum's value, without a branch per outcome (WIN and
-            // LOSE alternate at random); anything else counts as an error.
-            const OUTCOMES: usize = proto::Outcome::Draw as usize + 1;
-            let mut tally = [0u64; OUTCOMES];
-            for &outcome in &packed.outcomes {
-                let known = (0..OUTCOMES as i32).contains(&outcome);
-                tally[if known { outcome as usize } else { 0 }] += 1;
-            }
-            counts.win += tally[proto::Outcome::Win as usize];
-            counts.lose += tally[proto::Outcome::Lose as usize];
-            counts.draw += tally[proto::Outcome::Draw as usize];
-            counts.error += tally[proto::Outcome::Unspecified as usize];
-        }
+        let counts = verdict_counts(response);
         self.metrics.queries_answered(&counts);
         self.counts.add(&counts);
     }
@@ -319,5 +292,90 @@ impl<M: Verdicts> Responder<M> {
     ) -> Result<(), Stop> {
         self.rpc.count_verdicts(&response);
         self.send(response.into()).await
+    }
+}
+
+/// The verdicts of a response by outcome: an error, or an outcome outside the enum, counts
+/// as an error.
+fn verdict_counts(response: &proto::EvaluateResponse) -> QueryCounts {
+    let mut counts = QueryCounts::default();
+    for verdict in &response.verdicts {
+        let outcome = match verdict.error {
+            Some(_) => None,
+            None => proto::Outcome::try_from(verdict.outcome).ok(),
+        };
+        match outcome {
+            Some(proto::Outcome::Win) => counts.win += 1,
+            Some(proto::Outcome::Lose) => counts.lose += 1,
+            Some(proto::Outcome::Draw) => counts.draw += 1,
+            _ => counts.error += 1,
+        }
+    }
+    if let Some(packed) = &response.packed_verdicts {
+        // One comparison pass per outcome (each vectorises, where a tally indexed by the
+        // value waits on its own last increment).
+        let outcomes = &packed.outcomes;
+        let count_of = |outcome: proto::Outcome| {
+            outcomes
+                .iter()
+                .filter(|&&value| value == outcome as i32)
+                .count() as u64
+        };
+        let (win, lose, draw) = (
+            count_of(proto::Outcome::Win),
+            count_of(proto::Outcome::Lose),
+            count_of(proto::Outcome::Draw),
+        );
+        counts.win += win;
+        counts.lose += lose;
+        counts.draw += draw;
+        counts.error += outcomes.len() as u64 - win - lose - draw;
+    }
+    counts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_are_counted_by_outcome_singly_and_packed() {
+        let single = |outcome: proto::Outcome, error: bool| proto::Verdict {
+            outcome: outcome as i32,
+            error: error.then(Default::default),
+            ..Default::default()
+        };
+        let (win, lose, draw, none) = (
+            proto::Outcome::Win as i32,
+            proto::Outcome::Lose as i32,
+            proto::Outcome::Draw as i32,
+            proto::Outcome::Unspecified as i32,
+        );
+        let response = proto::EvaluateResponse {
+            verdicts: vec![
+                single(proto::Outcome::Win, false),
+                single(proto::Outcome::Draw, false),
+                single(proto::Outcome::Win, true),
+            ],
+            packed_verdicts: Some(proto::PackedVerdicts {
+                outcomes: [win, lose, lose, draw, none, 77, -1, win]
+                    .into_iter()
+                    .cycle()
+                    .take(8 * 1000 + 3)
+                    .collect(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let counts = verdict_counts(&response);
+        assert_eq!(
+            counts,
+            QueryCounts {
+                win: 1 + 2 * 1000 + 1,
+                lose: 2 * 1000 + 2,
+                draw: 1 + 1000,
+                error: 1 + 3 * 1000,
+            }
+        );
     }
 }
