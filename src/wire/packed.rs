@@ -81,6 +81,14 @@ impl Column<'_> {
         varint::put(content_len as u64, buf);
         match self {
             Self::U32(values) => varint::put_packed_u32(values, buf),
+            // A byte a value (outcomes, and the nim-sums of most games) is every value under
+            // 0x80, each its own varint.
+            Self::U64(values) if content_len == values.len() => {
+                varint::put_one_byte_values(values, |value| value as u8, buf);
+            }
+            Self::Enum(values) if content_len == values.len() => {
+                varint::put_one_byte_values(values, |value| value as u8, buf);
+            }
             Self::U64(values) => varint::put_packed(values.iter().copied(), buf),
             Self::Enum(values) => varint::put_packed(values.iter().map(|&v| v as i64 as u64), buf),
             Self::Fixed32(values) => fixed32::put_packed(values, buf),

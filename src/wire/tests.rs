@@ -292,6 +292,27 @@ proptest! {
 }
 
 #[test]
+fn one_byte_columns_longer_than_a_stage_are_written_as_prost_writes_them() {
+    // Outcomes and nim-sums all under 0x80 (a byte a value, written as low bytes), over
+    // several stages; then one nim-sum of two bytes, which takes the varint loop.
+    let count = 3 * super::varint::STAGE + 5;
+    let mut packed = PackedVerdicts {
+        first_query_id: 1,
+        outcomes: (0..count).map(|i| (i % 4) as i32).collect(),
+        nim_sums: (0..count).map(|i| (i * 7 % 128) as u64).collect(),
+        ..Default::default()
+    };
+    for round in 0..2 {
+        let response = packed_response(packed.clone());
+        let mut ours = Vec::new();
+        assert!(encode_response(&response, &mut ours));
+        assert_eq!(ours, response.encode_to_vec(), "round {round}");
+        assert_eq!(decode_response(&ours), Some(response));
+        packed.nim_sums[count / 2] = 200;
+    }
+}
+
+#[test]
 fn common_shapes_take_the_fast_path() {
     let request = packed_request(PackedTokenQueries {
         first_query_id: 7,

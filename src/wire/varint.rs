@@ -102,6 +102,22 @@ pub(super) fn put_packed(values: impl Iterator<Item = u64>, buf: &mut impl BufMu
     buf.put_slice(&stage[..used]);
 }
 
+/// Writes values that are each a one-byte varint (all under 0x80: the caller has counted one
+/// byte a value) as their low bytes, a stage at a time in one vectorised pass.
+pub(super) fn put_one_byte_values<T: Copy>(
+    values: &[T],
+    low_byte: impl Fn(T) -> u8,
+    buf: &mut impl BufMut,
+) {
+    let mut stage = [0u8; STAGE];
+    for chunk in values.chunks(STAGE) {
+        for (byte, &value) in stage.iter_mut().zip(chunk) {
+            *byte = low_byte(value);
+        }
+        buf.put_slice(&stage[..chunk.len()]);
+    }
+}
+
 /// Writes `values` as consecutive varints into `buf`, without a branch per value: each is
 /// spread into 7-bit groups with its continuation bits in one `u64`, and eight bytes are
 /// stored where only its length counts. (A loop per byte mispredicted on every mix of one- and
