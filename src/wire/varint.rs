@@ -23,17 +23,17 @@ pub(super) fn len_u64(value: u64) -> usize {
 pub(super) fn packed_len_u32(values: &[u32]) -> usize {
     // All under 2^14 (the vertices of graphs of up to 16,384 vertices): a byte each, and a
     // second for those from 128, counted without a compare (`(v + 2^14 - 128) >> 14` is 1
-    // exactly from 128).
-    if values.iter().fold(0, |any, &value| any | value) < 1 << 14 {
-        let long: usize = values
-            .chunks(1 << 20)
-            .map(|chunk| {
-                chunk
-                    .iter()
-                    .map(|&v| (v + (1 << 14) - (1 << 7)) >> 14)
-                    .sum::<u32>() as usize
-            })
-            .sum();
+    // exactly from 128). One pass finds whether they are, and counts as if they were.
+    let (mut any, mut long) = (0u32, 0usize);
+    for chunk in values.chunks(1 << 16) {
+        let (chunk_any, chunk_long) = chunk.iter().fold((0u32, 0u32), |(any, long), &v| {
+            let second = v.wrapping_add((1 << 14) - (1 << 7)) >> 14;
+            (any | v, long.wrapping_add(second))
+        });
+        any |= chunk_any;
+        long += chunk_long as usize;
+    }
+    if any < 1 << 14 {
         return values.len() + long;
     }
     values
