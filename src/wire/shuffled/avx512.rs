@@ -1,13 +1,17 @@
-//! The AVX-512 reader of [`super`]: sixty-four bytes a step. Each byte is put beside the one
-//! before it by one byte permutation, both widened to 16-bit lanes, and the lanes that end a
-//! varint are moved together by a compress instruction (VBMI2) instead of a shuffle table.
+//! The AVX-512 reader and writer of [`super`]: sixty-four bytes a step. Reading, each byte is
+//! put beside the one before it by one byte permutation, both widened to 16-bit lanes, and the
+//! lanes that end a varint are moved together by a compress instruction (VBMI2) instead of a
+//! shuffle table; writing, thirty-two values are spread into two bytes each, and a compress
+//! drops the second bytes of the short ones.
 
 use std::arch::x86_64::{
-    __m256i, _mm512_and_si512, _mm512_castsi512_si256, _mm512_cvtepu8_epi16, _mm512_cvtepu16_epi32,
-    _mm512_extracti64x4_epi64, _mm512_loadu_si512, _mm512_mask_blend_epi16,
-    _mm512_maskz_compress_epi16, _mm512_movepi8_mask, _mm512_or_si512, _mm512_permutex2var_epi8,
-    _mm512_set1_epi16, _mm512_setzero_si512, _mm512_slli_epi16, _mm512_storeu_si512,
-    _mm512_test_epi16_mask,
+    __m256i, _mm512_and_si512, _mm512_castsi256_si512, _mm512_castsi512_si256,
+    _mm512_cmpgt_epu16_mask, _mm512_cvtepi32_epi16, _mm512_cvtepu8_epi16, _mm512_cvtepu16_epi32,
+    _mm512_extracti64x4_epi64, _mm512_inserti64x4, _mm512_loadu_si512, _mm512_mask_blend_epi16,
+    _mm512_maskz_compress_epi8, _mm512_maskz_compress_epi16, _mm512_maskz_mov_epi16,
+    _mm512_movepi8_mask, _mm512_or_si512, _mm512_permutex2var_epi8, _mm512_set1_epi16,
+    _mm512_setzero_si512, _mm512_slli_epi16, _mm512_srli_epi16, _mm512_storeu_si512,
+    _mm512_test_epi8_mask, _mm512_test_epi16_mask,
 };
 use std::sync::OnceLock;
 
@@ -121,4 +125,53 @@ unsafe fn push_ending(bytes: __m256i, previous: __m256i, ends: u32, out: &mut Ve
         );
         out.set_len(out.len() + ends.count_ones() as usize);
     }
+}
+
+/// Values [`write_pairs`] takes at once.
+pub(super) const WRITE_STEP: usize = 32;
+
+/// See [`super::write_pairs`], thirty-two values at a time: returns how many values it wrote
+/// (a multiple of [`WRITE_STEP`]) and how many bytes they took.
+///
+/// # Safety
+/// Needs AVX-512 F, BW, VBMI and VBMI2, and POPCNT, values under 2^14, and room in `out` for
+/// two bytes a value (each step stores 64 bytes where it has used as many as it wrote before).
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,popcnt")]
+pub(super) unsafe fn write_pairs(values: &[u32], out: &mut [u8]) -> (usize, usize) {
+    let mut used = 0;
+    let (steps, _) = values.as_chunks::<WRITE_STEP>();
+    for step in steps {
+        // SAFETY: `step` has 32 values, 128 bytes, loaded unaligned as two halves.
+        let (low, high) = unsafe {
+            (
+                _mm512_loadu_si512(step.as_ptr().cast()),
+                _mm512_loadu_si512(step.as_ptr().add(16).cast()),
+            )
+        };
+        // Values under 2^14 keep their bits in 16-bit lanes, in order.
+        let lanes = _mm512_inserti64x4::<1>(
+            _mm512_castsi256_si512(_mm512_cvtepi32_epi16(low)),
+            _mm512_cvtepi32_epi16(high),
+        );
+        let long = _mm512_cmpgt_epu16_mask(lanes, _mm512_set1_epi16(0x7f));
+        // Lane = first byte (low 7 bits, continuation bit when long) | second << 8, where the
+        // second byte is zero exactly for the short values.
+        let first = _mm512_or_si512(
+            _mm512_and_si512(lanes, _mm512_set1_epi16(0x7f)),
+            _mm512_maskz_mov_epi16(long, _mm512_set1_epi16(0x80)),
+        );
+        let spread = _mm512_or_si512(first, _mm512_slli_epi16::<8>(_mm512_srli_epi16::<7>(lanes)));
+        let seconds = _mm512_test_epi8_mask(spread, spread) & 0xaaaa_aaaa_aaaa_aaaa;
+        let keep = 0x5555_5555_5555_5555 | seconds;
+        // SAFETY: the store writes 64 bytes at `used`, which is at most two bytes a value
+        // written before this step: inside `out` (the caller's contract).
+        unsafe {
+            _mm512_storeu_si512(
+                out.as_mut_ptr().add(used).cast(),
+                _mm512_maskz_compress_epi8(keep, spread),
+            );
+        }
+        used += keep.count_ones() as usize;
+    }
+    (steps.len() * WRITE_STEP, used)
 }

@@ -1,8 +1,9 @@
 //! Packed varints of one or two bytes (values under 2^14: the vertices of any graph of up to
 //! 16,384 vertices, the chess judge files' queries) read sixteen bytes and written eight
-//! values at a time with SSSE3 byte shuffles (`ssse3.rs`), and read sixty-four bytes at a time
-//! with AVX-512 (`avx512.rs`), where the processor has them (asked once at run time;
-//! elsewhere these functions do nothing and the callers' scalar loops do the work).
+//! values at a time with SSSE3 byte shuffles (`ssse3.rs`), and read sixty-four bytes and
+//! written thirty-two values at a time with AVX-512 (`avx512.rs`), where the processor has
+//! them (asked once at run time; elsewhere these functions do nothing and the callers' scalar
+//! loops do the work).
 //!
 //! Reading needs no pass from one varint to the next: every byte below 0x80 ends a varint, and
 //! the value ending at byte `i` is byte `i` alone, or, when byte `i - 1` has its continuation
@@ -49,8 +50,9 @@ pub(super) const WRITE_STEP: usize = 8;
 /// Bytes past what it writes that [`write_pairs`] may overwrite.
 pub(super) const WRITE_SLACK: usize = 16;
 
-/// Writes the varints of `values`, each under 2^14, into `out`, eight values at a time;
-/// returns how many values it wrote (a multiple of [`WRITE_STEP`]; 0 without SSSE3) and how
+/// Writes the varints of `values`, each under 2^14, into `out`, eight values at a time (thirty-two
+/// with AVX-512 while it can); returns how many values it wrote (a multiple of [`WRITE_STEP`]; 0
+/// without SSSE3) and how
 /// many bytes they took. `out` must have room for two bytes a value plus [`WRITE_SLACK`].
 pub(super) fn write_pairs(values: &[u32], out: &mut [u8]) -> (usize, usize) {
     let steps = values.len() / WRITE_STEP;
@@ -63,9 +65,21 @@ pub(super) fn write_pairs(values: &[u32], out: &mut [u8]) -> (usize, usize) {
     debug_assert!(values.iter().all(|&value| value < 1 << 14));
     #[cfg(target_arch = "x86_64")]
     if ssse3::available() {
+        let values = &values[..steps * WRITE_STEP];
+        // Thirty-two values a step where the processor can, then eight.
+        let (wide, wide_bytes) = if avx512::available() {
+            // SAFETY: the processor has the AVX-512 extensions and POPCNT (just checked), and
+            // `out` has two bytes a value (asserted above).
+            unsafe { avx512::write_pairs(values, out) }
+        } else {
+            (0, 0)
+        };
         // SAFETY: the processor has SSSE3 and POPCNT (just checked), and `out` has room for
-        // every step's sixteen-byte store (asserted above).
-        return unsafe { ssse3::write_pairs(&values[..steps * WRITE_STEP], out) };
+        // every step's sixteen-byte store (asserted above: the values before took at least a
+        // byte each).
+        let (narrow, narrow_bytes) =
+            unsafe { ssse3::write_pairs(&values[wide..], &mut out[wide_bytes..]) };
+        return (wide + narrow, wide_bytes + narrow_bytes);
     }
     (0, 0)
 }
@@ -230,20 +244,52 @@ mod tests {
         }
     }
 
+    /// A writer of pairs: its name, the function, and the values it writes at once.
+    type Writer = (&'static str, fn(&[u32], &mut [u8]) -> (usize, usize), usize);
+
+    /// The writers this processor has.
+    fn writers() -> Vec<Writer> {
+        let mut writers: Vec<Writer> = Vec::new();
+        #[cfg(target_arch = "x86_64")]
+        {
+            if ssse3::available() {
+                writers.push(("dispatched", write_pairs, WRITE_STEP));
+                // SAFETY: the processor has SSSE3 and POPCNT (just checked); the test gives
+                // every writer two bytes a value and the slack.
+                writers.push((
+                    "ssse3",
+                    |values, out| unsafe {
+                        ssse3::write_pairs(&values[..values.len() / WRITE_STEP * WRITE_STEP], out)
+                    },
+                    WRITE_STEP,
+                ));
+            }
+            if avx512::available() {
+                // SAFETY: the processor has the AVX-512 extensions (just checked).
+                writers.push((
+                    "avx512",
+                    |values, out| unsafe { avx512::write_pairs(values, out) },
+                    avx512::WRITE_STEP,
+                ));
+            }
+        }
+        writers
+    }
+
     #[test]
     fn writes_short_varints_as_prost_does() {
-        for seed in 0..200u64 {
-            let values = mixed_values(seed, (seed as usize * 5) % 200, 0);
-            let mut out = vec![0u8; 2 * values.len() + WRITE_SLACK];
-            let (written, used) = write_pairs(&values, &mut out);
-            if cfg!(target_arch = "x86_64") && ssse3_here() {
-                assert_eq!(written, values.len() / WRITE_STEP * WRITE_STEP);
+        for (name, write_pairs, step) in writers() {
+            for seed in 0..200u64 {
+                let values = mixed_values(seed, (seed as usize * 5) % 200, 0);
+                let mut out = vec![0u8; 2 * values.len() + WRITE_SLACK];
+                let (written, used) = write_pairs(&values, &mut out);
+                assert_eq!(written, values.len() / step * step, "{name}, seed {seed}");
+                assert_eq!(
+                    &out[..used],
+                    &prost_bytes(&values[..written])[..],
+                    "{name}, seed {seed}"
+                );
             }
-            assert_eq!(
-                &out[..used],
-                &prost_bytes(&values[..written])[..],
-                "seed {seed}"
-            );
         }
     }
 
@@ -254,16 +300,5 @@ mod tests {
         assert_eq!(drop_short_bytes(0)[..8], [0, 2, 4, 6, 8, 10, 12, 14]);
         assert_eq!(drop_short_bytes(0b10)[..4], [0, 2, 3, 4]);
         assert_eq!(drop_short_bytes(0xff), std::array::from_fn(|i| i as u8));
-    }
-
-    fn ssse3_here() -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            ssse3::available()
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            false
-        }
     }
 }
