@@ -50,10 +50,10 @@ pub(super) const WRITE_STEP: usize = 8;
 /// Bytes past what it writes that [`write_pairs`] may overwrite.
 pub(super) const WRITE_SLACK: usize = 16;
 
-/// Writes the varints of `values`, each under 2^14, into `out`, eight values at a time (thirty-two
-/// with AVX-512 while it can); returns how many values it wrote (a multiple of [`WRITE_STEP`]; 0
-/// without SSSE3) and how
-/// many bytes they took. `out` must have room for two bytes a value plus [`WRITE_SLACK`].
+/// Writes the varints of `values`, each under 2^14, into `out`, eight values at a time
+/// (thirty-two with AVX-512 while it can); returns how many values it wrote (a multiple of
+/// [`WRITE_STEP`]; 0 without SSSE3) and how many bytes they took. `out` must have room for two
+/// bytes a value plus [`WRITE_SLACK`].
 pub(super) fn write_pairs(values: &[u32], out: &mut [u8]) -> (usize, usize) {
     let steps = values.len() / WRITE_STEP;
     assert!(
