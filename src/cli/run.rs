@@ -1,9 +1,14 @@
 //! What every command of the CLI shares: its input file and its runtime.
 
-use std::io::Read;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 
+use memmap2::{Mmap, MmapOptions};
+
 use super::error::{EXIT_FAILURE, RunError};
+use super::input::JudgeSource;
 use super::output::stderr_line;
 
 /// Runs a command on a new async runtime; returns its exit code, printing its error.
@@ -37,4 +42,51 @@ pub(super) fn open_input(file: Option<&PathBuf>) -> Result<Box<dyn Read + Send>,
             .map(|f| Box::new(f) as Box<dyn Read + Send>)
             .map_err(|e| RunError::Failure(format!("cannot open {}: {e}", path.display()))),
     }
+}
+
+/// The judge file of `file` (stdin when none or `-`). A regular file is mapped into memory
+/// from where its descriptor stands and read in place (the parser's window onto it moves
+/// instead of a buffer being copied into), and the descriptor is moved to its end, as reading
+/// it would; anything else (a pipe, a terminal), or a file that cannot be mapped, is read as a
+/// stream.
+pub(super) fn open_judge_input(file: Option<&PathBuf>) -> Result<JudgeSource, RunError> {
+    let opened = match file {
+        Some(path) if path.as_os_str() != "-" => File::open(path)
+            .map_err(|e| RunError::Failure(format!("cannot open {}: {e}", path.display())))?,
+        _ => match std::io::stdin().as_fd().try_clone_to_owned() {
+            Ok(descriptor) => File::from(descriptor),
+            Err(_) => return Ok(JudgeSource::Stream(Box::new(std::io::stdin()))),
+        },
+    };
+    match map_rest(&opened) {
+        Some(map) => Ok(JudgeSource::Mapped(map)),
+        None if file.is_none_or(|path| path.as_os_str() == "-") => {
+            Ok(JudgeSource::Stream(Box::new(std::io::stdin())))
+        }
+        None => Ok(JudgeSource::Stream(Box::new(opened))),
+    }
+}
+
+/// The rest of `file` from its descriptor's position, mapped read-only, when it is a regular
+/// file with something left to read; the descriptor then stands at its end.
+fn map_rest(mut file: &File) -> Option<Mmap> {
+    let metadata = file.metadata().ok()?;
+    if !metadata.is_file() {
+        return None;
+    }
+    let position = file.stream_position().ok()?;
+    let rest = usize::try_from(metadata.len().checked_sub(position)?).ok()?;
+    if rest == 0 {
+        return None;
+    }
+    // SAFETY: the mapping is read-only and nothing in this process writes the file. Another
+    // process could still change it while it is read, which the type system cannot rule
+    // out: grundy maps only a file it was given to read, as other tools that read files in
+    // place do (a file rewritten meanwhile reads as a mix of both versions, and one cut
+    // shorter ends the process with SIGBUS).
+    let map = unsafe { MmapOptions::new().offset(position).len(rest).map(file) }.ok()?;
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Sequential);
+    file.seek(SeekFrom::Start(position + rest as u64)).ok()?;
+    Some(map)
 }

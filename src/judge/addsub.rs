@@ -60,11 +60,22 @@ pub struct AddsubReader<R> {
     odd_vertices: Vec<u32>,
 }
 
+impl AddsubReader<std::io::Empty> {
+    /// A reader at the start of a judge file mapped into memory, which it reads in place.
+    pub fn mapped(map: memmap2::Mmap) -> Self {
+        Self::with_scanner(Scanner::mapped(map))
+    }
+}
+
 impl<R: Read> AddsubReader<R> {
     /// A reader at the start of a judge file.
     pub fn new(reader: R) -> Self {
+        Self::with_scanner(Scanner::new(reader))
+    }
+
+    fn with_scanner(scanner: Scanner<R>) -> Self {
         Self {
-            scanner: Scanner::new(reader),
+            scanner,
             state: State::Start,
             games: 0,
             odd_vertices: Vec::new(),

@@ -98,6 +98,40 @@ fn reads_standard_input_when_file_is_dash_or_absent() {
     }
 }
 
+/// A file as standard input that a script has already read into (as `read` leaves it): grundy
+/// reads from where the descriptor stands, as reading it would, and leaves the descriptor at
+/// the end, whether it reads the file in place (a regular file) or as a stream.
+#[test]
+fn a_file_on_standard_input_is_read_from_where_its_descriptor_stands() {
+    use std::io::{Seek, SeekFrom};
+    let prefix = b"this line was read before grundy ran\n";
+    let mut text = prefix.to_vec();
+    text.extend(read(&data_dir().join("chess_sample.in")));
+    let expected = read(&data_dir().join("chess_sample.out"));
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("stdin_read_from_its_offset.in");
+    fs::write(&path, &text).unwrap();
+    let mut file = fs::File::open(&path).unwrap();
+    file.seek(SeekFrom::Start(prefix.len() as u64)).unwrap();
+    // The child's standard input shares the file's offset with this handle.
+    let mut shared = file.try_clone().unwrap();
+    let mut child = ChildGuard::spawn(
+        judge_command(Format::Chess)
+            .stdin(Stdio::from(file))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let stdout = drain(child.0.stdout.take().expect("stdout is piped"));
+    let stderr = drain(child.0.stderr.take().expect("stderr is piped"));
+    let status = child.wait_with_timeout(RUN_TIMEOUT);
+    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+    assert_eq!(status.code(), Some(0), "{}", lossy(&stderr));
+    if let Some(difference) = first_difference(&expected, &stdout) {
+        panic!("chess_sample.in after a line already read: {difference}");
+    }
+    assert_eq!(shared.stream_position().unwrap(), text.len() as u64);
+    fs::remove_file(&path).unwrap();
+}
+
 #[test]
 fn unreachable_server_is_a_failure() {
     // Nothing listens on port 1 of a test machine: the connection is refused at once.

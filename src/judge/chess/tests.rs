@@ -1,6 +1,7 @@
 //! The chess reader: events, bulk reads and errors against the judge format.
 
 use super::*;
+use crate::judge::scanner::map_of;
 
 fn events(input: &str) -> Result<Vec<String>, String> {
     super::super::debug_events!(ChessReader::new(input.as_bytes()))
@@ -21,9 +22,24 @@ fn reads_cases_and_queries() {
 
 /// Every query and the first error, as text, read event by event or (`bulk`) with
 /// [`ChessReader::read_buffered_queries`] first whenever it can, through a scanner buffer
-/// of `buffer` bytes; with how many queries were read in bulk.
+/// of `buffer` bytes; with how many queries were read in bulk. The same text mapped into
+/// memory and read in place, through windows of `buffer` bytes, must read alike.
 fn transcript(input: &[u8], buffer: usize, bulk: Option<ListBudget>) -> (Vec<String>, usize) {
-    let mut reader = ChessReader::with_scanner(Scanner::with_buffer_bytes(input, buffer));
+    let owned = Scanner::with_buffer_bytes(input, buffer);
+    let read = reader_transcript(ChessReader::with_scanner(owned), bulk);
+    if !input.is_empty() {
+        let mapped = Scanner::mapped_with_window(map_of(input), buffer);
+        let mapped = reader_transcript(ChessReader::with_scanner(mapped), bulk);
+        assert_eq!(mapped, read, "mapped, windows of {buffer} bytes, {bulk:?}");
+    }
+    read
+}
+
+/// [`transcript`] of one reader.
+fn reader_transcript<R: Read>(
+    mut reader: ChessReader<R>,
+    bulk: Option<ListBudget>,
+) -> (Vec<String>, usize) {
     let mut out = Vec::new();
     let (mut counts, mut vertices) = (Vec::new(), Vec::new());
     let mut in_bulk = 0;
@@ -195,8 +211,19 @@ fn bulk_reads_across_windows_read_as_events_do() {
 /// `buffer` bytes with adjacency lists split in halves from `split` bytes buffered; with
 /// how many reads in halves kept their second half.
 fn graph_transcript(text: &[u8], buffer: usize, split: usize) -> (Vec<String>, usize) {
-    let scanner = Scanner::with_buffer_bytes(text, buffer).with_split_min_bytes(split);
-    let mut reader = ChessReader::with_scanner(scanner);
+    let owned = Scanner::with_buffer_bytes(text, buffer).with_split_min_bytes(split);
+    let read = reader_graph_transcript(ChessReader::with_scanner(owned));
+    let mapped = Scanner::mapped_with_window(map_of(text), buffer).with_split_min_bytes(split);
+    let mapped = reader_graph_transcript(ChessReader::with_scanner(mapped));
+    assert_eq!(
+        mapped, read,
+        "mapped, windows of {buffer} bytes, split from {split}"
+    );
+    read
+}
+
+/// [`graph_transcript`] of one reader.
+fn reader_graph_transcript<R: Read>(mut reader: ChessReader<R>) -> (Vec<String>, usize) {
     let mut out = Vec::new();
     loop {
         match reader.next_event() {

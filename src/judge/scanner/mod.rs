@@ -1,8 +1,14 @@
 //! A streaming reader of whitespace-separated unsigned numbers that knows the line and column
 //! of everything it reads. It holds one buffer (256 KiB, grown to 8 MiB from a large graph on),
-//! never the whole input.
+//! never the whole input; or it reads a file mapped into memory in place, a window of the same
+//! size at a time, so that both read alike.
 
 use std::io::{self, Read};
+use std::ops::Deref;
+
+use memmap2::Mmap;
+#[cfg(unix)]
+use memmap2::UncheckedAdvice;
 
 use super::digits::{is_separator, short_number, short_parity};
 use super::error::{JudgeError, Location};
@@ -13,10 +19,48 @@ mod lists;
 pub(crate) use halves::LARGE_GRAPH_BUFFER_BYTES;
 pub use lists::ListBudget;
 
+/// Where a scanner's bytes are: its own buffer, which reads fill, or a window onto a mapped
+/// file, which reads move along it (no copy).
+enum Buffer {
+    Owned(Box<[u8]>),
+    Mapped {
+        map: Mmap,
+        /// Where the window starts in the file.
+        base: usize,
+        /// The window's size: what a read of the owned buffer would take.
+        window: usize,
+        /// The pages before this offset were given back (see [`RELEASE_BYTES`]).
+        released: usize,
+    },
+}
+
+/// A mapped file's pages count in the process's resident memory once read: every this many
+/// bytes read, the pages behind the window are given back (reading them again would fault
+/// them in from the page cache), so that a file of any size holds a few megabytes resident,
+/// as the owned buffer does.
+const RELEASE_BYTES: usize = 2 << 20;
+
+impl Deref for Buffer {
+    type Target = [u8];
+
+    /// The buffer, or the window (shorter at the end of the file).
+    fn deref(&self) -> &[u8] {
+        match self {
+            Self::Owned(buffer) => buffer,
+            Self::Mapped {
+                map, base, window, ..
+            } => {
+                let end = map.len().min(base + window);
+                &map[*base..end]
+            }
+        }
+    }
+}
+
 /// Streaming number scanner.
 pub(crate) struct Scanner<R> {
     reader: R,
-    buffer: Box<[u8]>,
+    buffer: Buffer,
     pos: usize,
     len: usize,
     /// Current line (1-based) and the absolute byte offset where it starts.
@@ -45,6 +89,25 @@ pub(crate) struct Scanner<R> {
 /// [`Scanner::has_buffered_input`]) comes after thousands of queries of a file.
 const BUFFER_BYTES: usize = 256 * 1024;
 
+impl Scanner<io::Empty> {
+    /// A scanner at the start of a mapped file, which it reads in place, a window of the size
+    /// of an owned buffer at a time.
+    pub(crate) fn mapped(map: Mmap) -> Self {
+        Self::mapped_with_window(map, BUFFER_BYTES)
+    }
+
+    /// A scanner of a mapped file through windows of `bytes` (tests use small ones).
+    pub(crate) fn mapped_with_window(map: Mmap, bytes: usize) -> Self {
+        let buffer = Buffer::Mapped {
+            map,
+            base: 0,
+            window: bytes.max(1),
+            released: 0,
+        };
+        Scanner::with_buffer(io::empty(), buffer)
+    }
+}
+
 impl<R: Read> Scanner<R> {
     /// A scanner at the start of `reader`.
     pub(crate) fn new(reader: R) -> Self {
@@ -53,9 +116,16 @@ impl<R: Read> Scanner<R> {
 
     /// A scanner with a buffer of `bytes` (tests use small ones, to cross buffer boundaries).
     pub(crate) fn with_buffer_bytes(reader: R, bytes: usize) -> Self {
+        Self::with_buffer(
+            reader,
+            Buffer::Owned(vec![0; bytes.max(1)].into_boxed_slice()),
+        )
+    }
+
+    fn with_buffer(reader: R, buffer: Buffer) -> Self {
         Self {
             reader,
-            buffer: vec![0; bytes.max(1)].into_boxed_slice(),
+            buffer,
             pos: 0,
             len: 0,
             line: 1,
@@ -86,11 +156,20 @@ impl<R: Read> Scanner<R> {
         if self.buffer.len() >= bytes {
             return;
         }
-        let mut buffer = vec![0; bytes].into_boxed_slice();
         let unread = self.len - self.pos;
-        buffer[..unread].copy_from_slice(&self.buffer[self.pos..self.len]);
+        match &mut self.buffer {
+            Buffer::Owned(owned) => {
+                let mut buffer = vec![0; bytes].into_boxed_slice();
+                buffer[..unread].copy_from_slice(&owned[self.pos..self.len]);
+                *owned = buffer;
+            }
+            Buffer::Mapped { base, window, .. } => {
+                *base += self.pos;
+                *window = bytes;
+            }
+        }
         self.buffer_offset += self.pos as u64;
-        (self.buffer, self.pos, self.len) = (buffer, 0, unread);
+        (self.pos, self.len) = (0, unread);
     }
 
     /// Where the next unread byte is.
@@ -102,16 +181,47 @@ impl<R: Read> Scanner<R> {
         }
     }
 
-    /// Refills the buffer; false at end of input.
+    /// Refills the buffer (moves the window past what it showed); false at end of input.
     fn fill(&mut self) -> io::Result<bool> {
         if self.eof {
             return Ok(false);
         }
         self.buffer_offset += self.len as u64;
+        let read = self.len;
         self.pos = 0;
         self.len = 0;
+        let buffer = match &mut self.buffer {
+            Buffer::Owned(buffer) => buffer,
+            Buffer::Mapped {
+                map,
+                base,
+                window,
+                released,
+            } => {
+                *base += read;
+                #[cfg(unix)]
+                if *base - *released >= RELEASE_BYTES {
+                    // Up to the last 64 KiB boundary (in memory) before the window: a page
+                    // dropped is never one the window still shows, whatever the page size.
+                    let start = map.as_ptr() as usize;
+                    let end = (start + *base) & !0xffff;
+                    let len = end.saturating_sub(start + *released);
+                    // SAFETY: no slice of the buffer outlives a refill (`fill` takes the
+                    // scanner mutably), and the range was read: the read-only private
+                    // mapping's pages are dropped, and a read of them would fault the file's
+                    // bytes in again.
+                    let _ = unsafe {
+                        map.unchecked_advise_range(UncheckedAdvice::DontNeed, *released, len)
+                    };
+                    *released += len;
+                }
+                self.len = (map.len() - *base).min(*window);
+                self.eof = self.len == 0;
+                return Ok(!self.eof);
+            }
+        };
         loop {
-            match self.reader.read(&mut self.buffer) {
+            match self.reader.read(buffer) {
                 Ok(0) => {
                     self.eof = true;
                     return Ok(false);
@@ -344,6 +454,15 @@ fn describe_byte(byte: u8) -> String {
     } else {
         format!("byte 0x{byte:02x}")
     }
+}
+
+/// `bytes` in a read-only anonymous mapping, as a mapped file would be (tests read judge
+/// text through [`Scanner::mapped_with_window`]); `bytes` must not be empty.
+#[cfg(test)]
+pub(crate) fn map_of(bytes: &[u8]) -> Mmap {
+    let mut map = memmap2::MmapMut::map_anon(bytes.len()).expect("an anonymous mapping");
+    map.copy_from_slice(bytes);
+    map.make_read_only().expect("a read-only mapping")
 }
 
 #[cfg(test)]

@@ -236,3 +236,68 @@ fn bulk_reads_convert_numbers_alike_one_at_a_time_and_many_at_once() {
         "{taken} lists taken: the inputs stop the reads too early"
     );
 }
+
+/// Every number of a scanner with its location, the buffer grown to `grown` bytes after the
+/// first `grow_after` (as a large graph grows it).
+fn numbers_growing<R: Read>(
+    mut scanner: Scanner<R>,
+    grow_after: usize,
+    grown: usize,
+) -> Vec<(u64, Location)> {
+    let mut numbers = Vec::new();
+    while let Some(number) = scanner.next_number("a number").unwrap() {
+        numbers.push(number);
+        if numbers.len() == grow_after {
+            scanner.grow_buffer(grown);
+        }
+    }
+    numbers
+}
+
+#[test]
+fn a_mapped_file_reads_as_a_stream_does_through_a_grown_window() {
+    let text: String = (0..3000u64)
+        .map(|i| {
+            format!(
+                "{}{}",
+                i * 7919 % 100_003,
+                ["  ", "\n", " ", "\r\n"][i as usize % 4]
+            )
+        })
+        .collect();
+    let expected = numbers_growing(Scanner::new(text.as_bytes()), usize::MAX, 0);
+    assert_eq!(expected.len(), 3000);
+    for (window, grow_after, grown) in [(16, 10, 64), (100, 1, 4096), (7, 300, 9), (5, 2999, 50)] {
+        let owned = Scanner::with_buffer_bytes(text.as_bytes(), window);
+        let mapped = Scanner::mapped_with_window(map_of(text.as_bytes()), window);
+        let case = format!("windows of {window}, grown to {grown} after {grow_after} numbers");
+        assert_eq!(
+            numbers_growing(owned, grow_after, grown),
+            expected,
+            "{case}"
+        );
+        assert_eq!(
+            numbers_growing(mapped, grow_after, grown),
+            expected,
+            "mapped, {case}"
+        );
+    }
+}
+
+/// A mapped file longer than the stretch after which read pages are given back: every number
+/// reads as written, before and after the pages behind the window are dropped.
+#[test]
+fn a_mapped_file_reads_whole_past_the_pages_it_gives_back() {
+    let count = 3 * RELEASE_BYTES / 8;
+    let mut text = String::with_capacity(count * 8);
+    for i in 0..count as u64 {
+        text += &format!("{:07}\n", i * 7919 % 10_000_000);
+    }
+    let mut scanner = Scanner::mapped(map_of(text.as_bytes()));
+    for i in 0..count as u64 {
+        let (value, location) = scanner.number("a number").unwrap();
+        assert_eq!(value, i * 7919 % 10_000_000);
+        assert_eq!(location.line, i + 1);
+    }
+    assert_eq!(scanner.next_number("a number").unwrap(), None);
+}
