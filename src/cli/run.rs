@@ -2,7 +2,6 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::os::fd::AsFd;
 use std::path::PathBuf;
 
 use memmap2::{Mmap, MmapOptions};
@@ -53,9 +52,9 @@ pub(super) fn open_judge_input(file: Option<&PathBuf>) -> Result<JudgeSource, Ru
     let opened = match file {
         Some(path) if path.as_os_str() != "-" => File::open(path)
             .map_err(|e| RunError::Failure(format!("cannot open {}: {e}", path.display())))?,
-        _ => match std::io::stdin().as_fd().try_clone_to_owned() {
-            Ok(descriptor) => File::from(descriptor),
-            Err(_) => return Ok(JudgeSource::Stream(Box::new(std::io::stdin()))),
+        _ => match stdin_file() {
+            Some(file) => file,
+            None => return Ok(JudgeSource::Stream(Box::new(std::io::stdin()))),
         },
     };
     match map_rest(&opened) {
@@ -64,6 +63,24 @@ pub(super) fn open_judge_input(file: Option<&PathBuf>) -> Result<JudgeSource, Ru
             Ok(JudgeSource::Stream(Box::new(std::io::stdin())))
         }
         None => Ok(JudgeSource::Stream(Box::new(opened))),
+    }
+}
+
+/// Standard input's descriptor as a file of its own (sharing its position), where there is
+/// one to be had.
+fn stdin_file() -> Option<File> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .ok()
+            .map(File::from)
+    }
+    #[cfg(not(unix))]
+    {
+        None
     }
 }
 

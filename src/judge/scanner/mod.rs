@@ -153,7 +153,12 @@ impl<R: Read> Scanner<R> {
     /// Makes the buffer at least `bytes` long (the unread input moved to its start), so that
     /// each refill reads that much.
     pub(crate) fn grow_buffer(&mut self, bytes: usize) {
-        if self.buffer.len() >= bytes {
+        let size = match &self.buffer {
+            Buffer::Owned(buffer) => buffer.len(),
+            // The window's size, not what is left of the file.
+            Buffer::Mapped { window, .. } => *window,
+        };
+        if size >= bytes {
             return;
         }
         let unread = self.len - self.pos;
@@ -201,8 +206,10 @@ impl<R: Read> Scanner<R> {
                 *base += read;
                 #[cfg(unix)]
                 if *base - *released >= RELEASE_BYTES {
-                    // Up to the last 64 KiB boundary (in memory) before the window: a page
-                    // dropped is never one the window still shows, whatever the page size.
+                    // Up to the last 64 KiB boundary (in memory) before the window: with pages
+                    // of up to 64 KiB, a page dropped is never one the window still shows
+                    // (with larger ones, the window's first page would be read again from
+                    // the file).
                     let start = map.as_ptr() as usize;
                     let end = (start + *base) & !0xffff;
                     let len = end.saturating_sub(start + *released);
@@ -215,6 +222,8 @@ impl<R: Read> Scanner<R> {
                     };
                     *released += len;
                 }
+                #[cfg(not(unix))]
+                let _ = released;
                 self.len = (map.len() - *base).min(*window);
                 self.eof = self.len == 0;
                 return Ok(!self.eof);
@@ -453,6 +462,17 @@ fn describe_byte(byte: u8) -> String {
         format!("'{}'", byte as char)
     } else {
         format!("byte 0x{byte:02x}")
+    }
+}
+
+impl<R> Scanner<R> {
+    /// The bytes of a mapped file whose pages were given back (0 for an owned buffer).
+    #[cfg(test)]
+    pub(crate) fn released_bytes(&self) -> usize {
+        match &self.buffer {
+            Buffer::Owned(_) => 0,
+            Buffer::Mapped { released, .. } => *released,
+        }
     }
 }
 

@@ -96,7 +96,7 @@ pub(super) unsafe fn read_pairs(bytes: &[u8], out: &mut Vec<u32>) -> usize {
 /// where `previous` holds the byte before each.
 ///
 /// # Safety
-/// Needs AVX-512 F, BW and VBMI2, and POPCNT, and room for 32 more values in `out`.
+/// Needs AVX-512 F, BW, VBMI and VBMI2, and POPCNT, and room for 32 more values in `out`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,popcnt")]
 unsafe fn push_ending(bytes: __m256i, previous: __m256i, ends: u32, out: &mut Vec<u32>) {

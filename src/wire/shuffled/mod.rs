@@ -74,9 +74,9 @@ pub(super) fn write_pairs(values: &[u32], out: &mut [u8]) -> (usize, usize) {
         } else {
             (0, 0)
         };
-        // SAFETY: the processor has SSSE3 and POPCNT (just checked), and `out` has room for
-        // every step's sixteen-byte store (asserted above: the values before took at least a
-        // byte each).
+        // SAFETY: the processor has SSSE3 and POPCNT (just checked), and `out[wide_bytes..]`
+        // has room for two bytes of each value left plus the slack (asserted above for all
+        // the values, of which those written took at most two bytes each).
         let (narrow, narrow_bytes) =
             unsafe { ssse3::write_pairs(&values[wide..], &mut out[wide_bytes..]) };
         return (wide + narrow, wide_bytes + narrow_bytes);
