@@ -17,7 +17,7 @@ use bytes::BufMut;
 
 use super::fields::{Field, Fields, read_fields};
 use super::fixed32;
-use super::size::{LEN, VARINT, field_len, key};
+use super::size::{self, LEN, VARINT, field_len, key};
 use super::tags::{
     evaluate_request, evaluate_response, packed_token_queries as queries_tag,
     packed_verdicts as verdicts_tag, query_batch,
@@ -46,9 +46,9 @@ impl Column<'_> {
     /// The packed array's bytes (for `Errors`: the fields' bytes, keys included).
     fn content_len(&self) -> usize {
         match self {
-            Self::U32(values) => varint::packed_len_u32(values),
-            Self::U64(values) => varint::packed_len_u64(values),
-            Self::Enum(values) => varint::packed_len_i32(values),
+            Self::U32(values) => size::packed_len_u32(values),
+            Self::U64(values) => size::packed_len_u64(values),
+            Self::Enum(values) => size::packed_len_i32(values),
             Self::Fixed32(values) => 4 * values.len(),
             Self::Errors(errors) => errors
                 .iter()
@@ -112,7 +112,7 @@ impl<'a, const N: usize> SizedColumns<'a, N> {
         let content_lens = columns.each_ref().map(|(_, column)| column.content_len());
         let mut len = 0;
         if first_query_id.1 != 0 {
-            len += 1 + varint::len_u64(first_query_id.1);
+            len += 1 + size::len_u64(first_query_id.1);
         }
         for ((_, column), &content_len) in columns.iter().zip(&content_lens) {
             len += column.field_bytes(content_len);

@@ -1,7 +1,7 @@
 //! Whole arrays of protobuf varints at once: the packed `repeated` fields of the hot messages
 //! hold thousands of small numbers, and prost handles them one call (and one buffer check)
-//! per element. These loops size an array in one vectorisable pass, write it through a stack
-//! buffer, and read it from a byte slice with a one-byte fast path.
+//! per element. These loops write an array through a stack buffer and read it from a byte
+//! slice with a one-byte fast path (its size, in one vectorisable pass: `size.rs`).
 //!
 //! Reading is exact for what it accepts and refuses (returns `None` for) everything unusual:
 //! a varint longer than the loop handles, or one cut off by the end of the field. The caller
@@ -9,69 +9,8 @@
 
 use bytes::BufMut;
 
+use super::size::len_u64;
 use super::{shuffled, windows};
-
-/// Encoded bytes of `value` as a varint (1 to 10).
-#[inline]
-pub(super) fn len_u64(value: u64) -> usize {
-    // Every 7 significant bits take a byte; zero takes one.
-    (((value | 1).leading_zeros() ^ 63) as usize * 9 + 73) / 64
-}
-
-/// Encoded bytes of the varints of `values` (the packed field's length). Counted in `u32`
-/// lanes, per chunk small enough not to overflow them, so that the loop vectorises.
-pub(super) fn packed_len_u32(values: &[u32]) -> usize {
-    // All under 2^14 (the vertices of graphs of up to 16,384 vertices): a byte each, and a
-    // second for those from 128, counted without a compare (`(v + 2^14 - 128) >> 14` is 1
-    // exactly from 128). One pass finds whether they are, and counts as if they were.
-    let (mut any, mut long) = (0u32, 0usize);
-    for chunk in values.chunks(1 << 16) {
-        let (chunk_any, chunk_long) = chunk.iter().fold((0u32, 0u32), |(any, long), &v| {
-            let second = v.wrapping_add((1 << 14) - (1 << 7)) >> 14;
-            (any | v, long.wrapping_add(second))
-        });
-        any |= chunk_any;
-        long += chunk_long as usize;
-    }
-    if any < 1 << 14 {
-        return values.len() + long;
-    }
-    values
-        .chunks(1 << 20)
-        .map(|chunk| {
-            let bytes: u32 = chunk
-                .iter()
-                .map(|&value| {
-                    1 + u32::from(value >= 1 << 7)
-                        + u32::from(value >= 1 << 14)
-                        + u32::from(value >= 1 << 21)
-                        + u32::from(value >= 1 << 28)
-                })
-                .sum();
-            bytes as usize
-        })
-        .sum()
-}
-
-/// Encoded bytes of the varints of `values`. When all are under 128 (the nim-sums of most
-/// graphs), one vectorised OR over them tells, and each takes a byte.
-pub(super) fn packed_len_u64(values: &[u64]) -> usize {
-    if values.iter().fold(0, |any, &value| any | value) < 1 << 7 {
-        return values.len();
-    }
-    values.iter().map(|&value| len_u64(value)).sum()
-}
-
-/// Encoded bytes of the varints of enum values (negative ones take ten bytes, as `int32`).
-pub(super) fn packed_len_i32(values: &[i32]) -> usize {
-    if values.iter().fold(0, |any, &value| any | value as u32) < 1 << 7 {
-        return values.len();
-    }
-    values
-        .iter()
-        .map(|&value| len_u64(value as i64 as u64))
-        .sum()
-}
 
 /// Bytes gathered on the stack before they are copied into the output buffer.
 pub(super) const STAGE: usize = 8192;
@@ -327,6 +266,7 @@ pub(super) fn read_long(bytes: &[u8], max_len: usize) -> Option<(u64, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::size::{packed_len_i32, packed_len_u32, packed_len_u64};
     use proptest::prelude::*;
     use prost::encoding::{decode_varint, encode_varint, encoded_len_varint};
 
