@@ -37,10 +37,13 @@ pub(super) fn open_input(file: Option<&PathBuf>) -> Result<Box<dyn Read + Send>,
     match file {
         None => Ok(Box::new(std::io::stdin())),
         Some(path) if path.as_os_str() == "-" => Ok(Box::new(std::io::stdin())),
-        Some(path) => std::fs::File::open(path)
-            .map(|f| Box::new(f) as Box<dyn Read + Send>)
-            .map_err(|e| RunError::Failure(format!("cannot open {}: {e}", path.display()))),
+        Some(path) => Ok(Box::new(open_file(path)?)),
     }
+}
+
+/// The file at `path`, or the error that names it.
+fn open_file(path: &PathBuf) -> Result<File, RunError> {
+    File::open(path).map_err(|e| RunError::Failure(format!("cannot open {}: {e}", path.display())))
 }
 
 /// The judge file of `file` (stdin when none or `-`). A regular file is mapped into memory
@@ -50,8 +53,7 @@ pub(super) fn open_input(file: Option<&PathBuf>) -> Result<Box<dyn Read + Send>,
 /// stream.
 pub(super) fn open_judge_input(file: Option<&PathBuf>) -> Result<JudgeSource, RunError> {
     let opened = match file {
-        Some(path) if path.as_os_str() != "-" => File::open(path)
-            .map_err(|e| RunError::Failure(format!("cannot open {}: {e}", path.display())))?,
+        Some(path) if path.as_os_str() != "-" => open_file(path)?,
         _ => match stdin_file() {
             Some(file) => file,
             None => return Ok(JudgeSource::Stream(Box::new(std::io::stdin()))),
