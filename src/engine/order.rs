@@ -3,7 +3,7 @@
 
 use super::graph::Digraph;
 use super::interrupt::{CHECK_INTERVAL, Cancelled, Interrupt, Poller};
-use super::prefetch::prefetch;
+use super::prefetch::{prefetch, prefetch_list};
 
 /// A directed cycle: `vertices[0] -> vertices[1] -> ... -> vertices[last] -> vertices[0]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,7 +148,7 @@ fn kahn<D: InDegree>(
     let mut head = 0;
     while head < order.len() {
         if let Some(&ahead) = order.get(head + LOOKAHEAD) {
-            prefetch(targets, offsets[ahead as usize] as usize);
+            prefetch_list(offsets, targets, ahead as usize);
         }
         let vertex = order[head];
         head += 1;
@@ -161,7 +161,7 @@ fn kahn<D: InDegree>(
         }
         for &w in successors {
             if in_degree[w as usize].decrement() {
-                prefetch(targets, offsets[w as usize] as usize);
+                prefetch_list(offsets, targets, w as usize);
                 order.push(w);
             }
         }

@@ -34,7 +34,7 @@ use super::graph::Digraph;
 use super::interrupt::{Cancelled, Interrupt};
 use super::loopy::Predecessors;
 use super::outcome::Outcome;
-use super::prefetch::prefetch;
+use super::prefetch::{prefetch, prefetch_list};
 
 /// The entry of a DRAW vertex in [`super::Analysis::remoteness_table`]. Real remotenesses are below
 /// the vertex count (a play of one token visits distinct vertices), so never `u32::MAX`.
@@ -151,7 +151,7 @@ pub fn acyclic_remoteness_interruptible(
             prefetch(offsets, ahead as usize);
         }
         if let Some(&ahead) = order.get(position + TARGETS_AHEAD) {
-            prefetch(targets, offsets[ahead as usize] as usize);
+            prefetch_list(offsets, targets, ahead as usize);
         }
         let successors = graph.successors(vertex);
         remoteness[vertex as usize] = from_followers(&remoteness, successors);

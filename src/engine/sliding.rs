@@ -2,7 +2,7 @@
 
 use super::graph::Digraph;
 use super::interrupt::{Cancelled, Interrupt};
-use super::prefetch::prefetch;
+use super::prefetch::{prefetch, prefetch_list};
 use super::remoteness::FollowerFold;
 
 /// How many vertices ahead [`grundy_table`] touches adjacency lists.
@@ -108,7 +108,7 @@ fn packed_table(
             prefetch(offsets, ahead as usize);
         }
         if let Some(&ahead) = order.get(position + TARGETS_AHEAD) {
-            prefetch(targets, offsets[ahead as usize] as usize);
+            prefetch_list(offsets, targets, ahead as usize);
         }
         let successors = graph.successors(vertex);
         let mut fold = FollowerFold::default();
@@ -208,7 +208,7 @@ fn narrow_table<V: Narrow, const REMOTENESS: bool>(
             prefetch(offsets, ahead as usize);
         }
         if let Some(&ahead) = order.get(position + TARGETS_AHEAD) {
-            prefetch(targets, offsets[ahead as usize] as usize);
+            prefetch_list(offsets, targets, ahead as usize);
         }
         let successors = graph.successors(vertex);
         let mex = if successors.len() < 64 {

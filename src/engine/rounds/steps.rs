@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::engine::prefetch::prefetch;
+use crate::engine::prefetch::{prefetch, prefetch_list};
 use crate::engine::remoteness::FollowerFold;
 
 /// What the threads of a wide round do.
@@ -267,7 +267,7 @@ impl<C: Cell> Shared<'_, C> {
             }
             if position + TARGETS_AHEAD < high {
                 let ahead = self.order[position + TARGETS_AHEAD].load(Relaxed);
-                prefetch(self.targets, self.offsets[ahead as usize] as usize);
+                prefetch_list(self.offsets, self.targets, ahead as usize);
             }
             let successors = self.successors(self.order[position].load(Relaxed));
             for &w in successors {
@@ -307,7 +307,7 @@ impl<C: Cell> Shared<'_, C> {
             let left = remaining.load(Relaxed) - 1;
             remaining.store(left, Relaxed);
             if left == 0 {
-                prefetch(self.targets, self.offsets[w as usize] as usize);
+                prefetch_list(self.offsets, self.targets, w as usize);
                 self.order[*tail].store(w, Relaxed);
                 *tail += 1;
             }
@@ -329,7 +329,7 @@ impl<C: Cell> Shared<'_, C> {
             }
             if position >= low + TARGETS_AHEAD {
                 let ahead = self.order[position - TARGETS_AHEAD].load(Relaxed);
-                prefetch(self.targets, self.offsets[ahead as usize] as usize);
+                prefetch_list(self.offsets, self.targets, ahead as usize);
             }
             let vertex = self.order[position].load(Relaxed);
             let successors = self.successors(vertex);
