@@ -36,7 +36,7 @@ const LIST_LINES: usize = 4;
 /// be read soon: every cache line it spans, up to [`LIST_LINES`]. A list of ten `u32`s crosses
 /// a line boundary more often than not, and prefetching its first line alone left the second
 /// to miss when the list was read: on the benchmark DAG (10^6 vertices, 10^7 edges) the mex
-/// pass took 50-57 ms with the first line prefetched and 32-33 ms with every line; with 40
+/// pass took 53-57 ms with the first line prefetched and 32-33 ms with every line; with 40
 /// successors a vertex, about 200 ms and 92-95 ms; a cap of 8 lines was slower than 4 with
 /// 100 successors a vertex. Reads `offsets[vertex]` and `offsets[vertex + 1]`
 /// (in bounds for a vertex of the graph).
