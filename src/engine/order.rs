@@ -66,8 +66,9 @@ pub fn acyclic_order(graph: &Digraph) -> Option<Vec<u32>> {
 ///   more (4x less memory for the random increments and decrements; recounted in `u32`
 ///   otherwise);
 /// - the CSR offsets of a vertex's successors are prefetched when its list is read, and a
-///   successor's adjacency list the moment it joins the queue (through that offset), again
-///   two queue entries before it is read. The queue is short on deep graphs
+///   successor's adjacency list (every line of it, up to four) the moment it joins the queue
+///   (through its offsets, `offsets[w]` and `offsets[w + 1]`), again two queue entries before
+///   it is read. The queue is short on deep graphs
 ///   (the benchmark DAG of 10^6 vertices has 362,167 levels, 2.8 vertices wide on average), so
 ///   a deeper look-ahead finds no entries to prefetch.
 pub fn acyclic_order_interruptible(
@@ -154,7 +155,7 @@ fn kahn<D: InDegree>(
         head += 1;
         let successors = graph.successors(vertex);
         // Every successor's CSR offset, before any in-degree is known: the one that reaches
-        // zero reads its offset at once (to prefetch its list), and that miss then overlaps
+        // zero reads its offsets at once (to prefetch its list), and that miss then overlaps
         // with the others and with the decrements instead of starting after them.
         for &w in successors {
             prefetch(offsets, w as usize);

@@ -8,19 +8,19 @@
 /// targets without a prefetch instruction in `core::arch`.
 #[inline(always)]
 pub(crate) fn prefetch<T>(slice: &[T], index: usize) {
-    prefetch_address(slice.as_ptr().wrapping_add(index) as usize);
+    prefetch_pointer(slice.as_ptr().wrapping_add(index).cast());
 }
 
 /// Hints that the cache line holding `address` will be read soon (any address: see
 /// [`prefetch`]).
 #[inline(always)]
-fn prefetch_address(address: usize) {
+fn prefetch_pointer(address: *const u8) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         // SAFETY: `prefetch` is a hint: it never dereferences in a way that can fault or be
         // observed, whatever the address (SSE is part of the x86_64 baseline).
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(address as *const i8) }
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(address.cast::<i8>()) }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -44,11 +44,11 @@ const LIST_LINES: usize = 4;
 pub(crate) fn prefetch_list(offsets: &[u32], targets: &[u32], vertex: usize) {
     let start = offsets[vertex] as usize;
     let end = offsets[vertex + 1] as usize;
-    let base = targets.as_ptr() as usize;
+    let base = targets.as_ptr().cast::<u8>();
     let size = size_of::<u32>();
-    let (mut line, last) = list_lines(base + start * size, base + end * size);
+    let (mut line, last) = list_lines(base.addr() + start * size, base.addr() + end * size);
     loop {
-        prefetch_address(line);
+        prefetch_pointer(base.with_addr(line));
         if line >= last {
             break;
         }
@@ -78,8 +78,10 @@ mod tests {
         // Ten u32s inside one line, and across a boundary.
         assert_eq!(list_lines(1024, 1064), (1024, 1024));
         assert_eq!(list_lines(1064, 1104), (1024, 1088));
-        // An empty list still names its line; a list ending on a boundary stops before it.
+        // An empty list still names its line, at a boundary too; a list ending on a boundary
+        // stops before it.
         assert_eq!(list_lines(1048, 1048), (1024, 1024));
+        assert_eq!(list_lines(1024, 1024), (1024, 1024));
         assert_eq!(list_lines(1024, 1152), (1024, 1088));
         // 100 u32s span seven lines; four are prefetched.
         assert_eq!(list_lines(1040, 1440), (1024, 1024 + 3 * 64));

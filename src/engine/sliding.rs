@@ -58,8 +58,8 @@ pub fn grundy_table(graph: &Digraph, order: &[u32]) -> Vec<u64> {
 /// - values are kept in the narrowest of `u8`, `u16`, `u32` that holds the largest out-degree
 ///   (`g(v) <= outdeg(v)`), widened to `u64` at the end: 10^6 vertices take 1 MB instead of
 ///   8 MB, which stays in a core's L2 cache while successors are read at random;
-/// - vertices `16` ahead in `order` get their CSR offsets prefetched, vertices `8` ahead their
-///   adjacency list (whose offset is in cache by then);
+/// - vertices `16` ahead in `order` get their CSR offsets prefetched, vertices `8` ahead every
+///   line of their adjacency list, up to four (their offsets are in cache by then);
 /// - a vertex with fewer than 64 successors takes the mex of a 64-bit mask (no branch per
 ///   successor, no stamp array).
 pub fn grundy_table_interruptible(
