@@ -7,38 +7,34 @@ use std::io::{self, Read};
 use std::ops::Deref;
 
 use memmap2::Mmap;
-#[cfg(unix)]
-use memmap2::UncheckedAdvice;
 
 use super::digits::{is_separator, short_number, short_parity};
 use super::error::{JudgeError, Location};
 
 mod halves;
 mod lists;
+mod window;
 
 pub(crate) use halves::LARGE_GRAPH_BUFFER_BYTES;
 pub use lists::ListBudget;
+use window::MappedWindow;
 
 /// Where a scanner's bytes are: its own buffer, which reads fill, or a window onto a mapped
 /// file, which reads move along it (no copy).
 enum Buffer {
     Owned(Box<[u8]>),
-    Mapped {
-        map: Mmap,
-        /// Where the window starts in the file.
-        base: usize,
-        /// The window's size: what a read of the owned buffer would take.
-        window: usize,
-        /// The pages before this offset were given back (see [`RELEASE_BYTES`]).
-        released: usize,
-    },
+    Mapped(MappedWindow),
 }
 
-/// A mapped file's pages count in the process's resident memory once read: every this many
-/// bytes read, the pages behind the window are given back (reading them again would fault
-/// them in from the page cache), so that a file of any size holds a few megabytes resident,
-/// as the owned buffer does.
-const RELEASE_BYTES: usize = 2 << 20;
+impl Buffer {
+    /// What a refill reads at most: the buffer's length, or the window's size.
+    fn size(&self) -> usize {
+        match self {
+            Self::Owned(buffer) => buffer.len(),
+            Self::Mapped(window) => window.size(),
+        }
+    }
+}
 
 impl Deref for Buffer {
     type Target = [u8];
@@ -47,12 +43,7 @@ impl Deref for Buffer {
     fn deref(&self) -> &[u8] {
         match self {
             Self::Owned(buffer) => buffer,
-            Self::Mapped {
-                map, base, window, ..
-            } => {
-                let end = map.len().min(base + window);
-                &map[*base..end]
-            }
+            Self::Mapped(window) => window.bytes(),
         }
     }
 }
@@ -98,13 +89,7 @@ impl Scanner<io::Empty> {
 
     /// A scanner of a mapped file through windows of `bytes` (tests use small ones).
     pub(crate) fn mapped_with_window(map: Mmap, bytes: usize) -> Self {
-        let buffer = Buffer::Mapped {
-            map,
-            base: 0,
-            window: bytes.max(1),
-            released: 0,
-        };
-        Scanner::with_buffer(io::empty(), buffer)
+        Scanner::with_buffer(io::empty(), Buffer::Mapped(MappedWindow::new(map, bytes)))
     }
 }
 
@@ -153,12 +138,7 @@ impl<R: Read> Scanner<R> {
     /// Makes the buffer at least `bytes` long (the unread input moved to its start), so that
     /// each refill reads that much.
     pub(crate) fn grow_buffer(&mut self, bytes: usize) {
-        let size = match &self.buffer {
-            Buffer::Owned(buffer) => buffer.len(),
-            // The window's size, not what is left of the file.
-            Buffer::Mapped { window, .. } => *window,
-        };
-        if size >= bytes {
+        if self.buffer.size() >= bytes {
             return;
         }
         let unread = self.len - self.pos;
@@ -168,10 +148,7 @@ impl<R: Read> Scanner<R> {
                 buffer[..unread].copy_from_slice(&owned[self.pos..self.len]);
                 *owned = buffer;
             }
-            Buffer::Mapped { base, window, .. } => {
-                *base += self.pos;
-                *window = bytes;
-            }
+            Buffer::Mapped(window) => window.resize(self.pos, bytes),
         }
         self.buffer_offset += self.pos as u64;
         (self.pos, self.len) = (0, unread);
@@ -197,34 +174,8 @@ impl<R: Read> Scanner<R> {
         self.len = 0;
         let buffer = match &mut self.buffer {
             Buffer::Owned(buffer) => buffer,
-            Buffer::Mapped {
-                map,
-                base,
-                window,
-                released,
-            } => {
-                *base += read;
-                #[cfg(unix)]
-                if *base - *released >= RELEASE_BYTES {
-                    // Up to the last 64 KiB boundary (in memory) before the window: with pages
-                    // of up to 64 KiB, a page dropped is never one the window still shows
-                    // (with larger ones, the window's first page would be read again from
-                    // the file).
-                    let start = map.as_ptr() as usize;
-                    let end = (start + *base) & !0xffff;
-                    let len = end.saturating_sub(start + *released);
-                    // SAFETY: no slice of the buffer outlives a refill (`fill` takes the
-                    // scanner mutably), and the range was read: the read-only private
-                    // mapping's pages are dropped, and a read of them would fault the file's
-                    // bytes in again.
-                    let _ = unsafe {
-                        map.unchecked_advise_range(UncheckedAdvice::DontNeed, *released, len)
-                    };
-                    *released += len;
-                }
-                #[cfg(not(unix))]
-                let _ = released;
-                self.len = (map.len() - *base).min(*window);
+            Buffer::Mapped(window) => {
+                self.len = window.advance(read);
                 self.eof = self.len == 0;
                 return Ok(!self.eof);
             }
@@ -471,7 +422,7 @@ impl<R> Scanner<R> {
     pub(crate) fn released_bytes(&self) -> usize {
         match &self.buffer {
             Buffer::Owned(_) => 0,
-            Buffer::Mapped { released, .. } => *released,
+            Buffer::Mapped(window) => window.released(),
         }
     }
 }

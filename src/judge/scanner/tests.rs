@@ -1,5 +1,6 @@
 //! The scanner's locations, errors, buffer boundaries and bulk reads.
 
+use super::window::RELEASE_BYTES;
 use super::*;
 
 #[test]
