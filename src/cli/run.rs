@@ -33,12 +33,17 @@ pub(super) fn run_async(command: impl std::future::Future<Output = Result<(), Ru
     }
 }
 
+/// The input of `file` (stdin when none or `-`), read as a stream.
 pub(super) fn open_input(file: Option<&PathBuf>) -> Result<Box<dyn Read + Send>, RunError> {
-    match file {
-        None => Ok(Box::new(std::io::stdin())),
-        Some(path) if path.as_os_str() == "-" => Ok(Box::new(std::io::stdin())),
-        Some(path) => Ok(Box::new(open_file(path)?)),
-    }
+    Ok(match named(file) {
+        Some(path) => Box::new(open_file(path)?),
+        None => Box::new(std::io::stdin()),
+    })
+}
+
+/// The file a command was given, or `None` for standard input (no file, or `-`).
+fn named(file: Option<&PathBuf>) -> Option<&PathBuf> {
+    file.filter(|path| path.as_os_str() != "-")
 }
 
 /// The file at `path`, or the error that names it.
@@ -52,20 +57,18 @@ fn open_file(path: &PathBuf) -> Result<File, RunError> {
 /// it would; anything else (a pipe, a terminal), or a file that cannot be mapped, is read as a
 /// stream.
 pub(super) fn open_judge_input(file: Option<&PathBuf>) -> Result<JudgeSource, RunError> {
-    let opened = match file {
-        Some(path) if path.as_os_str() != "-" => open_file(path)?,
-        _ => match stdin_file() {
+    let opened = match named(file) {
+        Some(path) => open_file(path)?,
+        None => match stdin_file() {
             Some(file) => file,
             None => return Ok(JudgeSource::Stream(Box::new(std::io::stdin()))),
         },
     };
-    match map_rest(&opened) {
-        Some(map) => Ok(JudgeSource::Mapped(map)),
-        None if file.is_none_or(|path| path.as_os_str() == "-") => {
-            Ok(JudgeSource::Stream(Box::new(std::io::stdin())))
-        }
-        None => Ok(JudgeSource::Stream(Box::new(opened))),
-    }
+    Ok(match map_rest(&opened) {
+        Some(map) => JudgeSource::Mapped(map),
+        // Standard input's descriptor too is read through its file: the stream is the same.
+        None => JudgeSource::Stream(Box::new(opened)),
+    })
 }
 
 /// Standard input's descriptor as a file of its own (sharing its position), where there is
