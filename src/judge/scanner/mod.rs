@@ -40,6 +40,7 @@ impl Deref for Buffer {
     type Target = [u8];
 
     /// The buffer, or the window (shorter at the end of the file).
+    #[inline]
     fn deref(&self) -> &[u8] {
         match self {
             Self::Owned(buffer) => buffer,

@@ -34,7 +34,8 @@ impl MappedWindow {
         }
     }
 
-    /// The bytes the window shows.
+    /// The bytes the window shows (read for every byte the scanner indexes).
+    #[inline]
     pub(super) fn bytes(&self) -> &[u8] {
         let end = self.map.len().min(self.base + self.size);
         &self.map[self.base..end]
