@@ -21,6 +21,8 @@ mod tags;
 mod varint;
 mod windows;
 
+pub(crate) use fixed32::le_bytes;
+
 use std::marker::PhantomData;
 
 use bytes::Buf;
