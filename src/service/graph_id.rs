@@ -4,10 +4,11 @@
 use sha2::{Digest, Sha256};
 
 use crate::engine::Game;
+use crate::wire::le_bytes;
 
 mod sort;
 
-use sort::sort_list;
+use sort::{sort_list, sort_lists_into};
 
 /// Domain separator and version of the canonical encoding: a new encoding gets a new tag.
 const CANONICAL_TAG: &[u8] = b"grundy.v1.Graph/1\0";
@@ -100,7 +101,10 @@ impl IdHasher {
         self.degrees.extend_from_slice(degrees);
     }
 
-    /// The next targets, in order (after every out-degree).
+    /// The next targets, in order (after every out-degree). The lists that lie whole in
+    /// `targets` are sorted into a scratch buffer a run at a time and hashed from there; a
+    /// list cut by the slice's end, or longer than a run, is collected and sorted where it
+    /// was collected.
     pub(crate) fn targets(&mut self, mut targets: &[u32]) {
         if self.gave_up || targets.is_empty() {
             return;
@@ -110,44 +114,48 @@ impl IdHasher {
             return;
         }
         while !targets.is_empty() {
-            let Some(&degree) = self.degrees.get(self.next_vertex) else {
-                self.gave_up = true;
-                return;
-            };
-            let missing = degree as usize - self.pending.len();
+            if self.pending.is_empty() {
+                let degrees = &self.degrees[self.next_vertex..];
+                let room = targets.len().min(SORT_RUN);
+                let mut lists = 0;
+                let mut len = 0;
+                for &degree in degrees {
+                    if len + degree as usize > room {
+                        break;
+                    }
+                    len += degree as usize;
+                    lists += 1;
+                }
+                if lists == degrees.len() && len < targets.len() {
+                    // More targets than the degrees add up to.
+                    self.gave_up = true;
+                    return;
+                }
+                if lists > 0 {
+                    let (run, rest) = targets.split_at(len);
+                    self.scratch.resize(len, 0);
+                    sort_lists_into(run, &degrees[..lists], &mut self.scratch);
+                    self.writer.u32s(&self.scratch);
+                    self.next_vertex += lists;
+                    targets = rest;
+                    continue;
+                }
+            }
+            // The next list is cut by the slice's end or longer than a run: it is collected
+            // and sorted where it was collected (no second copy of a long list).
+            let degree = self.degrees[self.next_vertex] as usize;
+            let missing = degree - self.pending.len();
             if missing > targets.len() {
                 self.pending.extend_from_slice(targets);
                 return;
             }
             let (end_of_list, rest) = targets.split_at(missing);
-            if self.pending.is_empty() {
-                self.list(end_of_list);
-            } else {
-                // A list that came in pieces is sorted where it was collected (no second
-                // copy of a long list).
-                self.pending.extend_from_slice(end_of_list);
-                if !self.pending.is_sorted() {
-                    sort_list(&mut self.pending);
-                }
-                self.writer.u32s(&self.pending);
-                self.pending = Vec::new();
-            }
+            self.pending.extend_from_slice(end_of_list);
+            sort_list(&mut self.pending);
+            self.writer.u32s(&self.pending);
+            self.pending = Vec::new();
             self.next_vertex += 1;
             targets = rest;
-        }
-    }
-
-    /// Hashes one whole out-neighbour list, sorted.
-    fn list(&mut self, list: &[u32]) {
-        // Lists already in order (as many generators and exporters write them) are hashed
-        // in place; the others are copied and sorted.
-        if list.is_sorted() {
-            self.writer.u32s(list);
-        } else {
-            self.scratch.clear();
-            self.scratch.extend_from_slice(list);
-            sort_list(&mut self.scratch);
-            self.writer.u32s(&self.scratch);
         }
     }
 
@@ -173,7 +181,12 @@ impl IdHasher {
     }
 }
 
-/// Feeds SHA-256 through a buffer: one `update` per 64 KiB instead of one per integer.
+/// Whole lists are sorted and hashed in runs of up to this many targets (64 KiB, which stay
+/// in the core's cache between the sort and the hash).
+const SORT_RUN: usize = HashWriter::CHUNK / 4;
+
+/// Feeds SHA-256: short pieces (a degree, a list collected in pieces) through a 64 KiB buffer,
+/// instead of an `update` each; a run of lists at once.
 #[derive(Default)]
 struct HashWriter {
     hasher: Sha256,
@@ -183,28 +196,23 @@ struct HashWriter {
 impl HashWriter {
     const CHUNK: usize = 1 << 16;
 
+    /// Buffers short pieces; a piece that would fill the buffer goes to SHA-256 in place,
+    /// after what was buffered.
     fn bytes(&mut self, bytes: &[u8]) {
-        self.buffer.extend_from_slice(bytes);
-        if self.buffer.len() >= Self::CHUNK {
+        if self.buffer.len() + bytes.len() < Self::CHUNK {
+            self.buffer.extend_from_slice(bytes);
+            return;
+        }
+        if !self.buffer.is_empty() {
             self.hasher.update(&self.buffer);
             self.buffer.clear();
         }
+        self.hasher.update(bytes);
     }
 
-    /// Each of `values` as four little-endian bytes, converted a buffer at a time (a loop
-    /// the compiler turns into a copy on little-endian machines).
+    /// Each of `values` as four little-endian bytes.
     fn u32s(&mut self, values: &[u32]) {
-        for chunk in values.chunks(Self::CHUNK / 4) {
-            let start = self.buffer.len();
-            self.buffer.resize(start + 4 * chunk.len(), 0);
-            for (bytes, value) in self.buffer[start..].chunks_exact_mut(4).zip(chunk) {
-                bytes.copy_from_slice(&value.to_le_bytes());
-            }
-            if self.buffer.len() >= Self::CHUNK {
-                self.hasher.update(&self.buffer);
-                self.buffer.clear();
-            }
-        }
+        self.bytes(&le_bytes(values));
     }
 
     fn finish(mut self) -> impl std::fmt::LowerHex {
@@ -260,7 +268,16 @@ mod tests {
     fn ids_are_the_sha256_of_the_documented_encoding() {
         // Sizes crossing the writer's 64 KiB buffer, lists in and out of order, multi-edges,
         // self-loops, split counts.
-        for (vertices, edges, seed) in [(1, 0, 1), (5, 12, 2), (3000, 40_000, 3), (70_000, 9, 4)] {
+        let cases = [
+            (1, 0, 1),
+            (5, 12, 2),
+            (3000, 40_000, 3),
+            (70_000, 9, 4),
+            // Lists about as long as a sorting run, and one longer than two.
+            (3, 50_000, 5),
+            (1, 40_000, 6),
+        ];
+        for (vertices, edges, seed) in cases {
             let graph =
                 Digraph::from_edges(vertices, &random_edges(vertices, edges, seed)).unwrap();
             let split = (0..vertices).map(|v| v % 7).collect();
@@ -316,6 +333,26 @@ mod tests {
                 Game::token_sliding(graph)
             };
             proptest::prop_assert_eq!(hashed_in_pieces(&game, &cuts), Some(graph_id_sync(&game)));
+        }
+    }
+
+    #[test]
+    fn long_lists_hashed_in_pieces_give_the_id_of_the_whole() {
+        // Lists shorter and longer than a sorting run, cut inside runs and across them.
+        let mut edges = random_edges(40, 30_000, 7);
+        edges.extend((0..3 * SORT_RUN as u32).map(|i| (5, i % 40)));
+        let game = Game::token_sliding(Digraph::from_edges(40, &edges).unwrap());
+        for cuts in [
+            &[100_000][..],
+            &[5_000],
+            &[SORT_RUN - 1, SORT_RUN + 1],
+            &[3, 40_000],
+        ] {
+            assert_eq!(
+                hashed_in_pieces(&game, cuts),
+                Some(graph_id_sync(&game)),
+                "{cuts:?}"
+            );
         }
     }
 
