@@ -58,7 +58,7 @@ pub(crate) struct IdHasher {
     /// The vertex whose list comes next, and the ids of it that came already.
     next_vertex: usize,
     pending: Vec<u32>,
-    /// A list being sorted.
+    /// Sorted lists on their way to the hash: a run of them, or one longer than a run.
     scratch: Vec<u32>,
     gave_up: bool,
 }
@@ -103,8 +103,8 @@ impl IdHasher {
 
     /// The next targets, in order (after every out-degree). The lists that lie whole in
     /// `targets` are sorted into a scratch buffer a run at a time and hashed from there; a
-    /// list cut by the slice's end, or longer than a run, is collected and sorted where it
-    /// was collected.
+    /// list longer than a run is hashed where it is, or sorted alone in the scratch buffer;
+    /// a list cut by the slice's end is collected and sorted where it was collected.
     pub(crate) fn targets(&mut self, mut targets: &[u32]) {
         if self.gave_up || targets.is_empty() {
             return;
@@ -141,9 +141,25 @@ impl IdHasher {
                     continue;
                 }
             }
-            // The next list is cut by the slice's end or longer than a run: it is collected
-            // and sorted where it was collected (no second copy of a long list).
             let degree = self.degrees[self.next_vertex] as usize;
+            if self.pending.is_empty() && degree <= targets.len() {
+                // A list longer than a run, whole here: hashed where it is if in order (as
+                // many exporters write lists), else sorted in the scratch buffer.
+                let (list, rest) = targets.split_at(degree);
+                if list.is_sorted() {
+                    self.writer.u32s(list);
+                } else {
+                    self.scratch.clear();
+                    self.scratch.extend_from_slice(list);
+                    sort_list(&mut self.scratch);
+                    self.writer.u32s(&self.scratch);
+                }
+                self.next_vertex += 1;
+                targets = rest;
+                continue;
+            }
+            // The next list is cut by the slice's end: it is collected, and sorted where it
+            // was collected once complete (no second copy of a long list).
             let missing = degree - self.pending.len();
             if missing > targets.len() {
                 self.pending.extend_from_slice(targets);
@@ -185,8 +201,8 @@ impl IdHasher {
 /// in the core's cache between the sort and the hash).
 const SORT_RUN: usize = HashWriter::CHUNK / 4;
 
-/// Feeds SHA-256: short pieces (a degree, a list collected in pieces) through a 64 KiB buffer,
-/// instead of an `update` each; a run of lists at once.
+/// Feeds SHA-256: short pieces (the vertex count, a list collected in pieces) through a 64 KiB
+/// buffer instead of an `update` each; long ones (a run of sorted lists) where they are.
 #[derive(Default)]
 struct HashWriter {
     hasher: Sha256,
@@ -196,10 +212,10 @@ struct HashWriter {
 impl HashWriter {
     const CHUNK: usize = 1 << 16;
 
-    /// Buffers short pieces; a piece that would fill the buffer goes to SHA-256 in place,
-    /// after what was buffered.
+    /// Buffers short pieces; a long piece (from a quarter of the buffer) or one that would
+    /// fill the buffer goes to SHA-256 where it is, after what was buffered.
     fn bytes(&mut self, bytes: &[u8]) {
-        if self.buffer.len() + bytes.len() < Self::CHUNK {
+        if bytes.len() < Self::CHUNK / 4 && self.buffer.len() + bytes.len() < Self::CHUNK {
             self.buffer.extend_from_slice(bytes);
             return;
         }
@@ -273,7 +289,7 @@ mod tests {
             (5, 12, 2),
             (3000, 40_000, 3),
             (70_000, 9, 4),
-            // Lists about as long as a sorting run, and one longer than two.
+            // Lists longer than a sorting run, and one longer than two.
             (3, 50_000, 5),
             (1, 40_000, 6),
         ];
@@ -332,25 +348,50 @@ mod tests {
             } else {
                 Game::token_sliding(graph)
             };
-            proptest::prop_assert_eq!(hashed_in_pieces(&game, &cuts), Some(graph_id_sync(&game)));
+            proptest::prop_assert_eq!(hashed_in_pieces(&game, &cuts), Some(spelled_out(&game)));
         }
     }
 
+    /// A graph of 40 vertices whose lists are one short of a sorting run, a run, one over
+    /// it, three runs (in order, then the same out of order), and random short lists.
+    fn long_lists() -> Game {
+        let mut rng = crate::generate::Rng::new(8);
+        let mut next = move || (rng.next_u64() % 40) as u32;
+        let long = [
+            SORT_RUN - 1,
+            SORT_RUN,
+            SORT_RUN + 1,
+            3 * SORT_RUN,
+            3 * SORT_RUN,
+        ];
+        let mut degrees = Vec::new();
+        let mut targets = Vec::new();
+        for vertex in 0..40 {
+            let degree = long.get(vertex / 7).filter(|_| vertex % 7 == 3).copied();
+            let mut list: Vec<u32> = (0..degree.unwrap_or(vertex % 13)).map(|_| next()).collect();
+            if vertex == 24 {
+                list.sort_unstable();
+            }
+            degrees.push(list.len() as u32);
+            targets.extend(list);
+        }
+        Game::token_sliding(Digraph::from_out_degrees(40, &degrees, targets).unwrap())
+    }
+
     #[test]
-    fn long_lists_hashed_in_pieces_give_the_id_of_the_whole() {
-        // Lists shorter and longer than a sorting run, cut inside runs and across them.
-        let mut edges = random_edges(40, 30_000, 7);
-        edges.extend((0..3 * SORT_RUN as u32).map(|i| (5, i % 40)));
-        let game = Game::token_sliding(Digraph::from_edges(40, &edges).unwrap());
+    fn long_lists_hashed_whole_or_in_pieces_give_the_documented_id() {
+        let game = long_lists();
+        assert_eq!(graph_id_sync(&game), spelled_out(&game));
+        // Cut inside runs and lists, across them, and in pieces of one run.
         for cuts in [
-            &[100_000][..],
-            &[5_000],
+            &[5_000][..],
             &[SORT_RUN - 1, SORT_RUN + 1],
             &[3, 40_000],
+            &[SORT_RUN],
         ] {
             assert_eq!(
                 hashed_in_pieces(&game, cuts),
-                Some(graph_id_sync(&game)),
+                Some(spelled_out(&game)),
                 "{cuts:?}"
             );
         }
