@@ -7,11 +7,12 @@
 //! ```sh
 //! cargo bench --bench service                    # 2 rounds, 2 s per measurement
 //! cargo bench --bench service -- --seconds 1 --rounds 3 --streams 1,8,64 --batch 4096,64
-//! cargo bench --bench service -- --upload 100000000 --rounds 5   # PutGraph instead
+//! cargo bench --bench service -- --upload 100000000 --rounds 5 --new-graphs 2   # PutGraph
 //! ```
 //!
 //! With `--upload EDGES` it measures `PutGraph` instead ([`upload`]): a random DAG of that
-//! many edges uploaded in the CLI's chunks, in MB/s of edge data against the no-op.
+//! many edges uploaded in the CLI's chunks, in MB/s of edge data against the no-op, then
+//! `--new-graphs N` graphs grundy has not seen (2 by default), less their analysis.
 //!
 //! Rounds alternate which server goes first, so that a change in the machine's load shows
 //! as disagreement between rounds rather than as a bias. Servers and clients run in one
@@ -27,7 +28,7 @@ use std::time::Duration;
 
 use grundy::generate::{Shape, graph};
 use grundy::proto;
-use grundy::service::{ServerConfig, run};
+use grundy::service::{GameService, Metrics, ServerConfig, run_service};
 use load::{Load, Measured};
 
 /// The bench's settings, from its command line.
@@ -39,6 +40,8 @@ struct Settings {
     window: usize,
     /// Edges of the graph `PutGraph` is measured with, if it is.
     upload_edges: Option<u64>,
+    /// Graphs grundy has not seen, uploaded after the registered rounds.
+    new_graphs: usize,
 }
 
 impl Settings {
@@ -50,6 +53,7 @@ impl Settings {
             batch_sizes: vec![4096, 64],
             window: 4,
             upload_edges: None,
+            new_graphs: 2,
         };
         let mut args = std::env::args().skip(1);
         while let Some(flag) = args.next() {
@@ -65,6 +69,9 @@ impl Settings {
                 "--batch" => settings.batch_sizes = list(&value()),
                 "--upload" => {
                     settings.upload_edges = Some(value().parse().expect("--upload: an edge count"));
+                }
+                "--new-graphs" => {
+                    settings.new_graphs = value().parse().expect("--new-graphs: a count");
                 }
                 _ => {} // cargo bench passes --bench, and filters; none apply here
             }
@@ -116,7 +123,7 @@ fn main() {
         .expect("client runtime");
     let graph = bench_graph();
     let vertex_count = graph.vertex_count;
-    let (grundy_url, _stop_grundy) = servers.block_on(serve_grundy());
+    let (grundy_url, grundy_metrics, _stop_grundy) = servers.block_on(serve_grundy());
     let (noop_address, _stop_noop) = servers.block_on(async {
         let (address, stop) = noop::serve(noop::NoOp { vertex_count }).await;
         (address, stop)
@@ -124,12 +131,18 @@ fn main() {
     let noop_url = format!("http://{noop_address}");
     println!("{}", machine());
     if let Some(edges) = settings.upload_edges {
-        let graph = upload::upload_graph(edges);
+        let mut graph = upload::upload_graph(edges);
         clients.block_on(upload::measure(
             &grundy_url,
             &noop_url,
             &graph,
             settings.rounds,
+        ));
+        clients.block_on(upload::measure_new(
+            &grundy_url,
+            &grundy_metrics,
+            &mut graph,
+            settings.new_graphs,
         ));
         return;
     }
@@ -189,22 +202,25 @@ fn print_row(streams: usize, round: usize, pair: &Pair) {
     );
 }
 
-/// grundy's server with `grundy-server`'s defaults, on a loopback port.
-async fn serve_grundy() -> (String, tokio::sync::oneshot::Sender<()>) {
+/// grundy's server with `grundy-server`'s defaults, on a loopback port, and its metrics.
+async fn serve_grundy() -> (String, Arc<Metrics>, tokio::sync::oneshot::Sender<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind loopback");
     let url = format!("http://{}", listener.local_addr().expect("bound address"));
+    let config = ServerConfig::default();
+    let service = GameService::new(config.service.clone());
+    let metrics = service.metrics().clone();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
         let shutdown = async {
             let _ = stopped.await;
         };
-        run(listener, ServerConfig::default(), shutdown)
+        run_service(listener, service, &config, shutdown)
             .await
             .expect("grundy serves");
     });
-    (url, stop)
+    (url, metrics, stop)
 }
 
 /// The machine, for the report: cores, the load average, and the caches.

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use grundy::client::{ConnectionArgs, GrundyClient, connect, put_graph};
 use grundy::generate::{Shape, graph};
 use grundy::proto;
+use grundy::service::Metrics;
 
 /// Chunk size of the CLI's uploads (half the message limit, at most 4 MiB).
 const CHUNK_BYTES: usize = 4 << 20;
@@ -69,13 +70,21 @@ pub async fn measure(grundy_url: &str, noop_url: &str, graph: &Arc<proto::Graph>
     println!("|---|---|---|---|---|---|");
     let mut ratios = Vec::with_capacity(rounds);
     let mut rates = Vec::with_capacity(rounds);
+    // Rates of the rounds where grundy's upload came right after its previous one, and of
+    // those where the no-op's came between: the first reuse memory just freed by that
+    // upload, the second reuse it after a pause, and on a virtual machine that hands freed
+    // memory back to its host the two can differ twofold.
+    let (mut back_to_back, mut after_pause) = (Vec::new(), Vec::new());
     for round in 1..=rounds {
         let (g, n) = if round % 2 == 1 {
             let g = upload_once(&mut grundy, graph).await;
+            back_to_back.push(rate(g));
             (g, upload_once(&mut noop, graph).await)
         } else {
             let n = upload_once(&mut noop, graph).await;
-            (upload_once(&mut grundy, graph).await, n)
+            let g = upload_once(&mut grundy, graph).await;
+            after_pause.push(rate(g));
+            (g, n)
         };
         let ratio = g.as_secs_f64() / n.as_secs_f64();
         println!(
@@ -93,6 +102,62 @@ pub async fn measure(grundy_url: &str, noop_url: &str, graph: &Arc<proto::Graph>
         median(&mut rates),
         median(&mut ratios)
     );
+    println!(
+        "grundy right after its previous upload (odd rounds) {:.0} MB/s, after the no-op's (even rounds) {:.0} MB/s",
+        median(&mut back_to_back),
+        median(&mut after_pause)
+    );
+}
+
+/// Uploads `count` graphs grundy has not seen: `graph` with one isolated vertex more each
+/// time, so each has an id of its own and the same edges. Each is timed whole, and less the
+/// analysis the server's `grundy_table_compute_seconds` recorded for it: the upload,
+/// decoding, assembly, validation and id of a new graph, into memory it has not used before.
+pub async fn measure_new(
+    grundy_url: &str,
+    metrics: &Metrics,
+    graph: &mut Arc<proto::Graph>,
+    count: usize,
+) {
+    if count == 0 {
+        return;
+    }
+    let megabytes = 4.0 * graph.targets.len() as f64 / 1e6;
+    let mut client = client(grundy_url).await;
+    println!("\n### PutGraph of graphs grundy has not seen\n");
+    println!(
+        "| graph | PutGraph | of it the analysis | the rest | MB/s of edge data without the analysis |"
+    );
+    println!("|---|---|---|---|---|");
+    let mut rates = Vec::with_capacity(count);
+    for round in 1..=count {
+        let new = Arc::get_mut(graph).expect("no upload holds the graph");
+        new.vertex_count += 1;
+        new.out_degrees.push(0);
+        let analysed_before = analysis_seconds(metrics);
+        let whole = upload_once(&mut client, graph).await.as_secs_f64();
+        let analysis = analysis_seconds(metrics) - analysed_before;
+        let rest = whole - analysis;
+        println!(
+            "| {round} | {whole:.3} s | {analysis:.3} s | {rest:.3} s | {:.0} |",
+            megabytes / rest
+        );
+        rates.push(megabytes / rest);
+    }
+    println!(
+        "\nMedian: {:.0} MB/s of edge data without the analysis",
+        median(&mut rates)
+    );
+}
+
+/// The seconds grundy's analyses have taken so far (`grundy_table_compute_seconds_sum`).
+fn analysis_seconds(metrics: &Metrics) -> f64 {
+    metrics
+        .encode()
+        .lines()
+        .find_map(|line| line.strip_prefix("grundy_table_compute_seconds_sum "))
+        .and_then(|value| value.trim().parse().ok())
+        .expect("grundy's metrics have the analysis time")
 }
 
 fn median(values: &mut [f64]) -> f64 {
