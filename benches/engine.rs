@@ -4,13 +4,16 @@
 //! `cargo bench --bench engine`; `GRUNDY_BENCH_SCALE=small` shrinks the graphs for a quick run.
 
 use std::hint::black_box;
-use std::time::Instant;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use grundy::engine::{
     Digraph, Game, Interrupt, Limits, analyse, loopy, order, remoteness, rounds, sliding,
 };
 use grundy::generate::{Rng, Shape, graph};
+
+mod common;
+
+use common::interleaved_medians;
 
 fn scale() -> u32 {
     match std::env::var("GRUNDY_BENCH_SCALE").as_deref() {
@@ -75,37 +78,6 @@ fn selected(group: &str) -> bool {
         .filter(|arg| !arg.starts_with('-'))
         .collect();
     filters.is_empty() || filters.iter().any(|filter| filter.contains(group))
-}
-
-/// Median of `runs` timings of `work`, in seconds.
-fn median_seconds<T>(runs: usize, mut work: impl FnMut() -> T) -> f64 {
-    let mut times: Vec<f64> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            black_box(work());
-            start.elapsed().as_secs_f64()
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    times[runs / 2]
-}
-
-/// The median of `rounds` timings of each of `works`, taken in turns (one run of each per
-/// round, so that the machine's drift falls on all of them alike), in seconds.
-fn interleaved_medians<const N: usize>(
-    rounds: usize,
-    mut works: [&mut dyn FnMut(); N],
-) -> [f64; N] {
-    let mut samples = [const { Vec::new() }; N];
-    for _ in 0..rounds {
-        for (work, times) in works.iter_mut().zip(&mut samples) {
-            times.push(median_seconds(1, &mut **work));
-        }
-    }
-    samples.map(|mut times| {
-        times.sort_by(f64::total_cmp);
-        times[times.len() / 2]
-    })
 }
 
 fn acyclic_table(c: &mut Criterion) {

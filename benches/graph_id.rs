@@ -5,13 +5,16 @@
 //! `cargo bench --bench graph_id`; `GRUNDY_BENCH_SCALE=small` shrinks the graphs.
 
 use std::hint::black_box;
-use std::time::Instant;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use grundy::engine::{Digraph, Game};
 use grundy::generate::{Shape, graph};
 use grundy::service::graph_id_sync;
 use sha2::{Digest, Sha256};
+
+mod common;
+
+use common::interleaved_medians;
 
 fn scale() -> u32 {
     match std::env::var("GRUNDY_BENCH_SCALE").as_deref() {
@@ -46,25 +49,6 @@ fn with_sorted_lists(graph: &Digraph) -> Digraph {
         targets[window[0] as usize..window[1] as usize].sort_unstable();
     }
     Digraph::from_out_degrees(graph.vertex_count(), &degrees, targets).expect("the same graph")
-}
-
-/// The median of `rounds` timings of each of `works`, taken in turns, in seconds.
-fn interleaved_medians<const N: usize>(
-    rounds: usize,
-    mut works: [&mut dyn FnMut(); N],
-) -> [f64; N] {
-    let mut samples = [const { Vec::new() }; N];
-    for _ in 0..rounds {
-        for (work, times) in works.iter_mut().zip(&mut samples) {
-            let start = Instant::now();
-            work();
-            times.push(start.elapsed().as_secs_f64());
-        }
-    }
-    samples.map(|mut times| {
-        times.sort_by(f64::total_cmp);
-        times[times.len() / 2]
-    })
 }
 
 fn graph_id(c: &mut Criterion) {
