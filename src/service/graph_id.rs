@@ -101,10 +101,8 @@ impl IdHasher {
         self.degrees.extend_from_slice(degrees);
     }
 
-    /// The next targets, in order (after every out-degree). The lists that lie whole in
-    /// `targets` are sorted into a scratch buffer a run at a time and hashed from there; a
-    /// list longer than a run is hashed where it is, or sorted alone in the scratch buffer;
-    /// a list cut by the slice's end is collected and sorted where it was collected.
+    /// The next targets, in order (after every out-degree): see [`IdHasher::whole_lists`] and
+    /// [`IdHasher::collect`].
     pub(crate) fn targets(&mut self, mut targets: &[u32]) {
         if self.gave_up || targets.is_empty() {
             return;
@@ -113,65 +111,75 @@ impl IdHasher {
             self.gave_up = true;
             return;
         }
-        while !targets.is_empty() {
-            if self.pending.is_empty() {
-                let degrees = &self.degrees[self.next_vertex..];
-                let room = targets.len().min(SORT_RUN);
-                let mut lists = 0;
-                let mut len = 0;
-                for &degree in degrees {
-                    if len + degree as usize > room {
-                        break;
-                    }
-                    len += degree as usize;
-                    lists += 1;
-                }
-                if lists == degrees.len() && len < targets.len() {
-                    // More targets than the degrees add up to.
-                    self.gave_up = true;
-                    return;
-                }
-                if lists > 0 {
-                    let (run, rest) = targets.split_at(len);
-                    self.scratch.resize(len, 0);
-                    sort_lists_into(run, &degrees[..lists], &mut self.scratch);
-                    self.writer.u32s(&self.scratch);
-                    self.next_vertex += lists;
-                    targets = rest;
-                    continue;
-                }
-            }
-            let degree = self.degrees[self.next_vertex] as usize;
-            if self.pending.is_empty() && degree <= targets.len() {
-                // A list longer than a run, whole here: hashed where it is if in order (as
-                // many exporters write lists), else sorted in the scratch buffer.
-                let (list, rest) = targets.split_at(degree);
-                if list.is_sorted() {
-                    self.writer.u32s(list);
-                } else {
-                    self.scratch.clear();
-                    self.scratch.extend_from_slice(list);
-                    sort_list(&mut self.scratch);
-                    self.writer.u32s(&self.scratch);
-                }
-                self.next_vertex += 1;
-                targets = rest;
-                continue;
-            }
-            // The next list is cut by the slice's end: it is collected, and sorted where it
-            // was collected once complete (no second copy of a long list).
-            let missing = degree - self.pending.len();
-            if missing > targets.len() {
-                self.pending.extend_from_slice(targets);
-                return;
-            }
-            let (end_of_list, rest) = targets.split_at(missing);
-            self.pending.extend_from_slice(end_of_list);
-            sort_list(&mut self.pending);
-            self.writer.u32s(&self.pending);
-            self.pending = Vec::new();
-            self.next_vertex += 1;
-            targets = rest;
+        while !targets.is_empty() && !self.gave_up {
+            targets = if self.pending.is_empty() {
+                self.whole_lists(targets)
+            } else {
+                self.collect(targets)
+            };
+        }
+    }
+
+    /// Hashes the lists that lie whole at the start of `targets`: a run of them sorted into
+    /// the scratch buffer and hashed from there, or one list longer than a run (see
+    /// [`IdHasher::list`]). The start of a list the slice's end cuts is collected. Returns
+    /// what is left of `targets`.
+    fn whole_lists<'t>(&mut self, targets: &'t [u32]) -> &'t [u32] {
+        let degrees = &self.degrees[self.next_vertex..];
+        let (lists, len) = run_of_lists(degrees, targets.len().min(SORT_RUN));
+        if lists == degrees.len() && len < targets.len() {
+            // More targets than the degrees add up to.
+            self.gave_up = true;
+            return &[];
+        }
+        if lists > 0 {
+            let (run, rest) = targets.split_at(len);
+            self.scratch.resize(len, 0);
+            sort_lists_into(run, &degrees[..lists], &mut self.scratch);
+            self.writer.u32s(&self.scratch);
+            self.next_vertex += lists;
+            return rest;
+        }
+        // The next list is longer than a run, or than what is left of the slice.
+        let degree = degrees[0] as usize;
+        if degree > targets.len() {
+            return self.collect(targets);
+        }
+        let (list, rest) = targets.split_at(degree);
+        self.list(list);
+        self.next_vertex += 1;
+        rest
+    }
+
+    /// Collects the next list's targets from `targets`; once it is complete, sorts it where
+    /// it was collected (no second copy of a long list) and hashes it. Returns what is left
+    /// of `targets`.
+    fn collect<'t>(&mut self, targets: &'t [u32]) -> &'t [u32] {
+        let missing = self.degrees[self.next_vertex] as usize - self.pending.len();
+        if missing > targets.len() {
+            self.pending.extend_from_slice(targets);
+            return &[];
+        }
+        let (end_of_list, rest) = targets.split_at(missing);
+        self.pending.extend_from_slice(end_of_list);
+        sort_list(&mut self.pending);
+        self.writer.u32s(&self.pending);
+        self.pending = Vec::new();
+        self.next_vertex += 1;
+        rest
+    }
+
+    /// Hashes one whole out-neighbour list, sorted.
+    fn list(&mut self, list: &[u32]) {
+        // Lists already in order (as many generators and exporters write them) are hashed
+        // in place; the others are copied and sorted.
+        if list.is_sorted() {
+            self.writer.u32s(list);
+        } else {
+            self.scratch.clear();
+            self.scratch.extend_from_slice(list);
+            sort_list(&mut self.scratch);
+            self.writer.u32s(&self.scratch);
         }
     }
 
@@ -195,6 +203,21 @@ impl IdHasher {
         }
         Some(format!("{:x}", self.writer.finish()))
     }
+}
+
+/// How many of the lists `degrees` gives the lengths of fit whole in `room` targets, and how
+/// many targets they take (zero-length lists included, up to the first that does not fit).
+fn run_of_lists(degrees: &[u32], room: usize) -> (usize, usize) {
+    let mut lists = 0;
+    let mut len = 0;
+    for &degree in degrees {
+        if len + degree as usize > room {
+            break;
+        }
+        len += degree as usize;
+        lists += 1;
+    }
+    (lists, len)
 }
 
 /// Whole lists are sorted and hashed in runs of up to this many targets (64 KiB, which stay
