@@ -71,9 +71,10 @@ pub async fn measure(grundy_url: &str, noop_url: &str, graph: &Arc<proto::Graph>
     let mut ratios = Vec::with_capacity(rounds);
     let mut rates = Vec::with_capacity(rounds);
     // Rates of the rounds where grundy's upload came right after its previous one, and of
-    // those where the no-op's came between: the first reuse memory just freed by that
-    // upload, the second reuse it after a pause, and on a virtual machine that hands freed
-    // memory back to its host the two can differ twofold.
+    // those where the no-op's came between. On a virtual machine that hands freed memory
+    // back to its host, whether an upload's graph lands on memory the host must back afresh
+    // depends on when the last one was freed, and the two kinds of round can differ twofold
+    // (which kind is slower is the kernel's timing).
     let (mut back_to_back, mut after_pause) = (Vec::new(), Vec::new());
     for round in 1..=rounds {
         let (g, n) = if round % 2 == 1 {
