@@ -2,10 +2,11 @@
 //! packed verdicts of the same shape and size as grundy's, without evaluating anything, and
 //! every `PutGraph` once it has read the chunks, without assembling, checking or hashing them.
 //!
-//! It is served by the same tonic server settings as `grundy-server` (HTTP/2 windows,
-//! TCP_NODELAY, message limits), and answers through the same kind of response stream (a
-//! task feeding a bounded channel), so that the difference to grundy is grundy's own work:
-//! its guards, read-ahead, work pool, evaluation and metrics.
+//! It is served by the same tonic server settings as `grundy-server` (its HTTP/2 windows and
+//! frame size from [`grundy::service::http2_transport`], TCP_NODELAY, message limits), and
+//! answers through the same kind of response stream (a task feeding a bounded channel), so
+//! that the difference to grundy is grundy's own work: its guards, read-ahead, work pool,
+//! evaluation and metrics.
 
 use std::net::SocketAddr;
 
@@ -21,9 +22,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status, Streaming};
 
-/// `grundy-server`'s HTTP/2 windows (src/service/server.rs) and default message limit.
-const STREAM_WINDOW_BYTES: u32 = 1 << 20;
-const CONNECTION_WINDOW_BYTES: u32 = 64 << 20;
+/// `grundy-server`'s default message limit.
 const MAX_MESSAGE_BYTES: usize = 256 << 20;
 /// grundy's default response buffer per stream.
 const RESPONSE_BUFFER: usize = 64;
@@ -162,9 +161,7 @@ pub async fn serve(service: NoOp) -> (SocketAddr, oneshot::Sender<()>) {
         .max_encoding_message_size(MAX_MESSAGE_BYTES);
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     tokio::spawn(
-        tonic::transport::Server::builder()
-            .initial_stream_window_size(STREAM_WINDOW_BYTES)
-            .initial_connection_window_size(CONNECTION_WINDOW_BYTES)
+        grundy::service::http2_transport()
             .add_service(server)
             .serve_with_incoming_shutdown(incoming, async {
                 let _ = stopped.await;

@@ -62,7 +62,7 @@ pub use graph_id::graph_id_sync;
 pub use logging::{LogFormat, init_tracing, init_tracing_with};
 pub use metrics::{Metrics, serve as serve_metrics};
 pub use registry::Registry;
-pub use server::{SERVICE_NAME, ServerError, run, run_service, serve_connections};
+pub use server::{SERVICE_NAME, ServerError, http2_transport, run, run_service, serve_connections};
 pub use state::GameService;
 pub use store::{
     Backend, DirStore, EncodedGraph, GraphId, GraphStore, MemoryStore, RedisStore, StoreConfig,

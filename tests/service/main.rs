@@ -10,6 +10,7 @@
 //!   auth, TLS;
 //! - `hostile_clients`: floods of tiny frames, abandoned analyses, huge ids, streams that
 //!   never start;
+//! - `transport`: the HTTP/2 settings the server announces;
 //! - `reflection`, `web` (the `--web` playground's HTTP side), `otlp_traces`.
 //!
 //! One binary for all of them, so that the crate is linked once; none of them sets
@@ -26,4 +27,5 @@ mod operations;
 mod otlp_traces;
 mod reflection;
 mod registry;
+mod transport;
 mod web;
