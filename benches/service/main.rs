@@ -7,12 +7,13 @@
 //! ```sh
 //! cargo bench --bench service                    # 2 rounds, 2 s per measurement
 //! cargo bench --bench service -- --seconds 1 --rounds 3 --streams 1,8,64 --batch 4096,64
-//! cargo bench --bench service -- --upload 100000000 --rounds 5 --new-graphs 2   # PutGraph
+//! cargo bench --bench service -- --upload 100000000 --rounds 5 --new-graphs 5   # PutGraph
 //! ```
 //!
 //! With `--upload EDGES` it measures `PutGraph` instead ([`upload`]): a random DAG of that
 //! many edges uploaded in the CLI's chunks, in MB/s of edge data against the no-op, then
-//! `--new-graphs N` graphs grundy has not seen (2 by default), less their analysis.
+//! `--new-graphs N` graphs grundy has not seen (5 by default; an odd count has a middle one),
+//! less their analysis.
 //!
 //! Rounds alternate which server goes first, so that a change in the machine's load shows
 //! as disagreement between rounds rather than as a bias. Servers and clients run in one
@@ -53,7 +54,7 @@ impl Settings {
             batch_sizes: vec![4096, 64],
             window: 4,
             upload_edges: None,
-            new_graphs: 2,
+            new_graphs: 5,
         };
         let mut args = std::env::args().skip(1);
         while let Some(flag) = args.next() {
