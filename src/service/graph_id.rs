@@ -54,9 +54,15 @@ pub fn graph_id_sync(game: &Game) -> String {
 pub(crate) struct IdHasher {
     writer: HashWriter,
     vertex_count: u32,
-    degrees: Vec<u32>,
-    /// The vertex whose list comes next, and the ids of it that came already.
-    next_vertex: usize,
+    /// How many out-degrees came.
+    degree_count: usize,
+    /// The out-degrees that are not zero, in vertex order: the lengths of the lists the
+    /// targets come in. An empty list adds nothing to the encoding, and a walk over the
+    /// vertices would make a chunk of a few targets cost time in proportion to the isolated
+    /// vertices before them.
+    lists: Vec<u32>,
+    /// The index in `lists` of the list that comes next, and the ids of it that came already.
+    next_list: usize,
     pending: Vec<u32>,
     /// Sorted lists on their way to the hash: a run of them, or one longer than a run.
     scratch: Vec<u32>,
@@ -72,8 +78,9 @@ impl IdHasher {
         Self {
             writer,
             vertex_count,
-            degrees: Vec::new(),
-            next_vertex: 0,
+            degree_count: 0,
+            lists: Vec::new(),
+            next_list: 0,
             pending: Vec::new(),
             scratch: Vec::new(),
             gave_up: false,
@@ -88,8 +95,8 @@ impl IdHasher {
 
     /// The next out-degrees, in vertex order.
     pub(crate) fn degrees(&mut self, degrees: &[u32]) {
-        let targets_started = self.next_vertex > 0 || !self.pending.is_empty();
-        let too_many = self.degrees.len() + degrees.len() > self.vertex_count as usize;
+        let targets_started = self.next_list > 0 || !self.pending.is_empty();
+        let too_many = self.degree_count + degrees.len() > self.vertex_count as usize;
         if self.gave_up || degrees.is_empty() {
             return;
         }
@@ -98,7 +105,9 @@ impl IdHasher {
             return;
         }
         self.writer.u32s(degrees);
-        self.degrees.extend_from_slice(degrees);
+        self.degree_count += degrees.len();
+        self.lists
+            .extend(degrees.iter().copied().filter(|&degree| degree != 0));
     }
 
     /// The next targets, in order (after every out-degree): see [`IdHasher::whole_lists`] and
@@ -107,7 +116,7 @@ impl IdHasher {
         if self.gave_up || targets.is_empty() {
             return;
         }
-        if self.degrees.len() != self.vertex_count as usize {
+        if self.degree_count != self.vertex_count as usize {
             self.gave_up = true;
             return;
         }
@@ -125,7 +134,7 @@ impl IdHasher {
     /// [`IdHasher::list`]). The start of a list the slice's end cuts is collected. Returns
     /// what is left of `targets`.
     fn whole_lists<'t>(&mut self, targets: &'t [u32]) -> &'t [u32] {
-        let degrees = &self.degrees[self.next_vertex..];
+        let degrees = &self.lists[self.next_list..];
         let (lists, len) = run_of_lists(degrees, targets.len().min(SORT_RUN));
         if lists == degrees.len() && len < targets.len() {
             // More targets than the degrees add up to.
@@ -137,7 +146,7 @@ impl IdHasher {
             self.scratch.resize(len, 0);
             sort_lists_into(run, &degrees[..lists], &mut self.scratch);
             self.writer.u32s(&self.scratch);
-            self.next_vertex += lists;
+            self.next_list += lists;
             return rest;
         }
         // The next list is longer than a run, or than what is left of the slice.
@@ -147,7 +156,7 @@ impl IdHasher {
         }
         let (list, rest) = targets.split_at(degree);
         self.list(list);
-        self.next_vertex += 1;
+        self.next_list += 1;
         rest
     }
 
@@ -155,7 +164,7 @@ impl IdHasher {
     /// it was collected (no second copy of a long list) and hashes it. Returns what is left
     /// of `targets`.
     fn collect<'t>(&mut self, targets: &'t [u32]) -> &'t [u32] {
-        let missing = self.degrees[self.next_vertex] as usize - self.pending.len();
+        let missing = self.lists[self.next_list] as usize - self.pending.len();
         if missing > targets.len() {
             self.pending.extend_from_slice(targets);
             return &[];
@@ -165,7 +174,7 @@ impl IdHasher {
         sort_list(&mut self.pending);
         self.writer.u32s(&self.pending);
         self.pending = Vec::new();
-        self.next_vertex += 1;
+        self.next_list += 1;
         rest
     }
 
@@ -186,11 +195,9 @@ impl IdHasher {
     /// The id, given the split counts (`None` for token sliding); `None` if the pieces were
     /// not a graph's degrees and then its targets, in order and complete.
     pub(crate) fn finish(mut self, split_counts: Option<&[u32]>) -> Option<String> {
-        let complete = self.degrees.len() == self.vertex_count as usize
+        let complete = self.degree_count == self.vertex_count as usize
             && self.pending.is_empty()
-            && self.degrees[self.next_vertex.min(self.degrees.len())..]
-                .iter()
-                .all(|&degree| degree == 0);
+            && self.next_list == self.lists.len();
         if self.gave_up || !complete {
             return None;
         }
