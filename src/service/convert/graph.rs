@@ -49,6 +49,9 @@ const RESERVE_PER_ENTRY: u64 = 16;
 pub(crate) struct GraphAssembler {
     graph: proto::Graph,
     chunks: usize,
+    /// The sum of the out-degrees appended so far (added up chunk by chunk, so that no chunk
+    /// costs a pass over the whole graph's degrees).
+    degree_total: u64,
 }
 
 impl GraphAssembler {
@@ -106,6 +109,11 @@ impl GraphAssembler {
         }
         self.graph.vertex_count = vertex_count;
         self.graph.out_degrees.extend_from_slice(&chunk.out_degrees);
+        self.degree_total += chunk
+            .out_degrees
+            .iter()
+            .map(|&degree| u64::from(degree))
+            .sum::<u64>();
         self.reserve_targets(chunk);
         let capacity = self.graph.targets.capacity();
         self.graph.targets.extend_from_slice(&chunk.targets);
@@ -126,16 +134,17 @@ impl GraphAssembler {
     /// believed up to [`RESERVE_PER_ENTRY`] targets per list entry received: a client cannot
     /// reserve much more than it sent. Called after `chunk`'s out-degrees are appended.
     fn reserve_targets(&mut self, chunk: &proto::Graph) {
-        let degrees = &self.graph.out_degrees;
+        let degrees = self.graph.out_degrees.len();
         if self.graph.targets.capacity() != 0
             || target_count(chunk) == 0
-            || degrees.len() != self.graph.vertex_count as usize
+            || degrees != self.graph.vertex_count as usize
         {
             return;
         }
-        let total: u64 = degrees.iter().map(|&degree| u64::from(degree)).sum();
-        let received = (degrees.len() + target_count(chunk)) as u64;
-        let room = total.min(received.saturating_mul(RESERVE_PER_ENTRY));
+        let received = (degrees + target_count(chunk)) as u64;
+        let room = self
+            .degree_total
+            .min(received.saturating_mul(RESERVE_PER_ENTRY));
         self.graph.targets = huge_pages::with_capacity(room as usize);
     }
 
