@@ -61,8 +61,9 @@ pub(crate) struct IdHasher {
     /// vertices would make a chunk of a few targets cost time in proportion to the isolated
     /// vertices before them.
     lists: Vec<u32>,
-    /// The index in `lists` of the list that comes next, and the ids of it that came already.
+    /// The index in `lists` of the list that comes next.
     next_list: usize,
+    /// The targets of that list that came already, when a piece ended inside it.
     pending: Vec<u32>,
     /// Sorted lists on their way to the hash: a run of them, or one longer than a run.
     scratch: Vec<u32>,
@@ -134,9 +135,9 @@ impl IdHasher {
     /// [`IdHasher::list`]). The start of a list the slice's end cuts is collected. Returns
     /// what is left of `targets`.
     fn whole_lists<'t>(&mut self, targets: &'t [u32]) -> &'t [u32] {
-        let degrees = &self.lists[self.next_list..];
-        let (lists, len) = run_of_lists(degrees, targets.len().min(SORT_RUN));
-        if lists == degrees.len() && len < targets.len() {
+        let lengths = &self.lists[self.next_list..];
+        let (lists, len) = run_of_lists(lengths, targets.len().min(SORT_RUN));
+        if lists == lengths.len() && len < targets.len() {
             // More targets than the degrees add up to.
             self.gave_up = true;
             return &[];
@@ -144,17 +145,17 @@ impl IdHasher {
         if lists > 0 {
             let (run, rest) = targets.split_at(len);
             self.scratch.resize(len, 0);
-            sort_lists_into(run, &degrees[..lists], &mut self.scratch);
+            sort_lists_into(run, &lengths[..lists], &mut self.scratch);
             self.writer.u32s(&self.scratch);
             self.next_list += lists;
             return rest;
         }
         // The next list is longer than a run, or than what is left of the slice.
-        let degree = degrees[0] as usize;
-        if degree > targets.len() {
+        let length = lengths[0] as usize;
+        if length > targets.len() {
             return self.collect(targets);
         }
-        let (list, rest) = targets.split_at(degree);
+        let (list, rest) = targets.split_at(length);
         self.list(list);
         self.next_list += 1;
         rest
@@ -212,16 +213,16 @@ impl IdHasher {
     }
 }
 
-/// How many of the lists `degrees` gives the lengths of fit whole in `room` targets, and how
-/// many targets they take (zero-length lists included, up to the first that does not fit).
-fn run_of_lists(degrees: &[u32], room: usize) -> (usize, usize) {
+/// How many of the lists whose lengths `lengths` gives fit whole in `room` targets (up to the
+/// first that does not), and how many targets they take.
+fn run_of_lists(lengths: &[u32], room: usize) -> (usize, usize) {
     let mut lists = 0;
     let mut len = 0;
-    for &degree in degrees {
-        if len + degree as usize > room {
+    for &length in lengths {
+        if len + length as usize > room {
             break;
         }
-        len += degree as usize;
+        len += length as usize;
         lists += 1;
     }
     (lists, len)
