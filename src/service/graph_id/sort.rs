@@ -18,24 +18,24 @@ pub(super) fn sort_list(list: &mut [u32]) {
 }
 
 /// Writes the consecutive lists `lists` is made of into `sorted` (as long), each sorted,
-/// `degrees` giving their lengths (which add up to its length). With AVX-512 the networks are
+/// `lengths` giving their lengths (which add up to its length). With AVX-512 the networks are
 /// chosen once for all of them; elsewhere each list is sorted by [`sort_list`].
-pub(super) fn sort_lists_into(lists: &[u32], degrees: &[u32], sorted: &mut [u32]) {
+pub(super) fn sort_lists_into(lists: &[u32], lengths: &[u32], sorted: &mut [u32]) {
     #[cfg(target_arch = "x86_64")]
     if x86::has_avx512() {
         // SAFETY: the processor has AVX-512F and AVX-512VL.
-        unsafe { x86::sort_lists_into_avx512(lists, degrees, sorted) };
+        unsafe { x86::sort_lists_into_avx512(lists, lengths, sorted) };
         return;
     }
-    sort_lists_into_one_by_one(lists, degrees, sorted);
+    sort_lists_into_one_by_one(lists, lengths, sorted);
 }
 
 /// [`sort_lists_into`] as a copy, then [`sort_list`] on each list.
-fn sort_lists_into_one_by_one(lists: &[u32], degrees: &[u32], sorted: &mut [u32]) {
+fn sort_lists_into_one_by_one(lists: &[u32], lengths: &[u32], sorted: &mut [u32]) {
     sorted.copy_from_slice(lists);
     let mut rest = sorted;
-    for &degree in degrees {
-        let (list, after) = rest.split_at_mut(degree as usize);
+    for &length in lengths {
+        let (list, after) = rest.split_at_mut(length as usize);
         sort_list(list);
         rest = after;
     }
@@ -195,7 +195,7 @@ mod x86 {
     #[target_feature(enable = "avx512f,avx512vl")]
     pub(super) unsafe fn sort_lists_into_avx512(
         lists: &[u32],
-        degrees: &[u32],
+        lengths: &[u32],
         sorted: &mut [u32],
     ) {
         assert_eq!(
@@ -204,8 +204,8 @@ mod x86 {
             "the sorted lists take as much room"
         );
         let mut start = 0;
-        for &degree in degrees {
-            let end = start + degree as usize;
+        for &length in lengths {
+            let end = start + length as usize;
             let (list, out) = (&lists[start..end], &mut sorted[start..end]);
             if list.len() <= 16 {
                 // SAFETY: the processor has AVX-512F and AVX-512VL; `list` and `out` have
@@ -213,7 +213,7 @@ mod x86 {
                 unsafe { sort_avx512(list.as_ptr(), out.as_mut_ptr(), list.len()) };
             } else {
                 out.copy_from_slice(list);
-                out.sort_unstable();
+                super::sort_list(out);
             }
             start = end;
         }
@@ -376,7 +376,7 @@ mod tests {
     fn sorts_lists_as_the_standard_sort(sort_into: impl Fn(&[u32], &[u32], &mut [u32])) {
         let lists = lists();
         let concatenated: Vec<u32> = lists.concat();
-        let degrees: Vec<u32> = lists.iter().map(|list| list.len() as u32).collect();
+        let lengths: Vec<u32> = lists.iter().map(|list| list.len() as u32).collect();
         let expected: Vec<u32> = lists
             .into_iter()
             .flat_map(|mut list| {
@@ -385,7 +385,7 @@ mod tests {
             })
             .collect();
         let mut sorted = vec![0; concatenated.len()];
-        sort_into(&concatenated, &degrees, &mut sorted);
+        sort_into(&concatenated, &lengths, &mut sorted);
         assert_eq!(sorted, expected);
     }
 
