@@ -94,14 +94,13 @@ impl IdHasher {
         self.pending.len()
     }
 
-    /// The next out-degrees, in vertex order.
+    /// The next out-degrees, in vertex order. Targets are hashed only once every degree came
+    /// (see [`IdHasher::targets`]), so a degree after them is one too many.
     pub(crate) fn degrees(&mut self, degrees: &[u32]) {
-        let targets_started = self.next_list > 0 || !self.pending.is_empty();
-        let too_many = self.degree_count + degrees.len() > self.vertex_count as usize;
         if self.gave_up || degrees.is_empty() {
             return;
         }
-        if targets_started || too_many {
+        if self.degree_count + degrees.len() > self.vertex_count as usize {
             self.gave_up = true;
             return;
         }
@@ -437,6 +436,12 @@ mod tests {
         hasher.targets(&[1, 2]);
         hasher.degrees(&[0]);
         hasher.targets(&[2]);
+        assert_eq!(hasher.finish(None), None);
+        // A degree after the targets.
+        let mut hasher = IdHasher::new(3);
+        hasher.degrees(&[2, 1, 0]);
+        hasher.targets(&[2, 1, 2]);
+        hasher.degrees(&[0]);
         assert_eq!(hasher.finish(None), None);
         // Too few targets, or too many.
         for targets in [&[1, 2][..], &[1, 2, 2, 0]] {
