@@ -145,11 +145,14 @@ fn adjacency(shape: Shape, vertices: u32, edges: u64, rng: &mut Rng) -> Vec<Vec<
     adjacency
 }
 
-/// A generated graph in CSR form.
+/// A generated graph in CSR form, its targets advised for huge pages as the service's graphs'
+/// are (`GraphAssembler`, the store), so that benchmarks read them as the analyses do.
 pub fn graph(shape: Shape, vertices: u32, edges: u64, seed: u64) -> Digraph {
     let adjacency = adjacency(shape, vertices, edges, &mut Rng::new(seed));
     let out_degrees: Vec<u32> = adjacency.iter().map(|a| a.len() as u32).collect();
-    let targets: Vec<u32> = adjacency.into_iter().flatten().collect();
+    let total = out_degrees.iter().map(|&d| d as usize).sum();
+    let mut targets: Vec<u32> = crate::engine::huge_pages::with_capacity(total);
+    targets.extend(adjacency.into_iter().flatten());
     Digraph::from_out_degrees(vertices, &out_degrees, targets).expect("generated graphs are valid")
 }
 
