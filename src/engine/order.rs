@@ -70,7 +70,11 @@ pub fn acyclic_order(graph: &Digraph) -> Option<Vec<u32>> {
 ///   (through its offsets, `offsets[w]` and `offsets[w + 1]`), again two queue entries before
 ///   it is read. The queue is short on deep graphs
 ///   (the benchmark DAG of 10^6 vertices has 362,167 levels, 2.8 vertices wide on average), so
-///   a deeper look-ahead finds no entries to prefetch.
+///   a deeper look-ahead finds no entries to prefetch;
+/// - a successor's adjacency list is also prefetched when its in-degree comes down to one: it
+///   joins the queue when its last predecessor is read, often a round or two later, and its
+///   list is then on its way or in cache instead of a miss that the next round waits for (the
+///   order on the benchmark DAG: 77-78 ms instead of 81-82 ms, in alternated runs).
 pub fn acyclic_order_interruptible(
     graph: &Digraph,
     interrupt: &Interrupt,
@@ -92,6 +96,8 @@ trait InDegree: Copy + Default + Eq {
     fn increment(&mut self) -> bool;
     /// Subtracts one, returning true when zero is reached.
     fn decrement(&mut self) -> bool;
+    /// Whether exactly one is left.
+    fn one_left(self) -> bool;
 }
 
 macro_rules! in_degree {
@@ -107,6 +113,11 @@ macro_rules! in_degree {
             fn decrement(&mut self) -> bool {
                 *self -= 1;
                 *self == 0
+            }
+
+            #[inline(always)]
+            fn one_left(self) -> bool {
+                self == 1
             }
         }
     };
@@ -161,9 +172,12 @@ fn kahn<D: InDegree>(
             prefetch(offsets, w as usize);
         }
         for &w in successors {
-            if in_degree[w as usize].decrement() {
+            let count = &mut in_degree[w as usize];
+            if count.decrement() {
                 prefetch_list(offsets, targets, w as usize);
                 order.push(w);
+            } else if count.one_left() {
+                prefetch_list(offsets, targets, w as usize);
             }
         }
         poller.tick(successors.len() as u64 + 1)?;
