@@ -130,6 +130,14 @@ fn acyclic_table(c: &mut Criterion) {
             })
         },
     );
+    // The values as a server with `--table-threads 2` computes them: the in-degrees counted on
+    // both threads, the narrow rounds of this deep DAG placed and valued on the calling one.
+    group.bench_function(BenchmarkId::new("values_on_2_threads", vertices), |b| {
+        b.iter(|| {
+            rounds::grundy_on_threads(black_box(&dag), 2, rounds::WIDE_ROUND, &Interrupt::new())
+                .unwrap()
+        })
+    });
     group.bench_function(BenchmarkId::new("plain_order_only", vertices), |b| {
         b.iter(|| order::acyclic_order_plain(black_box(&dag)).unwrap())
     });

@@ -297,11 +297,17 @@ impl<C: Cell> Shared<'_, C> {
     }
 
     /// Places the successors of the vertex at `position` whose last predecessor it is, at
-    /// `tail` onwards; alone (plain loads and stores). Returns its out-degree.
+    /// `tail` onwards; alone (plain loads and stores). Returns its out-degree. Prefetches as
+    /// the sequential order does ([`crate::engine::order::acyclic_order_interruptible`]): the
+    /// successors' CSR offsets first, then the adjacency list of a successor placed now or
+    /// left with one predecessor.
     #[inline(always)]
     pub(super) fn place_alone(&self, position: usize, tail: &mut usize) -> u64 {
         let vertex = self.order[position].load(Relaxed);
         let successors = self.successors(vertex);
+        for &w in successors {
+            prefetch(self.offsets, w as usize);
+        }
         for &w in successors {
             let remaining = &self.in_degree[w as usize];
             let left = remaining.load(Relaxed) - 1;
@@ -310,6 +316,8 @@ impl<C: Cell> Shared<'_, C> {
                 prefetch_list(self.offsets, self.targets, w as usize);
                 self.order[*tail].store(w, Relaxed);
                 *tail += 1;
+            } else if left == 1 {
+                prefetch_list(self.offsets, self.targets, w as usize);
             }
         }
         successors.len() as u64
