@@ -94,10 +94,8 @@ pub fn acyclic_order_interruptible(
 trait InDegree: Copy + Default + Eq {
     /// Adds one, returning false on overflow.
     fn increment(&mut self) -> bool;
-    /// Subtracts one, returning true when zero is reached.
-    fn decrement(&mut self) -> bool;
-    /// Whether exactly one is left.
-    fn one_left(self) -> bool;
+    /// Subtracts one, returning how many are left.
+    fn decrement(&mut self) -> u32;
 }
 
 macro_rules! in_degree {
@@ -110,14 +108,9 @@ macro_rules! in_degree {
             }
 
             #[inline(always)]
-            fn decrement(&mut self) -> bool {
+            fn decrement(&mut self) -> u32 {
                 *self -= 1;
-                *self == 0
-            }
-
-            #[inline(always)]
-            fn one_left(self) -> bool {
-                self == 1
+                u32::from(*self)
             }
         }
     };
@@ -165,21 +158,12 @@ fn kahn<D: InDegree>(
         let vertex = order[head];
         head += 1;
         let successors = graph.successors(vertex);
-        // Every successor's CSR offset, before any in-degree is known: the one that reaches
-        // zero reads its offsets at once (to prefetch its list), and that miss then overlaps
-        // with the others and with the decrements instead of starting after them.
-        for &w in successors {
-            prefetch(offsets, w as usize);
-        }
-        for &w in successors {
-            let count = &mut in_degree[w as usize];
-            if count.decrement() {
-                prefetch_list(offsets, targets, w as usize);
-                order.push(w);
-            } else if count.one_left() {
-                prefetch_list(offsets, targets, w as usize);
-            }
-        }
+        place_successors(
+            (offsets, targets),
+            successors,
+            |w| in_degree[w as usize].decrement(),
+            |w| order.push(w),
+        );
         poller.tick(successors.len() as u64 + 1)?;
     }
     if order.len() < n {
@@ -187,6 +171,38 @@ fn kahn<D: InDegree>(
     }
     order.reverse();
     Ok(Some(order))
+}
+
+/// One step of Kahn's algorithm: decrements the in-degree of each of `successors`
+/// (`decrement` returns how many predecessors it has left) and `place`s those that reach zero,
+/// with the prefetches of [`acyclic_order_interruptible`]. The sequential order and the
+/// threads' narrow rounds both place vertices through it.
+/// - Every successor's CSR offset is prefetched before any in-degree is known: the one that
+///   reaches zero reads its offsets at once (to prefetch its list), and that miss then
+///   overlaps with the others and with the decrements instead of starting after them.
+/// - The adjacency list (`graph` is `(offsets, targets)`) of a successor that reaches zero is
+///   prefetched, and so is that of a successor left with one predecessor: its last one often
+///   comes a round or two later, and the list is then on its way or in cache.
+#[inline(always)]
+pub(super) fn place_successors(
+    (offsets, targets): (&[u32], &[u32]),
+    successors: &[u32],
+    mut decrement: impl FnMut(u32) -> u32,
+    mut place: impl FnMut(u32),
+) {
+    for &w in successors {
+        prefetch(offsets, w as usize);
+    }
+    for &w in successors {
+        match decrement(w) {
+            0 => {
+                prefetch_list(offsets, targets, w as usize);
+                place(w);
+            }
+            1 => prefetch_list(offsets, targets, w as usize),
+            _ => {}
+        }
+    }
 }
 
 /// The plain Kahn's algorithm (`u32` in-degrees, no prefetch): the reference that

@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use crate::engine::order::place_successors;
 use crate::engine::prefetch::{prefetch, prefetch_list};
 use crate::engine::remoteness::FollowerFold;
 
@@ -297,29 +298,26 @@ impl<C: Cell> Shared<'_, C> {
     }
 
     /// Places the successors of the vertex at `position` whose last predecessor it is, at
-    /// `tail` onwards; alone (plain loads and stores). Returns its out-degree. Prefetches as
-    /// the sequential order does ([`crate::engine::order::acyclic_order_interruptible`]): the
-    /// successors' CSR offsets first, then the adjacency list of a successor placed now or
-    /// left with one predecessor.
+    /// `tail` onwards; alone (plain loads and stores), with the sequential order's prefetches
+    /// ([`place_successors`]). Returns its out-degree.
     #[inline(always)]
     pub(super) fn place_alone(&self, position: usize, tail: &mut usize) -> u64 {
         let vertex = self.order[position].load(Relaxed);
         let successors = self.successors(vertex);
-        for &w in successors {
-            prefetch(self.offsets, w as usize);
-        }
-        for &w in successors {
-            let remaining = &self.in_degree[w as usize];
-            let left = remaining.load(Relaxed) - 1;
-            remaining.store(left, Relaxed);
-            if left == 0 {
-                prefetch_list(self.offsets, self.targets, w as usize);
+        place_successors(
+            (self.offsets, self.targets),
+            successors,
+            |w| {
+                let remaining = &self.in_degree[w as usize];
+                let left = remaining.load(Relaxed) - 1;
+                remaining.store(left, Relaxed);
+                u32::from(left)
+            },
+            |w| {
                 self.order[*tail].store(w, Relaxed);
                 *tail += 1;
-            } else if left == 1 {
-                prefetch_list(self.offsets, self.targets, w as usize);
-            }
-        }
+            },
+        );
         successors.len() as u64
     }
 
