@@ -145,8 +145,8 @@ fn adjacency(shape: Shape, vertices: u32, edges: u64, rng: &mut Rng) -> Vec<Vec<
     adjacency
 }
 
-/// A generated graph in CSR form, its targets advised for huge pages as the service's graphs'
-/// are (`GraphAssembler`, the store), so that benchmarks read them as the analyses do.
+/// A generated graph in CSR form. Its targets are advised for huge pages, as those of the
+/// service's and the store's graphs are, so that benchmarks read them as the analyses do.
 pub fn graph(shape: Shape, vertices: u32, edges: u64, seed: u64) -> Digraph {
     let adjacency = adjacency(shape, vertices, edges, &mut Rng::new(seed));
     let out_degrees: Vec<u32> = adjacency.iter().map(|a| a.len() as u32).collect();
