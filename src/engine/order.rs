@@ -75,7 +75,7 @@ pub fn acyclic_order(graph: &Digraph) -> Option<Vec<u32>> {
 ///   joins the queue when its last predecessor is read, often a round or two later, and its
 ///   list is then on its way or in cache instead of a miss that the next round waits for (the
 ///   order on the benchmark DAG: 77.5-78.1 ms instead of 80.6-82.1 ms, in alternated runs;
-///   see [`place_successors`]).
+///   see `place_successors`).
 pub fn acyclic_order_interruptible(
     graph: &Digraph,
     interrupt: &Interrupt,
