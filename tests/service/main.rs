@@ -10,7 +10,8 @@
 //!   auth, TLS;
 //! - `hostile_clients`: floods of tiny frames, abandoned analyses, huge ids, streams that
 //!   never start;
-//! - `transport`: the HTTP/2 settings the server announces;
+//! - `transport`: the HTTP/2 settings the server announces, and the frame size a client then
+//!   sends it;
 //! - `reflection`, `web` (the `--web` playground's HTTP side), `otlp_traces`.
 //!
 //! One binary for all of them, so that the crate is linked once; none of them sets
