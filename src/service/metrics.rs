@@ -46,14 +46,17 @@ pub(crate) struct WorkLabels {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WorkKind {
     /// Validating, hashing or analysing a graph.
-    Analysis,
+    Analysis = 0,
     /// Answering query batches.
-    Evaluation,
+    Evaluation = 1,
     /// Answering query batches with searched moves or position analysis.
-    Search,
+    Search = 2,
 }
 
 impl WorkKind {
+    /// Every kind, each at the index of its discriminant.
+    const ALL: [Self; 3] = [Self::Analysis, Self::Evaluation, Self::Search];
+
     fn label(self) -> &'static str {
         match self {
             Self::Analysis => "analysis",
@@ -103,10 +106,14 @@ pub struct Metrics {
     registry: Registry,
     pub(crate) requests: Family<RequestLabels, Counter>,
     rpc_duration_seconds: HistogramFamily<RequestLabels>,
-    work_slot_wait_seconds: HistogramFamily<WorkLabels>,
     request_message_bytes: HistogramFamily<MethodLabels>,
     response_message_bytes: HistogramFamily<MethodLabels>,
-    pub(crate) queries: Family<QueryLabels, Counter>,
+    /// The series of `queries` by outcome (win, lose, draw, error), and of
+    /// `work_slot_wait_seconds` by kind (analysis, evaluation, search), looked up once: every
+    /// response and every job updates them, and a family's lookup takes its lock and hashes
+    /// the labels.
+    answered: [Counter; 4],
+    slot_waits: [Histogram; 3],
     pub(crate) table_compute_seconds: Histogram,
     pub(crate) cache_hits: Counter,
     pub(crate) cache_misses: Counter,
@@ -218,14 +225,21 @@ impl Metrics {
             "Calls refused for a missing or wrong bearer token",
             auth_failures.clone(),
         );
+        let answered = ["win", "lose", "draw", "error"]
+            .map(|outcome| queries.get_or_create(&QueryLabels { outcome }).clone());
+        let slot_waits = WorkKind::ALL.map(|kind| {
+            work_slot_wait_seconds
+                .get_or_create(&WorkLabels { kind: kind.label() })
+                .clone()
+        });
         Self {
             registry,
             requests,
             rpc_duration_seconds,
-            work_slot_wait_seconds,
             request_message_bytes,
             response_message_bytes,
-            queries,
+            answered,
+            slot_waits,
             table_compute_seconds,
             cache_hits,
             cache_misses,
@@ -251,9 +265,7 @@ impl Metrics {
 
     /// Records how long a job of `kind` waited for its permit.
     pub(crate) fn slot_waited(&self, kind: WorkKind, waited: Duration) {
-        self.work_slot_wait_seconds
-            .get_or_create(&WorkLabels { kind: kind.label() })
-            .observe(waited.as_secs_f64());
+        self.slot_waits[kind as usize].observe(waited.as_secs_f64());
     }
 
     /// The message size histograms of the method `rpc`.
@@ -267,16 +279,10 @@ impl Metrics {
 
     /// Counts answered queries by outcome.
     pub(crate) fn queries_answered(&self, counts: &QueryCounts) {
-        for (outcome, count) in [
-            ("win", counts.win),
-            ("lose", counts.lose),
-            ("draw", counts.draw),
-            ("error", counts.error),
-        ] {
+        let by_outcome = [counts.win, counts.lose, counts.draw, counts.error];
+        for (counter, count) in self.answered.iter().zip(by_outcome) {
             if count > 0 {
-                self.queries
-                    .get_or_create(&QueryLabels { outcome })
-                    .inc_by(count);
+                counter.inc_by(count);
             }
         }
     }
