@@ -457,6 +457,9 @@ async fn metrics_are_served_over_http() {
         "grundy_queries_total{outcome=\"win\"} 1",
         "grundy_queries_total{outcome=\"lose\"} 1",
         "grundy_queries_total{outcome=\"error\"} 1",
+        // Series nothing has counted yet are there, at zero.
+        "grundy_queries_total{outcome=\"draw\"} 0",
+        "grundy_work_slot_wait_seconds_count{kind=\"search\"} 0",
         "grundy_table_compute_seconds_count 1",
         "grundy_cache_misses_total 1",
         "grundy_cache_hits_total 0",
