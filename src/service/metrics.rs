@@ -46,17 +46,14 @@ pub(crate) struct WorkLabels {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WorkKind {
     /// Validating, hashing or analysing a graph.
-    Analysis = 0,
+    Analysis,
     /// Answering query batches.
-    Evaluation = 1,
+    Evaluation,
     /// Answering query batches with searched moves or position analysis.
-    Search = 2,
+    Search,
 }
 
 impl WorkKind {
-    /// Every kind, each at the index of its discriminant.
-    const ALL: [Self; 3] = [Self::Analysis, Self::Evaluation, Self::Search];
-
     fn label(self) -> &'static str {
         match self {
             Self::Analysis => "analysis",
@@ -100,6 +97,14 @@ pub(crate) struct QueryLabels {
     pub(crate) outcome: &'static str,
 }
 
+/// The series of `work_slot_wait_seconds`, one per [`WorkKind`].
+#[derive(Debug)]
+struct SlotWaits {
+    analysis: Histogram,
+    evaluation: Histogram,
+    search: Histogram,
+}
+
 /// Every metric of the server, registered once.
 #[derive(Debug)]
 pub struct Metrics {
@@ -109,11 +114,10 @@ pub struct Metrics {
     request_message_bytes: HistogramFamily<MethodLabels>,
     response_message_bytes: HistogramFamily<MethodLabels>,
     /// The series of `queries` by outcome (win, lose, draw, error), and of
-    /// `work_slot_wait_seconds` by kind (analysis, evaluation, search), looked up once: every
-    /// response and every job updates them, and a family's lookup takes its lock and hashes
-    /// the labels.
+    /// `work_slot_wait_seconds` by kind, looked up once: every response and every job updates
+    /// them, and a family's lookup takes its lock and hashes the labels.
     answered: [Counter; 4],
-    slot_waits: [Histogram; 3],
+    slot_waits: SlotWaits,
     pub(crate) table_compute_seconds: Histogram,
     pub(crate) cache_hits: Counter,
     pub(crate) cache_misses: Counter,
@@ -153,7 +157,7 @@ impl Metrics {
             "work_slot_wait_seconds",
             "Time a job waited for a permit of the work pool, by kind (analysis: a graph \
              analysis slot, --compute-concurrency; evaluation: a query batch, zero for \
-             a small one answered inline)",
+             a small one answered inline; search: a batch whose moves or sums are searched)",
             work_slot_wait_seconds.clone(),
         );
         let request_message_bytes: HistogramFamily<MethodLabels> =
@@ -227,11 +231,16 @@ impl Metrics {
         );
         let answered = ["win", "lose", "draw", "error"]
             .map(|outcome| queries.get_or_create(&QueryLabels { outcome }).clone());
-        let slot_waits = WorkKind::ALL.map(|kind| {
+        let slot_wait = |kind: WorkKind| {
             work_slot_wait_seconds
                 .get_or_create(&WorkLabels { kind: kind.label() })
                 .clone()
-        });
+        };
+        let slot_waits = SlotWaits {
+            analysis: slot_wait(WorkKind::Analysis),
+            evaluation: slot_wait(WorkKind::Evaluation),
+            search: slot_wait(WorkKind::Search),
+        };
         Self {
             registry,
             requests,
@@ -265,7 +274,13 @@ impl Metrics {
 
     /// Records how long a job of `kind` waited for its permit.
     pub(crate) fn slot_waited(&self, kind: WorkKind, waited: Duration) {
-        self.slot_waits[kind as usize].observe(waited.as_secs_f64());
+        let waits = &self.slot_waits;
+        let histogram = match kind {
+            WorkKind::Analysis => &waits.analysis,
+            WorkKind::Evaluation => &waits.evaluation,
+            WorkKind::Search => &waits.search,
+        };
+        histogram.observe(waited.as_secs_f64());
     }
 
     /// The message size histograms of the method `rpc`.

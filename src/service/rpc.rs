@@ -285,7 +285,12 @@ impl<M> Responder<M> {
         self.rpc.sizes.response.observe(message.wire_len() as f64);
         self.rpc.stopped().map_err(Stop::Failed)?;
         let message = match self.tx.try_send(Ok(message)) {
-            Ok(()) => return Ok(()),
+            Ok(()) => {
+                // A wait would have spent the task's share of the runtime's budget; so does
+                // this, so that a producer that never waits still yields to other tasks.
+                tokio::task::consume_budget().await;
+                return Ok(());
+            }
             Err(mpsc::error::TrySendError::Closed(_)) => return Err(Stop::ClientGone),
             Err(mpsc::error::TrySendError::Full(message)) => message,
         };

@@ -36,14 +36,19 @@ pub(super) async fn put_graph(
         // or on another replica. A store that cannot take it fails the call (UNAVAILABLE),
         // and a failed call registers nothing: a table this call analysed leaves the cache,
         // so the id is not evaluable here either (one cached before the call stays).
+        // The same when the call stops while the store works (shutdown, the deadline).
         let stored = service
             .registry
             .store(&resolved.graph_id, &resolved.analysis);
-        if let Err(error) = rpc.guard(stored).await? {
+        let stored = match rpc.guard(stored).await {
+            Ok(stored) => stored.map_err(Status::from),
+            Err(stopped) => Err(stopped),
+        };
+        if let Err(status) = stored {
             if resolved.lookup != Lookup::Hit {
                 service.registry.forget(&resolved.graph_id);
             }
-            return Err(error.into());
+            return Err(status);
         }
         Ok::<_, Status>(PutGraphResponse {
             graph: Some(graph_summary(&resolved.analysis, &resolved.graph_id)),
