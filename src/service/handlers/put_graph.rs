@@ -40,11 +40,8 @@ pub(super) async fn put_graph(
         let stored = service
             .registry
             .store(&resolved.graph_id, &resolved.analysis);
-        let stored = match rpc.guard(stored).await {
-            Ok(stored) => stored.map_err(Status::from),
-            Err(stopped) => Err(stopped),
-        };
-        if let Err(status) = stored {
+        let stored = rpc.guard(stored).await;
+        if let Err(status) = stored.and_then(|stored| stored.map_err(Status::from)) {
             if resolved.lookup != Lookup::Hit {
                 service.registry.forget(&resolved.graph_id);
             }
