@@ -97,6 +97,15 @@ pub(crate) struct QueryLabels {
     pub(crate) outcome: &'static str,
 }
 
+/// The series of `queries`, one per outcome.
+#[derive(Debug)]
+struct Answered {
+    win: Counter,
+    lose: Counter,
+    draw: Counter,
+    error: Counter,
+}
+
 /// The series of `work_slot_wait_seconds`, one per [`WorkKind`].
 #[derive(Debug)]
 struct SlotWaits {
@@ -113,10 +122,10 @@ pub struct Metrics {
     rpc_duration_seconds: HistogramFamily<RequestLabels>,
     request_message_bytes: HistogramFamily<MethodLabels>,
     response_message_bytes: HistogramFamily<MethodLabels>,
-    /// The series of `queries` by outcome (win, lose, draw, error), and of
-    /// `work_slot_wait_seconds` by kind, looked up once: every response and every job updates
-    /// them, and a family's lookup takes its lock and hashes the labels.
-    answered: [Counter; 4],
+    /// The series of `queries` by outcome, and of `work_slot_wait_seconds` by kind, looked up
+    /// once: every response and every job updates them, and a family's lookup takes its lock
+    /// and hashes the labels.
+    answered: Answered,
     slot_waits: SlotWaits,
     pub(crate) table_compute_seconds: Histogram,
     pub(crate) cache_hits: Counter,
@@ -229,8 +238,13 @@ impl Metrics {
             "Calls refused for a missing or wrong bearer token",
             auth_failures.clone(),
         );
-        let answered = ["win", "lose", "draw", "error"]
-            .map(|outcome| queries.get_or_create(&QueryLabels { outcome }).clone());
+        let answered_as = |outcome| queries.get_or_create(&QueryLabels { outcome }).clone();
+        let answered = Answered {
+            win: answered_as("win"),
+            lose: answered_as("lose"),
+            draw: answered_as("draw"),
+            error: answered_as("error"),
+        };
         let slot_wait = |kind: WorkKind| {
             work_slot_wait_seconds
                 .get_or_create(&WorkLabels { kind: kind.label() })
@@ -294,8 +308,13 @@ impl Metrics {
 
     /// Counts answered queries by outcome.
     pub(crate) fn queries_answered(&self, counts: &QueryCounts) {
-        let by_outcome = [counts.win, counts.lose, counts.draw, counts.error];
-        for (counter, count) in self.answered.iter().zip(by_outcome) {
+        let answered = &self.answered;
+        for (counter, count) in [
+            (&answered.win, counts.win),
+            (&answered.lose, counts.lose),
+            (&answered.draw, counts.draw),
+            (&answered.error, counts.error),
+        ] {
             if count > 0 {
                 counter.inc_by(count);
             }
