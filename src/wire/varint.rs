@@ -30,33 +30,38 @@ const SHORT_STAGE: usize = 1024;
 /// The most values of a column written through [`SHORT_STAGE`].
 const SHORT_COLUMN: usize = 128;
 
-/// Writes `values` as consecutive varints into `buf`.
-pub(super) fn put_packed(values: impl ExactSizeIterator<Item = u64>, buf: &mut impl BufMut) {
-    if values.len() <= SHORT_COLUMN {
-        put_packed_staged::<SHORT_STAGE>(values, buf);
+/// Runs `write` over a zeroed stack stage of [`SHORT_STAGE`] bytes for a column of at most
+/// [`SHORT_COLUMN`] values and of [`STAGE`] bytes otherwise, each with [`WORD`] bytes more of
+/// room past its end (for [`put_packed_u32`]'s eight-byte stores).
+#[inline(always)]
+fn with_stage(values: usize, write: impl FnOnce(&mut [u8])) {
+    if values <= SHORT_COLUMN {
+        write(&mut [0u8; SHORT_STAGE + WORD]);
     } else {
-        put_packed_staged::<STAGE>(values, buf);
+        write(&mut [0u8; STAGE + WORD]);
     }
 }
 
-/// [`put_packed`] through a stage of `LEN` bytes.
-fn put_packed_staged<const LEN: usize>(values: impl Iterator<Item = u64>, buf: &mut impl BufMut) {
-    let mut stage = [0u8; LEN];
-    let mut used = 0;
-    for mut value in values {
-        if used > LEN - MAX_VARINT {
-            buf.put_slice(&stage[..used]);
-            used = 0;
-        }
-        while value >= 0x80 {
-            stage[used] = value as u8 | 0x80;
-            value >>= 7;
+/// Writes `values` as consecutive varints into `buf`.
+pub(super) fn put_packed(values: impl ExactSizeIterator<Item = u64>, buf: &mut impl BufMut) {
+    with_stage(values.len(), |stage| {
+        let room = stage.len() - WORD;
+        let mut used = 0;
+        for mut value in values {
+            if used > room - MAX_VARINT {
+                buf.put_slice(&stage[..used]);
+                used = 0;
+            }
+            while value >= 0x80 {
+                stage[used] = value as u8 | 0x80;
+                value >>= 7;
+                used += 1;
+            }
+            stage[used] = value as u8;
             used += 1;
         }
-        stage[used] = value as u8;
-        used += 1;
-    }
-    buf.put_slice(&stage[..used]);
+        buf.put_slice(&stage[..used]);
+    });
 }
 
 /// Writes values that are each a one-byte varint (all under 0x80: the caller has counted one
@@ -66,26 +71,15 @@ pub(super) fn put_one_byte_values<T: Copy>(
     low_byte: impl Fn(T) -> u8,
     buf: &mut impl BufMut,
 ) {
-    if values.len() <= SHORT_COLUMN {
-        one_byte_values_staged::<SHORT_STAGE, T>(values, low_byte, buf);
-    } else {
-        one_byte_values_staged::<STAGE, T>(values, low_byte, buf);
-    }
-}
-
-/// [`put_one_byte_values`] through a stage of `LEN` bytes.
-fn one_byte_values_staged<const LEN: usize, T: Copy>(
-    values: &[T],
-    low_byte: impl Fn(T) -> u8,
-    buf: &mut impl BufMut,
-) {
-    let mut stage = [0u8; LEN];
-    for chunk in values.chunks(LEN) {
-        for (byte, &value) in stage.iter_mut().zip(chunk) {
-            *byte = low_byte(value);
+    with_stage(values.len(), |stage| {
+        let room = stage.len() - WORD;
+        for chunk in values.chunks(room) {
+            for (byte, &value) in stage.iter_mut().zip(chunk) {
+                *byte = low_byte(value);
+            }
+            buf.put_slice(&stage[..chunk.len()]);
         }
-        buf.put_slice(&stage[..chunk.len()]);
-    }
+    });
 }
 
 /// Writes `values` as consecutive varints into `buf`, without a branch per value: each is
@@ -97,51 +91,43 @@ fn one_byte_values_staged<const LEN: usize, T: Copy>(
 /// or of a small part of a larger one) is written as their low bytes in one vectorised pass;
 /// a block all under 2^14 takes a shorter spread of one or two bytes.
 pub(super) fn put_packed_u32(values: &[u32], buf: &mut impl BufMut) {
-    if values.len() <= SHORT_COLUMN {
-        put_packed_u32_staged::<{ SHORT_STAGE + WORD }>(values, buf);
-    } else {
-        put_packed_u32_staged::<{ STAGE + WORD }>(values, buf);
-    }
-}
-
-/// [`put_packed_u32`] through a stage of `LEN` bytes, the last [`WORD`] of them room for the
-/// eight bytes stored for a value.
-fn put_packed_u32_staged<const LEN: usize>(values: &[u32], buf: &mut impl BufMut) {
-    let mut stage = [0u8; LEN];
-    let mut used = 0;
-    for block in values.chunks(BLOCK) {
-        if used > LEN - WORD - BLOCK * WORD {
-            buf.put_slice(&stage[..used]);
-            used = 0;
-        }
-        let any = block.iter().fold(0, |any, &value| any | value);
-        if any < 1 << 7 {
-            for (byte, &value) in stage[used..used + block.len()].iter_mut().zip(block) {
-                *byte = value as u8;
+    with_stage(values.len(), |stage| {
+        let room = stage.len() - WORD;
+        let mut used = 0;
+        for block in values.chunks(BLOCK) {
+            if used > room - BLOCK * WORD {
+                buf.put_slice(&stage[..used]);
+                used = 0;
             }
-            used += block.len();
-            continue;
-        }
-        if any < 1 << 14 {
-            // One or two bytes each (the vertices of graphs of up to 16,384 vertices): eight
-            // at a time by byte shuffles where the processor has them, the rest one by one.
-            let (written, bytes) = shuffled::write_pairs(block, &mut stage[used..]);
-            used += bytes;
-            for &value in &block[written..] {
-                let long = u32::from(value >= 1 << 7);
-                let bytes = (value & 0x7f) | (long << 7) | ((value >> 7) << 8);
-                stage[used..used + 2].copy_from_slice(&(bytes as u16).to_le_bytes());
-                used += 1 + long as usize;
+            let any = block.iter().fold(0, |any, &value| any | value);
+            if any < 1 << 7 {
+                for (byte, &value) in stage[used..used + block.len()].iter_mut().zip(block) {
+                    *byte = value as u8;
+                }
+                used += block.len();
+                continue;
             }
-            continue;
+            if any < 1 << 14 {
+                // One or two bytes each (the vertices of graphs of up to 16,384 vertices): eight
+                // at a time by byte shuffles where the processor has them, the rest one by one.
+                let (written, bytes) = shuffled::write_pairs(block, &mut stage[used..]);
+                used += bytes;
+                for &value in &block[written..] {
+                    let long = u32::from(value >= 1 << 7);
+                    let bytes = (value & 0x7f) | (long << 7) | ((value >> 7) << 8);
+                    stage[used..used + 2].copy_from_slice(&(bytes as u16).to_le_bytes());
+                    used += 1 + long as usize;
+                }
+                continue;
+            }
+            for &value in block {
+                let (bytes, len) = spread_u32(value);
+                stage[used..used + WORD].copy_from_slice(&bytes.to_le_bytes());
+                used += len;
+            }
         }
-        for &value in block {
-            let (bytes, len) = spread_u32(value);
-            stage[used..used + WORD].copy_from_slice(&bytes.to_le_bytes());
-            used += len;
-        }
-    }
-    buf.put_slice(&stage[..used]);
+        buf.put_slice(&stage[..used]);
+    });
 }
 
 /// Values (or bytes) looked at together by the one-byte paths of [`put_packed_u32`] and
