@@ -5,12 +5,14 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use grundy::proto::{PutGraphRequest, grundy_service_client::GrundyServiceClient};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tonic::transport::Channel;
 
 use crate::support::server::{PATIENCE, chain, serve_service, service_config};
 
+/// The HTTP/2 connection preface a client opens with.
+const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 /// `SETTINGS_MAX_FRAME_SIZE`: the largest frame payload the sender of the setting takes.
 const MAX_FRAME_SIZE: u16 = 0x5;
 /// The frame type of DATA.
@@ -20,22 +22,30 @@ const SETTINGS: u8 = 0x4;
 /// The flag of a SETTINGS frame that acknowledges the peer's.
 const ACK: u8 = 0x1;
 
+/// Reads one HTTP/2 frame: its 9-byte header (length, type, flags, stream) and its payload.
+async fn read_frame(reader: &mut (impl AsyncRead + Unpin)) -> std::io::Result<([u8; 9], Vec<u8>)> {
+    let mut header = [0u8; 9];
+    reader.read_exact(&mut header).await?;
+    let length = u32::from_be_bytes([0, header[0], header[1], header[2]]) as usize;
+    let mut payload = vec![0u8; length];
+    reader.read_exact(&mut payload).await?;
+    Ok((header, payload))
+}
+
 /// The settings of the server's first SETTINGS frame, as (identifier, value) pairs: the
 /// client sends the connection preface and empty settings, then reads frames (at most 16)
 /// until the server's own settings come.
 async fn server_settings(address: SocketAddr) -> Vec<(u16, u32)> {
     let mut socket = tokio::net::TcpStream::connect(address).await.unwrap();
+    socket.write_all(PREFACE).await.unwrap();
+    // An empty SETTINGS frame: no payload, on stream 0.
     socket
-        .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
+        .write_all(&[0, 0, 0, SETTINGS, 0, 0, 0, 0, 0])
         .await
         .unwrap();
     let read = async {
         for _ in 0..16 {
-            let mut header = [0u8; 9];
-            socket.read_exact(&mut header).await.unwrap();
-            let length = u32::from_be_bytes([0, header[0], header[1], header[2]]) as usize;
-            let mut payload = vec![0u8; length];
-            socket.read_exact(&mut payload).await.unwrap();
+            let (header, payload) = read_frame(&mut socket).await.unwrap();
             if header[3] == SETTINGS && header[4] & ACK == 0 {
                 return payload
                     .chunks_exact(6)
@@ -65,9 +75,6 @@ async fn the_server_takes_frames_of_256_kib() {
     assert_eq!(max_frame_size, Some(256 << 10), "{settings:?}");
 }
 
-/// The HTTP/2 connection preface a client opens with.
-const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-
 /// Relays one connection from a client to `server` and back, and records the payload length
 /// of every DATA frame the client sends. Returns the address to connect to and the lengths.
 async fn counting_relay(server: SocketAddr) -> (SocketAddr, Arc<Mutex<Vec<usize>>>) {
@@ -85,14 +92,10 @@ async fn counting_relay(server: SocketAddr) -> (SocketAddr, Arc<Mutex<Vec<usize>
         from_client.read_exact(&mut preface).await.unwrap();
         assert_eq!(&preface, PREFACE);
         to_server.write_all(&preface).await.unwrap();
-        let mut header = [0u8; 9];
         // Frame by frame until the client closes the connection.
-        while from_client.read_exact(&mut header).await.is_ok() {
-            let length = u32::from_be_bytes([0, header[0], header[1], header[2]]) as usize;
-            let mut payload = vec![0u8; length];
-            from_client.read_exact(&mut payload).await.unwrap();
+        while let Ok((header, payload)) = read_frame(&mut from_client).await {
             if header[3] == DATA {
-                recorded.lock().unwrap().push(length);
+                recorded.lock().unwrap().push(payload.len());
             }
             to_server.write_all(&header).await.unwrap();
             to_server.write_all(&payload).await.unwrap();
