@@ -185,11 +185,10 @@ impl Rpc {
         }
     }
 
-    /// Counts the verdicts of a response.
-    fn count_verdicts(&mut self, response: &proto::EvaluateResponse) {
-        let counts = verdict_counts(response);
-        self.metrics.queries_answered(&counts);
-        self.counts.add(&counts);
+    /// Counts verdicts handed to the client.
+    fn count_answered(&mut self, counts: &QueryCounts) {
+        self.metrics.queries_answered(counts);
+        self.counts.add(counts);
     }
 
     /// Produces the RPC's response stream on a task of its own: `produce` sends the messages
@@ -272,17 +271,26 @@ impl<M> Responder<M> {
         Ok(value)
     }
 
-    /// Sends one response, waiting for room in the buffer under the same guards.
+    /// Sends one response, waiting for room in the buffer under the same guards. Its size
+    /// is recorded in the response-size metric once it is in the buffer: a response that
+    /// never reaches it (the client gone, the deadline passed, the server stopping) is not.
+    pub(crate) async fn send(&mut self, message: M) -> Result<(), Stop>
+    where
+        M: WireMessage,
+    {
+        let size = message.wire_len();
+        self.enqueue(message).await?;
+        self.rpc.sizes.response.observe(size as f64);
+        Ok(())
+    }
+
+    /// Puts one response in the buffer, waiting for room under the same guards.
     ///
     /// With room in the buffer (a client that keeps up) the response goes in at once, after
     /// the same checks, without the wait's future: a response message is a few hundred bytes,
     /// and each layer of that future moved it again (2% of the server's CPU on batches of 64
     /// queries).
-    pub(crate) async fn send(&mut self, message: M) -> Result<(), Stop>
-    where
-        M: WireMessage,
-    {
-        self.rpc.sizes.response.observe(message.wire_len() as f64);
+    async fn enqueue(&mut self, message: M) -> Result<(), Stop> {
         self.rpc.stopped().map_err(Stop::Failed)?;
         let message = match self.tx.try_send(Ok(message)) {
             Ok(()) => {
@@ -326,13 +334,17 @@ pub(crate) trait Verdicts: From<proto::EvaluateResponse> + WireMessage {}
 impl<M: From<proto::EvaluateResponse> + WireMessage> Verdicts for M {}
 
 impl<M: Verdicts> Responder<M> {
-    /// Sends a response of verdicts, counting them.
+    /// Sends a response of verdicts, counting them once it is in the buffer (as
+    /// [`Responder::send`] records its size): verdicts that never reach the client are not
+    /// counted as answered.
     pub(crate) async fn send_verdicts(
         &mut self,
         response: proto::EvaluateResponse,
     ) -> Result<(), Stop> {
-        self.rpc.count_verdicts(&response);
-        self.send(response.into()).await
+        let counts = verdict_counts(&response);
+        self.send(response.into()).await?;
+        self.rpc.count_answered(&counts);
+        Ok(())
     }
 }
 
@@ -384,6 +396,74 @@ fn verdict_counts(response: &proto::EvaluateResponse) -> QueryCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::service::lifecycle::Lifecycle;
+
+    /// An RPC of `Evaluate` recording into `metrics`, with `deadline`.
+    fn evaluate_rpc(metrics: &Arc<Metrics>, deadline: Option<Deadline>) -> Rpc {
+        let lifecycle = Arc::new(Lifecycle::new(4));
+        Rpc::new(
+            "Evaluate",
+            RpcParts {
+                started: Instant::now(),
+                deadline,
+                phase: lifecycle.subscribe(),
+                metrics: metrics.clone(),
+                active: lifecycle.enter(),
+                slot: lifecycle.try_slot().expect("a free slot"),
+                client_left: None,
+            },
+        )
+    }
+
+    #[tokio::test]
+    async fn verdicts_count_as_answered_only_once_in_the_response_buffer() {
+        let metrics = Arc::new(Metrics::new());
+        let response = || proto::EvaluateResponse {
+            packed_verdicts: Some(proto::PackedVerdicts {
+                outcomes: vec![
+                    proto::Outcome::Win as i32,
+                    proto::Outcome::Lose as i32,
+                    proto::Outcome::Lose as i32,
+                ],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        // A client that reads: counted, and its size recorded.
+        let (tx, mut rx) = mpsc::channel(1);
+        let mut responder: Responder<proto::EvaluateResponse> = Responder {
+            rpc: evaluate_rpc(&metrics, None),
+            tx,
+        };
+        assert!(responder.send_verdicts(response()).await.is_ok());
+        assert!(rx.recv().await.is_some_and(|message| message.is_ok()));
+        // The client gone: neither.
+        drop(rx);
+        let gone = responder.send_verdicts(response()).await;
+        assert!(matches!(gone, Err(Stop::ClientGone)));
+        // The deadline passed before the send: neither.
+        let (tx, _rx) = mpsc::channel(1);
+        let passed = Deadline {
+            at: Instant::now(),
+            timeout: Duration::ZERO,
+        };
+        let mut late: Responder<proto::EvaluateResponse> = Responder {
+            rpc: evaluate_rpc(&metrics, Some(passed)),
+            tx,
+        };
+        let late = late.send_verdicts(response()).await;
+        assert!(
+            matches!(late, Err(Stop::Failed(status)) if status.code() == Code::DeadlineExceeded)
+        );
+        let text = metrics.encode();
+        for line in [
+            "grundy_queries_total{outcome=\"win\"} 1",
+            "grundy_queries_total{outcome=\"lose\"} 2",
+            "grundy_response_message_bytes_count{rpc=\"Evaluate\"} 1",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
+        }
+    }
 
     #[test]
     fn verdicts_are_counted_by_outcome_singly_and_packed() {
