@@ -2,8 +2,8 @@
 //! by id, `GetValues` pages, the byte-bounded LRU cache and single-flight computation.
 
 use crate::support::server::{
-    PATIENCE, TestServer, chain, cycle, sample_graph, serve_service, service_config, start, tokens,
-    tournament_with_self_loop,
+    PATIENCE, TestServer, chain, cycle, sample_graph, serve, serve_service, service_config, start,
+    tokens, tournament_with_self_loop,
 };
 use grundy::engine::{self, Limits};
 use grundy::proto::{
@@ -13,7 +13,10 @@ use grundy::proto::{
 };
 use grundy::service::GraphStore;
 use grundy::service::MemoryStore;
-use grundy::service::ServiceConfig;
+use grundy::service::{Backend, EncodedGraph, GraphId, StoreFuture, StoredBytes};
+use grundy::service::{ServerConfig, ServiceConfig};
+use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
@@ -606,4 +609,59 @@ async fn a_graph_over_its_budget_is_refused_at_once_the_second_time() {
     let second = analysis_jobs() - first;
     assert_eq!(first, 2, "a conversion and an analysis the first time");
     assert_eq!(second, 1, "only the conversion the second time");
+}
+
+/// A graph store that holds nothing and whose writes never finish; it tells when a write has
+/// begun.
+#[derive(Debug, Default)]
+struct StalledStore {
+    writing: tokio::sync::Notify,
+}
+
+impl Backend for StalledStore {
+    fn kind(&self) -> &'static str {
+        "stalled"
+    }
+
+    fn put<'a>(&'a self, _: &'a GraphId, _: EncodedGraph) -> StoreFuture<'a, ()> {
+        self.writing.notify_one();
+        Box::pin(std::future::pending())
+    }
+
+    fn get<'a>(&'a self, _: &'a GraphId) -> StoreFuture<'a, Option<StoredBytes>> {
+        Box::pin(async { Ok(None) })
+    }
+}
+
+/// A `PutGraph` stopped while the store is still writing the graph (here by the server's
+/// shutdown, once its drain time is up; a passed deadline takes the same path) fails and
+/// registers nothing: the table the call analysed leaves the cache, as after a store failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn put_graph_stopped_while_the_store_writes_registers_nothing() {
+    let store = Arc::new(StalledStore::default());
+    let mut server = serve(ServerConfig {
+        service: ServiceConfig {
+            store: Some(GraphStore::from_backend(store.clone())),
+            ..service_config()
+        },
+        drain_timeout: Duration::from_millis(100),
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut client = server.client().await;
+    let put = tokio::spawn(async move { put(&mut client, chunks(&sample_graph(), 2)).await });
+    tokio::time::timeout(PATIENCE, store.writing.notified())
+        .await
+        .expect("the store is asked to write the graph");
+    assert_eq!(server.service.registry().len(), 1, "analysed and cached");
+    server.begin_shutdown();
+    let status = tokio::time::timeout(PATIENCE, put)
+        .await
+        .expect("PutGraph ends in time")
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    assert_eq!(status.message(), "server shutting down");
+    server.stopped().await.unwrap();
+    assert_eq!(server.service.registry().len(), 0);
 }
