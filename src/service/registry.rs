@@ -421,8 +421,8 @@ impl Registry {
         metrics.cache_entries.set(state.cache.len() as i64);
     }
 
-    /// Drops the cached table of `graph_id`: a `PutGraph` that analysed a graph but could not
-    /// store it registers nothing, not even in this server's cache.
+    /// Drops the cached table of `graph_id`: a `PutGraph` that analysed a graph but did not
+    /// store it (failed or abandoned) registers nothing, not even in this server's cache.
     pub(crate) fn forget(&self, graph_id: &str) {
         let mut state = self.state();
         if let Some(old) = state.cache.pop(graph_id) {

@@ -665,3 +665,24 @@ async fn put_graph_stopped_while_the_store_writes_registers_nothing() {
     server.stopped().await.unwrap();
     assert_eq!(server.service.registry().len(), 0);
 }
+
+/// A client that leaves while the store is still writing its graph leaves nothing cached
+/// either: its call is dropped, not failed, and registers nothing all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn put_graph_abandoned_while_the_store_writes_registers_nothing() {
+    let store = Arc::new(StalledStore::default());
+    let (server, mut client) = start_server(ServiceConfig {
+        store: Some(GraphStore::from_backend(store.clone())),
+        ..service_config()
+    })
+    .await;
+    let put = tokio::spawn(async move { put(&mut client, chunks(&sample_graph(), 2)).await });
+    tokio::time::timeout(PATIENCE, store.writing.notified())
+        .await
+        .expect("the store is asked to write the graph");
+    assert_eq!(server.service.registry().len(), 1, "analysed and cached");
+    put.abort();
+    assert!(put.await.unwrap_err().is_cancelled());
+    server.wait_idle().await;
+    assert_eq!(server.service.registry().len(), 0);
+}

@@ -7,7 +7,8 @@ use tracing::Instrument;
 use crate::proto::{PutGraphRequest, PutGraphResponse};
 use crate::service::convert::graph_summary;
 use crate::service::error::{Limit, ServiceError};
-use crate::service::registry::Lookup;
+use crate::service::graphs::Resolved;
+use crate::service::registry::{Lookup, Registry};
 use crate::service::state::GameService;
 
 /// Receives the chunks, registers the graph, and answers with its id and summary. A table
@@ -33,20 +34,15 @@ pub(super) async fn put_graph(
             .into());
         }
         // Only a stored graph is registered: the id must work after an eviction, a restart
-        // or on another replica. A store that cannot take it fails the call (UNAVAILABLE),
-        // and a failed call registers nothing: a table this call analysed leaves the cache,
-        // so the id is not evaluable here either (one cached before the call stays).
-        // The same when the call stops while the store works (shutdown, the deadline).
+        // or on another replica. A store that cannot take it fails the call (UNAVAILABLE).
+        let unstored = Unstored::new(&service.registry, &resolved);
         let stored = service
             .registry
             .store(&resolved.graph_id, &resolved.analysis);
-        let stored = rpc.guard(stored).await;
-        if let Err(status) = stored.and_then(|stored| stored.map_err(Status::from)) {
-            if resolved.lookup != Lookup::Hit {
-                service.registry.forget(&resolved.graph_id);
-            }
-            return Err(status);
-        }
+        rpc.guard(stored)
+            .await
+            .and_then(|stored| stored.map_err(Status::from))?;
+        unstored.stored();
         Ok::<_, Status>(PutGraphResponse {
             graph: Some(graph_summary(&resolved.analysis, &resolved.graph_id)),
             already_registered: resolved.lookup == Lookup::Hit,
@@ -62,5 +58,37 @@ pub(super) async fn put_graph(
             Ok(Response::new(response))
         }
         Err(status) => Err(rpc.fail(status)),
+    }
+}
+
+/// A table this call analysed, until the store has it: a call that fails before then (the
+/// store unavailable, the deadline passed, the server stopping) or is dropped (its client
+/// gone) registers nothing, so the table leaves the cache and the id is not evaluable here
+/// either. A table cached before the call stays.
+struct Unstored<'a> {
+    registry: &'a Registry,
+    /// The id to forget when dropped; `None` when nothing is to be forgotten.
+    graph_id: Option<&'a str>,
+}
+
+impl<'a> Unstored<'a> {
+    fn new(registry: &'a Registry, resolved: &'a Resolved) -> Self {
+        Self {
+            registry,
+            graph_id: (resolved.lookup != Lookup::Hit).then_some(resolved.graph_id.as_str()),
+        }
+    }
+
+    /// The store has the graph: the table stays registered.
+    fn stored(mut self) {
+        self.graph_id = None;
+    }
+}
+
+impl Drop for Unstored<'_> {
+    fn drop(&mut self) {
+        if let Some(graph_id) = self.graph_id {
+            self.registry.forget(graph_id);
+        }
     }
 }
