@@ -64,7 +64,8 @@ pub(super) async fn put_graph(
 /// A table this call analysed, until the store has it: a call that fails before then (the
 /// store unavailable, the deadline passed, the server stopping) or is dropped (its client
 /// gone) registers nothing, so the table leaves the cache and the id is not evaluable here
-/// either. A table cached before the call stays.
+/// either. A table cached before the call stays, and so does one whose analysis this call
+/// joined: the call that ran it stores it, or forgets it if it cannot.
 struct Unstored<'a> {
     registry: &'a Registry,
     /// The id to forget when dropped; `None` when nothing is to be forgotten.
@@ -75,7 +76,7 @@ impl<'a> Unstored<'a> {
     fn new(registry: &'a Registry, resolved: &'a Resolved) -> Self {
         Self {
             registry,
-            graph_id: (resolved.lookup != Lookup::Hit).then_some(resolved.graph_id.as_str()),
+            graph_id: (resolved.lookup == Lookup::Computed).then_some(resolved.graph_id.as_str()),
         }
     }
 
