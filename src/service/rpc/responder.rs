@@ -1,196 +1,27 @@
-//! The bookkeeping of one RPC, and the one helper that produces a response stream.
-//!
-//! Every RPC holds an [`Rpc`] guard from its first line to the end of its response stream: it
-//! holds a slot of `max_concurrent_streams`, counts as an active stream, carries the span and,
-//! when dropped, records the outcome in the metrics and the log. Every wait of a stream (for
-//! the client's next message, for a computation, for room in the response buffer) also ends
-//! when the client leaves, its deadline passes or the server cancels streams at shutdown.
+//! The producing end of a response stream: [`Rpc::stream_responses`] runs a producer on a
+//! task of its own, and the [`Responder`] it is given sends under the RPC's guards, counts
+//! what reaches the client, and delivers a failure as the stream's final status.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{OwnedSemaphorePermit, mpsc, watch};
-use tokio::time::Instant;
+use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Code, Response, Status};
-use tracing::{Instrument, Span};
+use tracing::Instrument;
 
-use super::deadline::{Deadline, deadline_passed};
-use super::departure::ClientLeft;
-use super::error::{ServiceError, request_stream_status};
-use super::lifecycle::{ActiveGuard, Phase, cancelled};
-use super::metrics::{MessageSizes, Metrics, QueryCounts, code_name};
-use crate::engine::Analysis;
+use super::{BoxFuture, Rpc, Stop};
 use crate::proto;
+use crate::service::metrics::QueryCounts;
 use crate::wire::WireMessage;
 
 /// A server-streaming response body.
 pub(crate) type ResponseStream<M> = ReceiverStream<Result<M, Status>>;
 type ResponseSender<M> = mpsc::Sender<Result<M, Status>>;
-/// A boxed future borrowing its producer's state.
-pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// How long a stream that ends with an error waits for room to deliver that error.
 const FINAL_STATUS_GRACE: Duration = Duration::from_secs(2);
 
-/// The bookkeeping of one RPC; see the module documentation.
-pub(crate) struct Rpc {
-    name: &'static str,
-    pub(crate) span: Span,
-    /// The size histograms of this method's messages.
-    pub(crate) sizes: MessageSizes,
-    started: Instant,
-    deadline: Option<Deadline>,
-    phase: watch::Receiver<Phase>,
-    counts: QueryCounts,
-    /// The final status code; None when the RPC was dropped before it finished (the client
-    /// went away while the handler was still working).
-    code: Option<Code>,
-    metrics: Arc<Metrics>,
-    /// Set when the client left mid-stream (absent when the service is called directly).
-    client_left: Option<ClientLeft>,
-    _active: ActiveGuard,
-    _slot: OwnedSemaphorePermit,
-}
-
-/// What [`Rpc::new`] needs besides the RPC's name.
-pub(crate) struct RpcParts {
-    pub(crate) started: Instant,
-    pub(crate) deadline: Option<Deadline>,
-    pub(crate) phase: watch::Receiver<Phase>,
-    pub(crate) metrics: Arc<Metrics>,
-    pub(crate) active: ActiveGuard,
-    pub(crate) slot: OwnedSemaphorePermit,
-    pub(crate) client_left: Option<ClientLeft>,
-}
-
-/// Why a response stream stopped early.
-pub(crate) enum Stop {
-    /// The client is gone: nobody to tell.
-    ClientGone,
-    /// Reported to the client as the stream's final status.
-    Failed(Status),
-}
-
-impl From<ServiceError> for Stop {
-    fn from(error: ServiceError) -> Self {
-        Self::Failed(error.into())
-    }
-}
-
-impl From<Status> for Stop {
-    fn from(status: Status) -> Self {
-        Self::Failed(status)
-    }
-}
-
 impl Rpc {
-    /// Starts the bookkeeping of the RPC `name` (its slot and active count already taken).
-    pub(crate) fn new(name: &'static str, parts: RpcParts) -> Self {
-        let span = tracing::info_span!(
-            "rpc",
-            rpc = name,
-            graph_id = tracing::field::Empty,
-            vertices = tracing::field::Empty,
-            edges = tracing::field::Empty,
-        );
-        parts.metrics.inflight_streams.inc();
-        Self {
-            name,
-            span,
-            sizes: parts.metrics.message_sizes(name),
-            started: parts.started,
-            deadline: parts.deadline,
-            phase: parts.phase,
-            counts: QueryCounts::default(),
-            code: None,
-            metrics: parts.metrics,
-            client_left: parts.client_left,
-            _active: parts.active,
-            _slot: parts.slot,
-        }
-    }
-
-    /// Records the graph the RPC works on in its span.
-    pub(crate) fn record_graph(&self, graph_id: &str, analysis: &Analysis) {
-        let graph = analysis.game().graph();
-        self.span.record("graph_id", graph_id);
-        self.span.record("vertices", graph.vertex_count());
-        self.span.record("edges", graph.edge_count());
-    }
-
-    /// Marks the RPC as failed with `status`, and returns it.
-    pub(crate) fn fail(&mut self, status: Status) -> Status {
-        self.code = Some(status.code());
-        status
-    }
-
-    /// Marks a unary RPC as answered.
-    pub(crate) fn succeed(&mut self) {
-        self.code = Some(Code::Ok);
-    }
-
-    /// Reads the first message of a request stream under the same guards, ending the RPC
-    /// with DEADLINE_EXCEEDED when none arrives within `start_timeout`: a stream that never
-    /// starts must not hold its concurrency slot forever.
-    /// Its size is recorded in the request-size metric.
-    pub(crate) async fn first_message<T: WireMessage>(
-        &mut self,
-        next: impl Future<Output = Result<Option<T>, Status>>,
-        start_timeout: Duration,
-    ) -> Result<Option<T>, Status> {
-        let first = match self
-            .guard(tokio::time::timeout(start_timeout, next))
-            .await?
-        {
-            Ok(message) => message.map_err(request_stream_status)?,
-            Err(_) => return Err(ServiceError::StartTimeout(start_timeout).into()),
-        };
-        if let Some(first) = &first {
-            self.sizes.request.observe(first.wire_len() as f64);
-        }
-        Ok(first)
-    }
-
-    /// Awaits `work`, unless the server cancels streams or the client's deadline passes
-    /// first.
-    ///
-    /// Both are checked before `work` is polled; `work` is then polled first, so that work
-    /// ready at once (an evaluation done inline, a batch already read, room in the response
-    /// buffer: most waits of a busy stream) costs no registration with the server's phase or
-    /// the timer. Only a wait that has to sleep registers for all three.
-    pub(crate) async fn guard<T>(&mut self, work: impl Future<Output = T>) -> Result<T, Status> {
-        self.stopped()?;
-        let deadline = self.deadline;
-        tokio::select! {
-            biased;
-            value = work => Ok(value),
-            () = cancelled(&mut self.phase) => Err(ServiceError::ShuttingDown.into()),
-            () = deadline_passed(deadline) => Err(deadline_exceeded(deadline)),
-        }
-    }
-
-    /// An error if the server has cancelled streams or the client's deadline has passed.
-    fn stopped(&self) -> Result<(), Status> {
-        if *self.phase.borrow() == Phase::Cancelling {
-            return Err(ServiceError::ShuttingDown.into());
-        }
-        match self.deadline {
-            Some(deadline) if deadline.at <= Instant::now() => {
-                Err(deadline_exceeded(Some(deadline)))
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// Counts verdicts handed to the client.
-    fn count_answered(&mut self, counts: &QueryCounts) {
-        self.metrics.queries_answered(counts);
-        self.counts.add(counts);
-    }
-
     /// Produces the RPC's response stream on a task of its own: `produce` sends the messages
     /// through the [`Responder`]; a failure it returns becomes the stream's final status.
     pub(crate) fn stream_responses<M, F>(
@@ -213,34 +44,6 @@ impl Rpc {
             .instrument(span),
         );
         Response::new(ReceiverStream::new(rx))
-    }
-}
-
-impl Drop for Rpc {
-    fn drop(&mut self) {
-        // Dropped without a code: the handler's future was dropped, i.e. the client left. A
-        // client that left mid-stream also made whatever failure the handler saw in its
-        // truncated request (an incomplete graph, a broken stream).
-        let left = self.client_left.as_ref().is_some_and(ClientLeft::left);
-        let code = match self.code {
-            Some(code) if code == Code::Ok || !left => code,
-            _ => Code::Cancelled,
-        };
-        let counts = self.counts;
-        tracing::info!(
-            parent: &self.span,
-            code = code_name(code),
-            duration_ms = self.started.elapsed().as_secs_f64() * 1e3,
-            queries = counts.total(),
-            win = counts.win,
-            lose = counts.lose,
-            draw = counts.draw,
-            errors = counts.error,
-            "rpc finished"
-        );
-        self.metrics
-            .request_finished(self.name, code, self.started.elapsed());
-        self.metrics.inflight_streams.dec();
     }
 }
 
@@ -348,12 +151,6 @@ impl<M: Verdicts> Responder<M> {
     }
 }
 
-/// The error of a stream whose deadline passed.
-fn deadline_exceeded(deadline: Option<Deadline>) -> Status {
-    let timeout = deadline.map_or(Duration::ZERO, |d| d.timeout);
-    ServiceError::DeadlineExceeded(timeout).into()
-}
-
 /// The verdicts of a response by outcome: an error, or an outcome outside the enum, counts
 /// as an error.
 fn verdict_counts(response: &proto::EvaluateResponse) -> QueryCounts {
@@ -395,8 +192,15 @@ fn verdict_counts(response: &proto::EvaluateResponse) -> QueryCounts {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    use tokio::time::Instant;
+
     use super::*;
+    use crate::service::deadline::Deadline;
     use crate::service::lifecycle::Lifecycle;
+    use crate::service::metrics::Metrics;
+    use crate::service::rpc::RpcParts;
 
     /// An RPC of `Evaluate` recording into `metrics`, with `deadline`.
     fn evaluate_rpc(metrics: &Arc<Metrics>, deadline: Option<Deadline>) -> Rpc {
