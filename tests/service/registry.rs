@@ -633,6 +633,21 @@ impl Backend for StalledStore {
     }
 }
 
+/// Starts a `PutGraph` of the sample graph through `client` on a task, and waits until the
+/// store is asked to write it (the graph analysed and cached by then).
+async fn put_until_the_store_writes(
+    server: &TestServer,
+    store: &StalledStore,
+    mut client: GrundyServiceClient<Channel>,
+) -> tokio::task::JoinHandle<Result<PutGraphResponse, Status>> {
+    let put = tokio::spawn(async move { put(&mut client, chunks(&sample_graph(), 2)).await });
+    tokio::time::timeout(PATIENCE, store.writing.notified())
+        .await
+        .expect("the store is asked to write the graph");
+    assert_eq!(server.service.registry().len(), 1, "analysed and cached");
+    put
+}
+
 /// A `PutGraph` stopped while the store is still writing the graph (here by the server's
 /// shutdown, once its drain time is up; a passed deadline takes the same path) fails and
 /// registers nothing: the table the call analysed leaves the cache, as after a store failure.
@@ -648,12 +663,8 @@ async fn put_graph_stopped_while_the_store_writes_registers_nothing() {
         ..ServerConfig::default()
     })
     .await;
-    let mut client = server.client().await;
-    let put = tokio::spawn(async move { put(&mut client, chunks(&sample_graph(), 2)).await });
-    tokio::time::timeout(PATIENCE, store.writing.notified())
-        .await
-        .expect("the store is asked to write the graph");
-    assert_eq!(server.service.registry().len(), 1, "analysed and cached");
+    let client = server.client().await;
+    let put = put_until_the_store_writes(&server, &store, client).await;
     server.begin_shutdown();
     let status = tokio::time::timeout(PATIENCE, put)
         .await
@@ -671,16 +682,12 @@ async fn put_graph_stopped_while_the_store_writes_registers_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn put_graph_abandoned_while_the_store_writes_registers_nothing() {
     let store = Arc::new(StalledStore::default());
-    let (server, mut client) = start_server(ServiceConfig {
+    let (server, client) = start_server(ServiceConfig {
         store: Some(GraphStore::from_backend(store.clone())),
         ..service_config()
     })
     .await;
-    let put = tokio::spawn(async move { put(&mut client, chunks(&sample_graph(), 2)).await });
-    tokio::time::timeout(PATIENCE, store.writing.notified())
-        .await
-        .expect("the store is asked to write the graph");
-    assert_eq!(server.service.registry().len(), 1, "analysed and cached");
+    let put = put_until_the_store_writes(&server, &store, client).await;
     put.abort();
     assert!(put.await.unwrap_err().is_cancelled());
     server.wait_idle().await;
