@@ -105,9 +105,12 @@ impl<M> Responder<M> {
             Err(mpsc::error::TrySendError::Closed(_)) => return Err(Stop::ClientGone),
             Err(mpsc::error::TrySendError::Full(message)) => message,
         };
-        let tx = self.tx.clone();
-        self.guard(tx.send(message))
-            .await?
+        // No room: wait under the RPC's guards. The send itself fails if the client leaves
+        // meanwhile; once it succeeds the response is in the buffer, and counts as sent.
+        self.rpc
+            .guard(self.tx.send(message))
+            .await
+            .map_err(Stop::Failed)?
             .map_err(|_| Stop::ClientGone)
     }
 
