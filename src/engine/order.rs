@@ -92,9 +92,9 @@ pub fn acyclic_order_interruptible(
 }
 
 /// An in-degree counter: `u8` when every count fits, else `u32`.
-trait InDegree: Copy + Default + Eq {
-    /// Adds one, returning false on overflow.
-    fn increment(&mut self) -> bool;
+trait InDegree: Copy + Default + Eq + Into<u64> {
+    /// Adds one, wrapping to zero on overflow.
+    fn increment(&mut self);
     /// Subtracts one, returning how many are left.
     fn decrement(&mut self) -> u32;
 }
@@ -103,9 +103,8 @@ macro_rules! in_degree {
     ($t:ty) => {
         impl InDegree for $t {
             #[inline(always)]
-            fn increment(&mut self) -> bool {
+            fn increment(&mut self) {
                 *self = self.wrapping_add(1);
-                *self != 0
             }
 
             #[inline(always)]
@@ -121,20 +120,25 @@ in_degree!(u8);
 in_degree!(u32);
 
 /// In-degrees by one sequential pass over the targets; `None` if one overflows `D`.
+///
+/// An overflow is found afterwards, not at each increment: a count that wrapped lost 2^8
+/// for a `u8` each time (a `u32` cannot wrap: there are fewer than 2^32 edges), so the
+/// counts add up to the edge count exactly when none wrapped. The pass over the counts is sequential and short (a byte a vertex), while a check
+/// at each increment waited for the count it had just written: 12.1-12.7 ms against
+/// 8.6-8.9 ms for the count alone on the benchmark DAG (10^6 vertices, 10^7 edges).
 fn count_in_degrees<D: InDegree>(
     graph: &Digraph,
     poller: &mut Poller<'_>,
 ) -> Result<Option<Vec<D>>, Cancelled> {
     let mut in_degree = vec![D::default(); graph.vertex_count() as usize];
-    let mut fits = true;
     for chunk in graph.targets().chunks(CHECK_INTERVAL as usize) {
         for &w in chunk {
-            // Branch-free: an overflow is rare and only known at the end.
-            fits &= in_degree[w as usize].increment();
+            in_degree[w as usize].increment();
         }
         poller.tick(CHECK_INTERVAL)?;
     }
-    Ok(fits.then_some(in_degree))
+    let counted: u64 = in_degree.iter().map(|&count| count.into()).sum();
+    Ok((counted == graph.edge_count()).then_some(in_degree))
 }
 
 /// Kahn's algorithm over counted in-degrees, with the prefetches of
@@ -314,6 +318,28 @@ mod tests {
             for &w in g.successors(v) {
                 assert!(position[w as usize] < position[v as usize]);
             }
+        }
+    }
+
+    #[test]
+    fn in_degrees_that_wrap_a_byte_are_counted_again_wider() {
+        // Vertex 0 has 512 predecessors and vertex 1 has 256: both counts wrap a byte to
+        // exactly zero, which must not make either a source.
+        let edges: Vec<(u32, u32)> = (2..514)
+            .flat_map(|v| {
+                [(v, 0), (v, 1)]
+                    .into_iter()
+                    .take(if v < 258 { 2 } else { 1 })
+            })
+            .collect();
+        let g = graph(514, &edges);
+        let order = successors_first_order(&g).unwrap();
+        let mut position = vec![0; 514];
+        for (i, &v) in order.iter().enumerate() {
+            position[v as usize] = i;
+        }
+        for &(v, w) in &edges {
+            assert!(position[w as usize] < position[v as usize], "{v} -> {w}");
         }
     }
 

@@ -234,6 +234,16 @@ fn the_table_on_threads_falls_back_past_255_predecessors() {
 }
 
 #[test]
+fn the_table_on_threads_falls_back_when_an_in_degree_wraps_a_byte_to_zero() {
+    // Hub 0 has 512 predecessors and hub 1 has 256: counted in bytes, both read zero.
+    let n = 2000u32;
+    let mut edges: Vec<(u32, u32)> = (2..n - 1).map(|v| (v, v + 1)).collect();
+    edges.extend((2..514).map(|v| (v, 0)));
+    edges.extend((2..258).map(|v| (v, 1)));
+    check_threads(&digraph(n, &edges), 1).unwrap();
+}
+
+#[test]
 fn the_table_on_threads_finds_no_order_on_a_cyclic_graph() {
     let g = graph(Shape::Cyclic, 5000, 20_000, 4);
     for threads in [1, 2, 4] {

@@ -184,6 +184,7 @@ fn place_and_value<C: Cell>(
         in_degree: bytes(n),
         counts: (1..threads).map(|_| bytes(n)).collect(),
         overflow: AtomicBool::new(false),
+        counted: AtomicU64::new(0),
         order: atomics(n),
         cells: (0..n).map(|_| C::new()).collect(),
         tail: AtomicUsize::new(0),
@@ -201,7 +202,7 @@ fn place_and_value<C: Cell>(
         crew.run(Task::Count, 0, graph.targets().len(), 1 << 16);
         crew.run(Task::Sum, 0, n, 1 << 16);
         poller.tick(graph.targets().len() as u64)?;
-        if shared.overflow.load(Relaxed) {
+        if shared.overflow.load(Relaxed) || shared.counted.load(Relaxed) != graph.edge_count() {
             return Ok(Err(()));
         }
         let mut rounds: Vec<u32> = vec![0];

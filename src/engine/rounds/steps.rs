@@ -113,6 +113,9 @@ pub(super) struct Shared<'g, C> {
     pub(super) counts: Vec<Vec<AtomicU8>>,
     /// Set when an in-degree is 256 or more: the table is then made sequentially.
     pub(super) overflow: AtomicBool,
+    /// The sum of the threads' counts, each modulo 256: the edge count exactly when no
+    /// thread's count wrapped (a wrap loses 256), which `count` need not check as it goes.
+    pub(super) counted: AtomicU64,
     /// Vertices in Kahn order (sources first), filled round by round.
     pub(super) order: Vec<AtomicU32>,
     /// The table, one cell per vertex.
@@ -220,30 +223,26 @@ impl<C: Cell> Shared<'_, C> {
             0 => &self.in_degree,
             _ => &self.counts[thread - 1],
         };
-        let mut fits = true;
         for &w in &self.targets[low..high] {
             let count = &counts[w as usize];
-            let next = count.load(Relaxed).wrapping_add(1);
-            count.store(next, Relaxed);
-            // Branch-free: an overflow is rare and only known at the end.
-            fits &= next != 0;
-        }
-        if !fits {
-            self.overflow.store(true, Relaxed);
+            count.store(count.load(Relaxed).wrapping_add(1), Relaxed);
         }
     }
 
     /// Adds the other threads' counts of the vertices `low..high` into `in_degree`.
     fn sum(&self, low: usize, high: usize) {
         let mut fits = true;
+        let mut counted = 0u64;
         for v in low..high {
             let mut total = u32::from(self.in_degree[v].load(Relaxed));
             for counts in &self.counts {
                 total += u32::from(counts[v].load(Relaxed));
             }
             fits &= total <= u32::from(u8::MAX);
+            counted += u64::from(total);
             self.in_degree[v].store(total as u8, Relaxed);
         }
+        self.counted.fetch_add(counted, Relaxed);
         if !fits {
             self.overflow.store(true, Relaxed);
         }
