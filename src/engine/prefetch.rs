@@ -40,51 +40,91 @@ const LIST_LINES: usize = 4;
 /// successors a vertex, about 200 ms and 92-95 ms; a cap of 8 lines was slower than 4 with
 /// 100 successors a vertex. Reads `offsets[vertex]` and `offsets[vertex + 1]`
 /// (in bounds for a vertex of the graph).
+///
+/// Two lines are asked for without a branch (the second is the first again when the list
+/// fits one line), the third and fourth only when the list reaches a third line: a loop over
+/// the lines branched on each list's length, which the processor cannot predict, and each
+/// miss of the guess threw away the loads in flight behind it. In alternated runs on the
+/// benchmark DAG: Kahn's order 66.0-68.4 ms instead of 74.4-75.3 ms, the mex pass 27.7-28.8 ms
+/// instead of 30.9-31.1 ms; on a wide DAG of the same size (rounds of 4,096 vertices), the
+/// table on one thread 91.4-98.5 ms instead of 116-117 ms.
 #[inline(always)]
 pub(crate) fn prefetch_list(offsets: &[u32], targets: &[u32], vertex: usize) {
     let start = offsets[vertex] as usize;
     let end = offsets[vertex + 1] as usize;
     let base = targets.as_ptr().cast::<u8>();
     let size = size_of::<u32>();
-    let (mut line, last) = list_lines(base.addr() + start * size, base.addr() + end * size);
-    loop {
-        prefetch_pointer(base.with_addr(line));
-        if line >= last {
-            break;
+    let (first_two, next_two) = list_lines(base.addr() + start * size, base.addr() + end * size);
+    for address in first_two {
+        prefetch_pointer(base.with_addr(address));
+    }
+    if let Some(next_two) = next_two {
+        for address in next_two {
+            prefetch_pointer(base.with_addr(address));
         }
-        line += LINE;
     }
 }
 
 /// The size of a cache line.
 const LINE: usize = 64;
 
-/// The first and the last cache line (their addresses) to prefetch for the bytes
-/// `first_byte..end_byte`: every line they touch, at most [`LIST_LINES`]; the first line alone
-/// when the range is empty.
+/// Addresses in each cache line to prefetch for the bytes `first_byte..end_byte`, every line
+/// they touch up to [`LIST_LINES`] (the first line alone when the range is empty): two
+/// addresses always (the same line twice when the range fits one), two more when the range
+/// reaches a third line.
 #[inline(always)]
-fn list_lines(first_byte: usize, end_byte: usize) -> (usize, usize) {
-    let first = first_byte & !(LINE - 1);
-    let last = (end_byte.max(first_byte + 1) - 1) & !(LINE - 1);
-    (first, last.min(first + (LIST_LINES - 1) * LINE))
+fn list_lines(first_byte: usize, end_byte: usize) -> ([usize; 2], Option<[usize; 2]>) {
+    let first_line = first_byte & !(LINE - 1);
+    let last_byte = end_byte.max(first_byte + 1) - 1;
+    let first_two = [first_byte, last_byte.min(first_line + LINE)];
+    let next_two = (last_byte >= first_line + 2 * LINE).then(|| {
+        [
+            first_line + 2 * LINE,
+            last_byte.min(first_line + (LIST_LINES - 1) * LINE),
+        ]
+    });
+    (first_two, next_two)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The lines of the addresses that `list_lines` gives for a range.
+    fn prefetched(first_byte: usize, end_byte: usize) -> Vec<usize> {
+        let (first_two, next_two) = list_lines(first_byte, end_byte);
+        let mut lines: Vec<usize> = first_two
+            .into_iter()
+            .chain(next_two.into_iter().flatten())
+            .map(|address| address / LINE)
+            .collect();
+        lines.sort_unstable();
+        lines.dedup();
+        lines
+    }
+
     #[test]
     fn a_list_is_prefetched_line_by_line_up_to_the_cap() {
-        // Ten u32s inside one line, and across a boundary.
-        assert_eq!(list_lines(1024, 1064), (1024, 1024));
-        assert_eq!(list_lines(1064, 1104), (1024, 1088));
-        // An empty list still names its line, at a boundary too; a list ending on a boundary
-        // stops before it.
-        assert_eq!(list_lines(1048, 1048), (1024, 1024));
-        assert_eq!(list_lines(1024, 1024), (1024, 1024));
-        assert_eq!(list_lines(1024, 1152), (1024, 1088));
-        // 100 u32s span seven lines; four are prefetched.
-        assert_eq!(list_lines(1040, 1440), (1024, 1024 + 3 * 64));
+        // Every start within two lines, every length up to past the cap: the lines asked for
+        // are those the list touches, at most four (the first line of an empty list).
+        for first_byte in (1024..1152).step_by(4) {
+            for len in 0..80 {
+                let end_byte = first_byte + 4 * len;
+                let last_byte = end_byte.max(first_byte + 1) - 1;
+                let touched: Vec<usize> = (first_byte / LINE..=last_byte / LINE)
+                    .take(LIST_LINES)
+                    .collect();
+                assert_eq!(
+                    prefetched(first_byte, end_byte),
+                    touched,
+                    "{first_byte}+{len}"
+                );
+            }
+        }
+        // Ten u32s inside one line, and across a boundary; 100 u32s span seven lines.
+        assert_eq!(prefetched(1024, 1064), [16]);
+        assert_eq!(prefetched(1064, 1104), [16, 17]);
+        assert_eq!(prefetched(1040, 1440), [16, 17, 18, 19]);
     }
 
     #[test]
