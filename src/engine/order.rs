@@ -68,7 +68,7 @@ pub fn acyclic_order(graph: &Digraph) -> Option<Vec<u32>> {
 /// - the CSR offsets of a vertex's successors are prefetched when its list is read, and a
 ///   successor's adjacency list (every line of it, up to four) the moment it joins the queue
 ///   (through its offsets, `offsets[w]` and `offsets[w + 1]`), and again two queue entries
-///   before it is read when more than 16 entries wait: a list prefetched that long ago may
+///   before it is read when more than [`LONG_QUEUE`] entries wait: a list prefetched that long ago may
 ///   have left the cache. A shorter queue gets no second prefetch, its lists having been
 ///   asked for a moment ago. Deep graphs keep a short queue (the benchmark DAG of 10^6
 ///   vertices has 362,167 levels, 2.8 vertices wide on average), where the second prefetch
@@ -76,11 +76,11 @@ pub fn acyclic_order(graph: &Digraph) -> Option<Vec<u32>> {
 ///   count, on the benchmark DAG and on a wide one of the same size (rounds of 4,096
 ///   vertices): 60.7-61.0 and 69.4-70.0 ms this way, 65.1-65.9 and 69.9-70.4 ms with the
 ///   second prefetch always, 62.1-62.6 and 87.8-90.6 ms with none;
-/// - a successor's adjacency list is also prefetched when its in-degree comes down to one: it
-///   joins the queue when its last predecessor is read, often a round or two later, and its
-///   list is then on its way or in cache instead of a miss that the next round waits for (the
-///   order on the benchmark DAG: 77.5-78.1 ms instead of 80.6-82.1 ms, in alternated runs;
-///   see `place_successors`).
+/// - while the queue is short, a successor's adjacency list is also prefetched when its
+///   in-degree comes down to one: it joins the queue when its last predecessor is read, often
+///   a round or two later, and its list is then on its way or in cache instead of a miss that
+///   the next round waits for (the order on the benchmark DAG: 77.5-78.1 ms instead of
+///   80.6-82.1 ms, in alternated runs, when it was first measured; see `place_successors`).
 pub fn acyclic_order_interruptible(
     graph: &Digraph,
     interrupt: &Interrupt,
@@ -155,16 +155,22 @@ fn kahn<D: InDegree>(
 ) -> Result<Option<Vec<u32>>, Cancelled> {
     /// How many queue entries ahead an adjacency list is prefetched again.
     const LOOKAHEAD: usize = 2;
-    /// The queue length from which it is.
-    const LONG_QUEUE: usize = 16;
     let n = graph.vertex_count() as usize;
     let offsets = graph.offsets();
     let targets = graph.targets();
-    let mut order: Vec<u32> = Vec::with_capacity(n);
-    order.extend((0..n as u32).filter(|&v| in_degree[v as usize] == D::default()));
+    // The queue is the order: `order[..tail]` placed, `order[..head]` read. Each vertex is
+    // placed once at most (its in-degree reaches zero once), so `tail` stays within `n`.
+    let mut order = vec![0u32; n];
+    let mut tail = 0;
+    for v in 0..n as u32 {
+        if in_degree[v as usize] == D::default() {
+            order[tail] = v;
+            tail += 1;
+        }
+    }
     let mut head = 0;
-    while head < order.len() {
-        if order.len() - head > LONG_QUEUE {
+    while head < tail {
+        if tail - head > LONG_QUEUE {
             prefetch_list(offsets, targets, order[head + LOOKAHEAD] as usize);
         }
         let vertex = order[head];
@@ -173,37 +179,62 @@ fn kahn<D: InDegree>(
         place_successors(
             (offsets, targets),
             successors,
+            tail - head,
             |w| in_degree[w as usize].decrement(),
-            |w| order.push(w),
+            |w| {
+                order[tail] = w;
+                tail += 1;
+            },
         );
         poller.tick(successors.len() as u64 + 1)?;
     }
-    if order.len() < n {
+    if tail < n {
         return Ok(None);
     }
     order.reverse();
     Ok(Some(order))
 }
 
+/// A queue of Kahn's algorithm longer than this many entries is long: its lists are
+/// prefetched again shortly before they are read, and not when a vertex is left with one
+/// predecessor (see [`place_successors`]).
+const LONG_QUEUE: usize = 16;
+
 /// One step of Kahn's algorithm: decrements the in-degree of each of `successors`
 /// (`decrement` returns how many predecessors it has left) and `place`s those that reach zero,
-/// with the prefetches of [`acyclic_order_interruptible`]. The sequential order and the
-/// threads' narrow rounds both place vertices through it.
+/// with the prefetches of [`acyclic_order_interruptible`]; `queued` vertices are already
+/// placed and waiting to be read. The sequential order and the threads' narrow rounds both
+/// place vertices through it.
 /// - Every successor's CSR offset is prefetched before any in-degree is known: the one that
 ///   reaches zero reads its offsets at once (to prefetch its list), and that miss then
 ///   overlaps with the others and with the decrements instead of starting after them.
 /// - The adjacency list (`graph` is `(offsets, targets)`) of a successor that reaches zero is
-///   prefetched, and so is that of a successor left with one predecessor: its last one often
-///   comes a round or two later, and the list is then on its way or in cache.
+///   prefetched. While the queue is short, so is that of a successor left with one
+///   predecessor: its last one often comes a round or two later, and the list is then on its
+///   way or in cache. A long queue (a wide graph) reads that list much later, by which time
+///   the early prefetch has been wasted: on a wide DAG of 10^6 vertices (rounds of 4,096),
+///   the table on one thread took 84.2-87.0 ms without it against 89.3-95.2 ms with it, in
+///   alternated runs; on the deep benchmark DAG, whose queue is short, the order took
+///   65.5-67.4 ms against 64.4-66.6 ms, within the noise.
 #[inline(always)]
 pub(super) fn place_successors(
     (offsets, targets): (&[u32], &[u32]),
     successors: &[u32],
+    queued: usize,
     mut decrement: impl FnMut(u32) -> u32,
     mut place: impl FnMut(u32),
 ) {
     for &w in successors {
         prefetch(offsets, w as usize);
+    }
+    if queued > LONG_QUEUE {
+        for &w in successors {
+            if decrement(w) == 0 {
+                prefetch_list(offsets, targets, w as usize);
+                place(w);
+            }
+        }
+        return;
     }
     for &w in successors {
         match decrement(w) {

@@ -306,6 +306,7 @@ impl<C: Cell> Shared<'_, C> {
         place_successors(
             (self.offsets, self.targets),
             successors,
+            *tail - position - 1,
             |w| {
                 let remaining = &self.in_degree[w as usize];
                 let left = remaining.load(Relaxed) - 1;
