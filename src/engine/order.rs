@@ -67,15 +67,14 @@ pub fn acyclic_order(graph: &Digraph) -> Option<Vec<u32>> {
 ///   otherwise);
 /// - the CSR offsets of a vertex's successors are prefetched when its list is read, and a
 ///   successor's adjacency list (every line of it, up to four) the moment it joins the queue
-///   (through its offsets, `offsets[w]` and `offsets[w + 1]`), and again two queue entries
-///   before it is read when more than [`LONG_QUEUE`] entries wait: a list prefetched that long ago may
-///   have left the cache. A shorter queue gets no second prefetch, its lists having been
-///   asked for a moment ago. Deep graphs keep a short queue (the benchmark DAG of 10^6
-///   vertices has 362,167 levels, 2.8 vertices wide on average), where the second prefetch
-///   cost more than it saved; wide ones a long one. In alternated runs of the loop after the
-///   count, on the benchmark DAG and on a wide one of the same size (rounds of 4,096
-///   vertices): 60.7-61.0 and 69.4-70.0 ms this way, 65.1-65.9 and 69.9-70.4 ms with the
-///   second prefetch always, 62.1-62.6 and 87.8-90.6 ms with none;
+///   (through its offsets, `offsets[w]` and `offsets[w + 1]`), and again two queue entries before
+///   it is read when more than 16 entries wait: a list prefetched that long ago may have left the
+///   cache. A shorter queue gets no second prefetch, its lists having been asked for a moment ago.
+///   Deep graphs keep a short queue (the benchmark DAG of 10^6 vertices has 362,167 levels, 2.8
+///   vertices wide on average), where the second prefetch cost more than it saved; wide ones a long
+///   one. In alternated runs of the loop after the count, on the benchmark DAG and on a wide one of
+///   the same size (rounds of 4,096 vertices): 60.7-61.0 and 69.4-70.0 ms this way, 65.1-65.9 and
+///   69.9-70.4 ms with the second prefetch always, 62.1-62.6 and 87.8-90.6 ms with none;
 /// - while the queue is short, a successor's adjacency list is also prefetched when its
 ///   in-degree comes down to one: it joins the queue when its last predecessor is read, often
 ///   a round or two later, and its list is then on its way or in cache instead of a miss that
@@ -128,9 +127,10 @@ in_degree!(u32);
 ///
 /// An overflow is found afterwards, not at each increment: a count that wrapped lost 2^8
 /// for a `u8` each time (a `u32` cannot wrap: there are fewer than 2^32 edges), so the
-/// counts add up to the edge count exactly when none wrapped. The pass over the counts is sequential and short (a byte a vertex), while a check
-/// at each increment waited for the count it had just written: 12.1-12.7 ms against
-/// 8.6-8.9 ms for the count alone on the benchmark DAG (10^6 vertices, 10^7 edges).
+/// counts add up to the edge count exactly when none wrapped. The pass over the counts is
+/// sequential and short, while a check at each increment waited for the count it had just
+/// written: 12.1-12.7 ms against 8.6-8.9 ms for the count alone on the benchmark DAG (10^6
+/// vertices, 10^7 edges).
 fn count_in_degrees<D: InDegree>(
     graph: &Digraph,
     poller: &mut Poller<'_>,
@@ -195,9 +195,10 @@ fn kahn<D: InDegree>(
     Ok(Some(order))
 }
 
-/// A queue of Kahn's algorithm longer than this many entries is long: its lists are
-/// prefetched again shortly before they are read, and not when a vertex is left with one
-/// predecessor (see [`place_successors`]).
+/// A queue of Kahn's algorithm longer than this many entries is long: the sequential order
+/// prefetches its lists again shortly before they are read, and not when a vertex is left
+/// with one predecessor (see [`place_successors`]). The threads' narrow rounds have no such
+/// second prefetch, and count as a short queue.
 const LONG_QUEUE: usize = 16;
 
 /// One step of Kahn's algorithm: decrements the in-degree of each of `successors`

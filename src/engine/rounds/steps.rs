@@ -111,7 +111,8 @@ pub(super) struct Shared<'g, C> {
     /// The in-degrees counted by threads 1, 2, ... over their chunks of the edges (thread 0
     /// counts in `in_degree`), modulo 256.
     pub(super) counts: Vec<Vec<AtomicU8>>,
-    /// Set when an in-degree is 256 or more: the table is then made sequentially.
+    /// Set when the threads' counts of a vertex add up to 256 or more; with `counted`, every
+    /// in-degree of 256 or more is found, and the table is then made sequentially.
     pub(super) overflow: AtomicBool,
     /// The sum of the threads' counts, each modulo 256: the edge count exactly when no
     /// thread's count wrapped (a wrap loses 256), which `count` need not check as it goes.
@@ -298,7 +299,9 @@ impl<C: Cell> Shared<'_, C> {
 
     /// Places the successors of the vertex at `position` whose last predecessor it is, at
     /// `tail` onwards; alone (plain loads and stores), with the sequential order's prefetches
-    /// ([`place_successors`]). Returns its out-degree.
+    /// for a short queue ([`place_successors`]): a narrow round's loop has no second prefetch
+    /// of the lists ahead, so the list of a vertex left with one predecessor is prefetched
+    /// whatever the length of the round. Returns its out-degree.
     #[inline(always)]
     pub(super) fn place_alone(&self, position: usize, tail: &mut usize) -> u64 {
         let vertex = self.order[position].load(Relaxed);
@@ -306,7 +309,7 @@ impl<C: Cell> Shared<'_, C> {
         place_successors(
             (self.offsets, self.targets),
             successors,
-            *tail - position - 1,
+            0,
             |w| {
                 let remaining = &self.in_degree[w as usize];
                 let left = remaining.load(Relaxed) - 1;
