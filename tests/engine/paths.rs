@@ -244,6 +244,22 @@ fn the_table_on_threads_falls_back_when_an_in_degree_wraps_a_byte_to_zero() {
 }
 
 #[test]
+fn the_table_on_threads_falls_back_when_counts_of_several_chunks_add_past_255() {
+    // More edges than one chunk of the count (2^16): the hub's 400 predecessors are 200 in
+    // the first chunk's edges and 200 in the last's. Whichever threads count them, each
+    // thread's count stays below 256 or wraps: the sum of the threads' counts finds the first
+    // case, the total of all counts the second.
+    let n = 80_000u32;
+    let hub = n - 1;
+    let mut edges: Vec<(u32, u32)> = (0..n - 2).map(|v| (v, v + 1)).collect();
+    edges.extend((1_000..1_200).map(|v| (v, hub)));
+    edges.extend((79_000..79_200).map(|v| (v, hub)));
+    let graph = digraph(n, &edges);
+    assert!(graph.edge_count() > 1 << 16);
+    check_threads(&graph, rounds::WIDE_ROUND).unwrap();
+}
+
+#[test]
 fn the_table_on_threads_finds_no_order_on_a_cyclic_graph() {
     let g = graph(Shape::Cyclic, 5000, 20_000, 4);
     for threads in [1, 2, 4] {
