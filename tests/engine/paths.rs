@@ -246,9 +246,8 @@ fn the_table_on_threads_falls_back_when_an_in_degree_wraps_a_byte_to_zero() {
 #[test]
 fn the_table_on_threads_falls_back_when_counts_of_several_chunks_add_past_255() {
     // More edges than one chunk of the count (2^16): the hub's 400 predecessors are 200 in
-    // the first chunk's edges and 200 in the last's. Whichever threads count them, each
-    // thread's count stays below 256 or wraps: the sum of the threads' counts finds the first
-    // case, the total of all counts the second.
+    // the first chunk's edges and 200 in the last's. Whichever threads count them, a byte
+    // wraps, in one thread's count or in their sum, and the fallback must see it.
     let n = 80_000u32;
     let hub = n - 1;
     let mut edges: Vec<(u32, u32)> = (0..n - 2).map(|v| (v, v + 1)).collect();

@@ -7,13 +7,13 @@
 //! thread; and every successor of a vertex is in a later round, so the values can be computed
 //! round by round from the last round to the first, a round's vertices again in any order.
 //!
-//! A round of at least `wide_round` vertices is cut into chunks, about two per thread, that
-//! the threads claim one at a time (a thread the machine does not run for a while holds up
-//! one chunk, not its whole share of the round); a narrower round runs on the calling thread
-//! alone (the benchmark DAG of 10^6 vertices has 362,167 rounds of 2.8 vertices on average:
-//! handing each one to other threads would cost more than the round). The threads are started once per table, inside a
-//! [`std::thread::scope`] (no pool outlives the call, and the caller decides how many threads
-//! one table may use); between wide rounds they spin briefly, then park.
+//! A round of at least `wide_round` vertices is cut into chunks, about two per thread, that the
+//! threads claim one at a time (a thread the machine does not run for a while holds up one
+//! chunk, not its whole share of the round); a narrower round runs on the calling thread alone
+//! (the benchmark DAG of 10^6 vertices has 362,167 rounds of 2.8 vertices on average: handing
+//! each one to other threads would cost more than the round). The threads are started once per
+//! table, inside a [`std::thread::scope`] (no pool outlives the call, and the caller decides
+//! how many threads one table may use); between wide rounds they spin briefly, then park.
 //!
 //! A wide round is placed in two steps. First the threads read the successor lists of the
 //! round's vertices and sort the successors by stripe (the vertices are cut into 16 ranges
@@ -34,7 +34,7 @@ mod steps;
 
 use std::sync::Mutex;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, AtomicUsize};
 use std::thread;
 
 use crate::engine::graph::Digraph;
@@ -47,12 +47,12 @@ use steps::{Cell, Job, Shared, Task};
 /// 100 microseconds on one thread.
 pub const WIDE_ROUND: usize = 1024;
 
-/// Vertices of a wide round per chunk: the round cut into two chunks per thread, each of 256
-/// to 1,024 vertices (so more chunks in a wider round, fewer in a narrower one). A chunk restarts the prefetches that run ahead of its loop, and is claimed
-/// with an atomic operation; a thread the machine stops for a while holds up one chunk. On
-/// the wide DAG of the benchmarks (rounds of 4,096 vertices) on 2 threads, chunks of 1,024
-/// took the values in 50.3-51.1 ms against 53.4-58.8 ms with chunks of 256 (medians of
-/// alternated runs).
+/// Vertices of a wide round per chunk: the round cut into two chunks per thread, each of 256 to
+/// 1,024 vertices (so more chunks in a wider round, fewer in a narrower one). A chunk restarts
+/// the prefetches that run ahead of its loop, and is claimed with an atomic operation; a thread
+/// the machine stops for a while holds up one chunk. On the wide DAG of the benchmarks (rounds
+/// of 4,096 vertices) on 2 threads, chunks of 1,024 took the values in 50.3-51.1 ms against
+/// 53.4-58.8 ms with chunks of 256 (medians of alternated runs).
 fn chunk(vertices: usize, threads: usize) -> usize {
     vertices.div_ceil(2 * threads).clamp(256, 1024)
 }
@@ -190,7 +190,6 @@ fn place_and_value<C: Cell>(
         targets: graph.targets(),
         in_degree: bytes(n),
         counts: (1..threads).map(|_| bytes(n)).collect(),
-        overflow: AtomicBool::new(false),
         counted: AtomicU64::new(0),
         order: atomics(n),
         cells: (0..n).map(|_| C::new()).collect(),
@@ -209,7 +208,7 @@ fn place_and_value<C: Cell>(
         crew.run(Task::Count, 0, graph.targets().len(), 1 << 16);
         crew.run(Task::Sum, 0, n, 1 << 16);
         poller.tick(graph.targets().len() as u64)?;
-        if shared.overflow.load(Relaxed) || shared.counted.load(Relaxed) != graph.edge_count() {
+        if shared.counted.load(Relaxed) != graph.edge_count() {
             return Ok(Err(()));
         }
         let mut rounds: Vec<u32> = vec![0];

@@ -111,11 +111,10 @@ pub(super) struct Shared<'g, C> {
     /// The in-degrees counted by threads 1, 2, ... over their chunks of the edges (thread 0
     /// counts in `in_degree`), modulo 256.
     pub(super) counts: Vec<Vec<AtomicU8>>,
-    /// Set when the threads' counts of a vertex add up to 256 or more; with `counted`, every
-    /// in-degree of 256 or more is found, and the table is then made sequentially.
-    pub(super) overflow: AtomicBool,
-    /// The sum of the threads' counts, each modulo 256: the edge count exactly when no
-    /// thread's count wrapped (a wrap loses 256), which `count` need not check as it goes.
+    /// The sum of the summed in-degrees, each kept modulo 256: the edge count exactly when
+    /// every in-degree is below 256 (a count that wrapped, in one thread or in the sum, lost
+    /// a multiple of 256), so neither `count` nor `sum` checks as it goes. Otherwise the
+    /// table is made sequentially.
     pub(super) counted: AtomicU64,
     /// Vertices in Kahn order (sources first), filled round by round.
     pub(super) order: Vec<AtomicU32>,
@@ -232,21 +231,16 @@ impl<C: Cell> Shared<'_, C> {
 
     /// Adds the other threads' counts of the vertices `low..high` into `in_degree`.
     fn sum(&self, low: usize, high: usize) {
-        let mut fits = true;
         let mut counted = 0u64;
         for v in low..high {
-            let mut total = u32::from(self.in_degree[v].load(Relaxed));
+            let mut total = self.in_degree[v].load(Relaxed);
             for counts in &self.counts {
-                total += u32::from(counts[v].load(Relaxed));
+                total = total.wrapping_add(counts[v].load(Relaxed));
             }
-            fits &= total <= u32::from(u8::MAX);
             counted += u64::from(total);
-            self.in_degree[v].store(total as u8, Relaxed);
+            self.in_degree[v].store(total, Relaxed);
         }
         self.counted.fetch_add(counted, Relaxed);
-        if !fits {
-            self.overflow.store(true, Relaxed);
-        }
     }
 
     /// The stripe of `w`.
