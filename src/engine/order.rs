@@ -155,6 +155,9 @@ fn kahn<D: InDegree>(
 ) -> Result<Option<Vec<u32>>, Cancelled> {
     /// How many queue entries ahead an adjacency list is prefetched again.
     const LOOKAHEAD: usize = 2;
+    /// A queue of more entries than this is long: its lists are prefetched again shortly
+    /// before they are read, and not when a vertex is left with one predecessor.
+    const LONG_QUEUE: usize = 16;
     let n = graph.vertex_count() as usize;
     let offsets = graph.offsets();
     let targets = graph.targets();
@@ -170,7 +173,8 @@ fn kahn<D: InDegree>(
     }
     let mut head = 0;
     while head < tail {
-        if tail - head > LONG_QUEUE {
+        let long_queue = tail - head > LONG_QUEUE;
+        if long_queue {
             prefetch_list(offsets, targets, order[head + LOOKAHEAD] as usize);
         }
         let vertex = order[head];
@@ -179,7 +183,7 @@ fn kahn<D: InDegree>(
         place_successors(
             (offsets, targets),
             successors,
-            tail - head,
+            !long_queue,
             |w| in_degree[w as usize].decrement(),
             |w| {
                 order[tail] = w;
@@ -195,40 +199,35 @@ fn kahn<D: InDegree>(
     Ok(Some(order))
 }
 
-/// A queue of Kahn's algorithm longer than this many entries is long: the sequential order
-/// prefetches its lists again shortly before they are read, and not when a vertex is left
-/// with one predecessor (see [`place_successors`]). The threads' narrow rounds have no such
-/// second prefetch, and count as a short queue.
-const LONG_QUEUE: usize = 16;
-
 /// One step of Kahn's algorithm: decrements the in-degree of each of `successors`
 /// (`decrement` returns how many predecessors it has left) and `place`s those that reach zero,
-/// with the prefetches of [`acyclic_order_interruptible`]; `queued` vertices are already
-/// placed and waiting to be read. The sequential order and the threads' narrow rounds both
-/// place vertices through it.
+/// with the prefetches of [`acyclic_order_interruptible`]. The sequential order and the
+/// threads' narrow rounds both place vertices through it.
 /// - Every successor's CSR offset is prefetched before any in-degree is known: the one that
 ///   reaches zero reads its offsets at once (to prefetch its list), and that miss then
 ///   overlaps with the others and with the decrements instead of starting after them.
 /// - The adjacency list (`graph` is `(offsets, targets)`) of a successor that reaches zero is
-///   prefetched. While the queue is short, so is that of a successor left with one
-///   predecessor: its last one often comes a round or two later, and the list is then on its
-///   way or in cache. A long queue (a wide graph) reads that list much later, by which time
-///   the early prefetch has been wasted: on a wide DAG of 10^6 vertices (rounds of 4,096),
-///   the table on one thread took 84.2-87.0 ms without it against 89.3-95.2 ms with it, in
-///   alternated runs; on the deep benchmark DAG, whose queue is short, the order took
-///   65.5-67.4 ms against 64.4-66.6 ms, within the noise.
+///   prefetched. With `one_left`, so is that of a successor left with one predecessor: its last
+///   one often comes a round or two later, and the list is then on its way or in cache. The
+///   sequential order asks for it while its queue is short: a long queue (a wide graph) reads
+///   that list much later, by which time the early prefetch has been wasted, and prefetches it
+///   again shortly before; the threads' narrow rounds, which prefetch nothing again, always ask
+///   for it. On a wide DAG of 10^6 vertices (rounds of 4,096), the table on one thread took
+///   84.2-87.0 ms without this prefetch on a long queue against 89.3-95.2 ms with it, in
+///   alternated runs; on the deep benchmark DAG, whose queue is short, the order took 65.5-67.4
+///   ms against 64.4-66.6 ms, within the noise.
 #[inline(always)]
 pub(super) fn place_successors(
     (offsets, targets): (&[u32], &[u32]),
     successors: &[u32],
-    queued: usize,
+    one_left: bool,
     mut decrement: impl FnMut(u32) -> u32,
     mut place: impl FnMut(u32),
 ) {
     for &w in successors {
         prefetch(offsets, w as usize);
     }
-    if queued > LONG_QUEUE {
+    if !one_left {
         for &w in successors {
             if decrement(w) == 0 {
                 prefetch_list(offsets, targets, w as usize);

@@ -303,7 +303,7 @@ impl<C: Cell> Shared<'_, C> {
         place_successors(
             (self.offsets, self.targets),
             successors,
-            0,
+            true,
             |w| {
                 let remaining = &self.in_degree[w as usize];
                 let left = remaining.load(Relaxed) - 1;
