@@ -344,19 +344,24 @@ mod tests {
         Digraph::from_edges(n, edges).unwrap()
     }
 
+    /// Asserts that `order` lists every vertex of `g` once, each after all its successors.
+    fn assert_successors_first(g: &Digraph, order: &[u32]) {
+        let mut position = vec![usize::MAX; g.vertex_count() as usize];
+        for (i, &v) in order.iter().enumerate() {
+            assert_eq!(position[v as usize], usize::MAX, "{v} listed twice");
+            position[v as usize] = i;
+        }
+        for v in 0..g.vertex_count() {
+            for &w in g.successors(v) {
+                assert!(position[w as usize] < position[v as usize], "{v} -> {w}");
+            }
+        }
+    }
+
     #[test]
     fn order_puts_successors_first() {
         let g = graph(5, &[(0, 1), (0, 2), (2, 1), (1, 3), (4, 0)]);
-        let order = successors_first_order(&g).unwrap();
-        let mut position = [0; 5];
-        for (i, &v) in order.iter().enumerate() {
-            position[v as usize] = i;
-        }
-        for v in 0..5 {
-            for &w in g.successors(v) {
-                assert!(position[w as usize] < position[v as usize]);
-            }
-        }
+        assert_successors_first(&g, &successors_first_order(&g).unwrap());
     }
 
     #[test]
@@ -371,14 +376,7 @@ mod tests {
             })
             .collect();
         let g = graph(514, &edges);
-        let order = successors_first_order(&g).unwrap();
-        let mut position = vec![0; 514];
-        for (i, &v) in order.iter().enumerate() {
-            position[v as usize] = i;
-        }
-        for &(v, w) in &edges {
-            assert!(position[w as usize] < position[v as usize], "{v} -> {w}");
-        }
+        assert_successors_first(&g, &successors_first_order(&g).unwrap());
     }
 
     #[test]
