@@ -1,7 +1,9 @@
 //! The helper threads of one table: started once, woken for each wide round's steps, parked
 //! between them, stopped (and a panic reported) when the table is done.
 
-use super::steps::{self, CLAIM_BITS, CLAIM_MASK, EPOCH_MASK, Shared, Task};
+use super::cell;
+use super::job::{Job, Task};
+use super::steps::Shared;
 use std::cell::Cell;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
@@ -26,7 +28,7 @@ impl<'s, 'g, C> Crew<'s, 'g, C> {
     ) -> Self
     where
         's: 'scope,
-        C: steps::Cell,
+        C: cell::Cell,
     {
         let helpers = (1..shared.threads)
             .map(|thread| scope.spawn(move || helper(shared, thread)).thread().clone())
@@ -40,10 +42,9 @@ impl<'s, 'g, C> Crew<'s, 'g, C> {
 
     /// Publishes step `epoch + 1` of `chunks` chunks and wakes the helpers; returns its epoch.
     fn publish(&self, chunks: u64) -> u64 {
-        let epoch = (self.epoch.get() + 1) & EPOCH_MASK;
+        let epoch = Job::next_epoch(self.epoch.get());
         self.epoch.set(epoch);
-        let word = epoch << (2 * CLAIM_BITS) | chunks << CLAIM_BITS;
-        self.shared.job.claim.store(word, Release);
+        self.shared.job.publish(epoch, chunks);
         for helper in &self.helpers {
             helper.unpark();
         }
@@ -54,11 +55,11 @@ impl<'s, 'g, C> Crew<'s, 'g, C> {
     /// `chunk`; returns when every chunk is done.
     pub(super) fn run(&self, task: Task, start: usize, end: usize, chunk: usize)
     where
-        C: steps::Cell,
+        C: cell::Cell,
     {
         let job = &self.shared.job;
         let chunks = (end - start).div_ceil(chunk) as u64;
-        assert!(chunks <= CLAIM_MASK, "{chunks} chunks in one step");
+        assert!(chunks <= Job::MAX_CHUNKS, "{chunks} chunks in one step");
         job.task.store(task as u8, Relaxed);
         job.start.store(start, Relaxed);
         job.end.store(end, Relaxed);
@@ -99,14 +100,14 @@ impl Drop for Unwinding<'_> {
 }
 
 /// A helper thread: waits for each step (spinning, then parked), claims chunks of it.
-fn helper<C: steps::Cell>(shared: &Shared<'_, C>, thread: usize) {
+fn helper<C: cell::Cell>(shared: &Shared<'_, C>, thread: usize) {
     let job = &shared.job;
     let _unwinding = Unwinding(&job.broken);
     let mut seen = 0;
     loop {
         let mut spins = 0;
         loop {
-            let epoch = job.claim.load(Acquire) >> (2 * CLAIM_BITS);
+            let epoch = job.epoch(thread);
             if epoch != seen {
                 seen = epoch;
                 break;

@@ -7,40 +7,58 @@
 //! thread; and every successor of a vertex is in a later round, so the values can be computed
 //! round by round from the last round to the first, a round's vertices again in any order.
 //!
-//! A round of at least `wide_round` vertices is cut into chunks, about two per thread, that the
-//! threads claim one at a time (a thread the machine does not run for a while holds up one
-//! chunk, not its whole share of the round); a narrower round runs on the calling thread alone
-//! (the benchmark DAG of 10^6 vertices has 362,167 rounds of 2.8 vertices on average: handing
-//! each one to other threads would cost more than the round). The threads are started once per
-//! table, inside a [`std::thread::scope`] (no pool outlives the call, and the caller decides
-//! how many threads one table may use); between wide rounds they spin briefly, then park.
+//! A round of at least `wide_round` vertices is cut into chunks, about two per thread, and
+//! the chunks into one share per thread; each thread claims the chunks of its own share one at
+//! a time, then those left in the others' (a thread the machine does not run for a while
+//! holds up one chunk, not its whole share of the round). A narrower round runs on the
+//! calling thread alone (the benchmark DAG of 10^6 vertices has 362,167 rounds of 2.8
+//! vertices on average: handing each one to other threads would cost more than the round).
+//! The threads are started once per table, inside a [`std::thread::scope`] (no pool outlives
+//! the call, and the caller decides how many threads one table may use); between wide rounds
+//! they spin briefly, then park.
 //!
 //! A wide round is placed in two steps. First the threads read the successor lists of the
 //! round's vertices and sort the successors by stripe (the vertices are cut into 16 ranges
 //! per thread). Then each stripe is claimed by one thread, which decrements the in-degrees of
-//! the stripe's successors and places those that reach zero. No in-degree is written by two
-//! threads at once, so a decrement is a plain one (an atomic read-modify-write costs about
-//! 1.4 plain ones on one thread of the development machine, and its cache line travels
-//! between the cores at every decrement). The in-degrees are counted in one private array
-//! per thread, then summed.
+//! the stripe's successors and places those that reach zero; the stripes of a thread's share
+//! are the same at every round, so their in-degrees stay in its cache. No in-degree is
+//! written by two threads at once, so a decrement is a plain one (an atomic read-modify-write
+//! costs about 1.4 plain ones on one thread of the development machine, and its cache line
+//! travels between the cores at every decrement). The in-degrees are counted in one private
+//! array per thread, then summed.
+//!
+//! The values are read and written in one table per thread (the calling thread's is the
+//! result), and in a log in Kahn order. A round's vertices lie at random in the table, so in
+//! one shared table nearly every cache line a thread read was last written by another core,
+//! and moved between the cores' caches at every wide round: on a wide DAG, two threads
+//! computed the values no faster than one. In the log a round's values fill consecutive
+//! lines; before each wide round a thread copies those valued since its last one from the log
+//! into its own table, and reads only that. When a cell is a byte, the tables and the log
+//! are the arrays of the count, which have served their purpose by then; wider cells take
+//! `threads` arrays of cells more (the log, and a table per helper), made only when a round
+//! is wide.
 //!
 //! The shared arrays are atomics used with relaxed loads and stores, which compile to plain
 //! ones. The start and the end of each step are the synchronisation points (release and
 //! acquire). The results are those of the sequential pass: a vertex's value and remoteness
 //! depend on its successors' only, not on the order within a round.
 
+mod cell;
 mod crew;
+mod job;
 mod steps;
 
-use std::sync::Mutex;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, AtomicUsize};
+use std::sync::{Mutex, OnceLock};
 use std::thread;
 
 use crate::engine::graph::Digraph;
 use crate::engine::interrupt::{Cancelled, Interrupt};
+use cell::Cell;
 use crew::Crew;
-use steps::{Cell, Job, Shared, Task};
+use job::{Job, Task};
+use steps::Shared;
 
 /// Rounds of at least this many vertices are shared among the threads. A wide round's start
 /// and end cost a few microseconds of wake-up; 1,024 vertices of out-degree 10 take some
@@ -195,13 +213,15 @@ fn place_and_value<C: Cell>(
         cells: (0..n).map(|_| C::new()).collect(),
         tail: AtomicUsize::new(0),
         work: AtomicU64::new(0),
-        job: Job::default(),
+        job: Job::new(threads),
         threads,
         stripes: STRIPES_PER_THREAD * threads,
         stripe_scale: (((STRIPES_PER_THREAD * threads) as u64) << 32) / n as u64,
         sorted: (0..threads * STRIPES_PER_THREAD * threads)
             .map(|_| Mutex::new(Vec::new()))
             .collect(),
+        spare: OnceLock::new(),
+        imported: (1..threads).map(|_| AtomicUsize::new(n)).collect(),
     };
     let rounds = thread::scope(|scope| {
         let crew = Crew::start(scope, &shared);
@@ -242,11 +262,18 @@ fn place_and_value<C: Cell>(
             return Ok(Ok(None));
         }
         // Values from the last round to the first; consecutive narrow rounds as one run.
+        if rounds
+            .windows(2)
+            .any(|round| (round[1] - round[0]) as usize >= wide_round)
+        {
+            shared.prepare_copies();
+        }
         let mut round = rounds.len() - 1;
         while round > 0 {
             let (low, high) = (rounds[round - 1] as usize, rounds[round] as usize);
             if high - low >= wide_round {
                 crew.run(Task::Value, low, high, chunk(high - low, threads));
+                shared.copy_in(0, low, high);
                 poller.tick(shared.work.swap(0, Relaxed))?;
                 round -= 1;
                 continue;
@@ -259,7 +286,7 @@ fn place_and_value<C: Cell>(
             let mut top = high;
             while top > low {
                 let bottom = top.saturating_sub(1 << 14).max(low);
-                poller.tick(shared.value_down(bottom, top) + (top - bottom) as u64)?;
+                poller.tick(shared.value_down(0, bottom, top) + (top - bottom) as u64)?;
                 top = bottom;
             }
             round = first;

@@ -1,115 +1,25 @@
-//! The steps of a wide round that the threads share: the published job, the shared arrays,
-//! and the work of each step on one chunk.
+//! The steps of a wide round that the threads share: the shared arrays, and the work of each
+//! step on one chunk.
 
-use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::Ordering::{Relaxed, Release};
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, AtomicUsize};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+
+use super::cell::Cell;
+use super::job::{Job, Task};
 
 use crate::engine::order::place_successors;
 use crate::engine::prefetch::{prefetch, prefetch_list};
 use crate::engine::remoteness::FollowerFold;
 
-/// What the threads of a wide round do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub(super) enum Task {
-    /// Count the in-degrees of a chunk of the targets (positions are edges here).
-    Count = 0,
-    /// Sum the threads' counts of a chunk of the vertices.
-    Sum = 1,
-    /// Sort the successors of a chunk of the round by stripe.
-    Sort = 2,
-    /// Decrement the in-degrees of the sorted successors of a stripe; place those at zero
-    /// (positions are stripes here).
-    Place = 3,
-    /// Compute the values (and remotenesses) of a chunk of the round.
-    Value = 4,
-}
-
-/// The step the threads work on, published by the calling thread.
-#[derive(Debug, Default)]
-pub(super) struct Job {
-    pub(super) task: AtomicU8,
-    pub(super) start: AtomicUsize,
-    pub(super) end: AtomicUsize,
-    pub(super) chunk: AtomicUsize,
-    /// `epoch << 40 | chunks << 20 | next`: the step's number, how many chunks it has, and
-    /// the next chunk to claim. A thread claims a chunk by raising `next` (compare and swap)
-    /// while the epoch is the one whose parameters it read: those cannot change before every
-    /// chunk of the step is claimed and done.
-    pub(super) claim: AtomicU64,
-    /// Chunks of the current step done.
-    pub(super) finished: AtomicUsize,
-    /// Set when the helpers should return.
-    pub(super) stop: AtomicBool,
-    /// Set when a helper panicked.
-    pub(super) broken: AtomicBool,
-}
-
-/// Bits of the chunk count and of the next chunk in [`Job::claim`].
-pub(super) const CLAIM_BITS: u32 = 20;
-pub(super) const CLAIM_MASK: u64 = (1 << CLAIM_BITS) - 1;
-/// The epoch's bits: it wraps after 2^24 steps (a helper only needs to see it change).
-pub(super) const EPOCH_MASK: u64 = (1 << (64 - 2 * CLAIM_BITS)) - 1;
-
-/// A vertex's cell in the table the threads fill: `remoteness << 8 | value` in an `AtomicU32`
-/// when the remotenesses are wanted, the value alone in an `AtomicU8` when they are not.
-pub(super) trait Cell: Sync + Sized {
-    /// Whether the cell keeps the remoteness.
-    const REMOTENESS: bool;
-    /// A fresh cell.
-    fn new() -> Self;
-    /// `remoteness << 8 | value` (the remoteness 0 when it is not kept).
-    fn read(&self) -> u32;
-    /// Stores `value` (below 256) and, if kept, `remoteness`.
-    fn write(&self, remoteness: u32, value: u32);
-}
-
-impl Cell for AtomicU32 {
-    const REMOTENESS: bool = true;
-
-    fn new() -> Self {
-        AtomicU32::new(0)
-    }
-
-    #[inline(always)]
-    fn read(&self) -> u32 {
-        self.load(Relaxed)
-    }
-
-    #[inline(always)]
-    fn write(&self, remoteness: u32, value: u32) {
-        self.store(remoteness << 8 | value, Relaxed);
-    }
-}
-
-impl Cell for AtomicU8 {
-    const REMOTENESS: bool = false;
-
-    fn new() -> Self {
-        AtomicU8::new(0)
-    }
-
-    #[inline(always)]
-    fn read(&self) -> u32 {
-        u32::from(self.load(Relaxed))
-    }
-
-    #[inline(always)]
-    fn write(&self, _: u32, value: u32) {
-        // g <= outdeg < 256.
-        self.store(value as u8, Relaxed);
-    }
-}
-
 /// The arrays every thread reads and writes, the table in cells of type `C`.
 pub(super) struct Shared<'g, C> {
     pub(super) offsets: &'g [u32],
     pub(super) targets: &'g [u32],
-    /// Predecessors not yet placed.
+    /// Predecessors not yet placed; once every vertex is, the log of a table of bytes.
     pub(super) in_degree: Vec<AtomicU8>,
     /// The in-degrees counted by threads 1, 2, ... over their chunks of the edges (thread 0
-    /// counts in `in_degree`), modulo 256.
+    /// counts in `in_degree`), modulo 256; once summed, their tables of bytes.
     pub(super) counts: Vec<Vec<AtomicU8>>,
     /// The sum of the summed in-degrees, each kept modulo 256: the edge count exactly when
     /// every in-degree is below 256 (a count that wrapped, in one thread or in the sum, lost
@@ -118,7 +28,7 @@ pub(super) struct Shared<'g, C> {
     pub(super) counted: AtomicU64,
     /// Vertices in Kahn order (sources first), filled round by round.
     pub(super) order: Vec<AtomicU32>,
-    /// The table, one cell per vertex.
+    /// The table, one cell per vertex: the calling thread's, and the result.
     pub(super) cells: Vec<C>,
     /// The end of the placed part of `order` during a wide round.
     pub(super) tail: AtomicUsize,
@@ -135,6 +45,20 @@ pub(super) struct Shared<'g, C> {
     /// Successors of the round sorted by stripe: thread `t` fills
     /// `sorted[t * stripes + stripe]`, the thread that claims the stripe empties it.
     pub(super) sorted: Vec<Mutex<Vec<u32>>>,
+    /// The log and the helpers' tables for cells wider than a byte, made before the values
+    /// when a round is wide.
+    pub(super) spare: OnceLock<Spare<C>>,
+    /// The position from which on each helper's table holds the cells of the log.
+    pub(super) imported: Vec<AtomicUsize>,
+}
+
+/// The arrays that the values on several threads need, for cells wider than a byte (a byte's
+/// are arrays of the count that have served their purpose).
+pub(super) struct Spare<C> {
+    /// The cells in Kahn order (otherwise in `in_degree`).
+    log: Vec<C>,
+    /// The helpers' copies of the table (otherwise in `counts`).
+    tables: Vec<Vec<C>>,
 }
 
 impl<C: Cell> Shared<'_, C> {
@@ -147,35 +71,20 @@ impl<C: Cell> Shared<'_, C> {
     /// Claims and runs chunks of step `epoch` as `thread` until none is left.
     pub(super) fn work_on(&self, thread: usize, epoch: u64) {
         let job = &self.job;
-        let word = job.claim.load(Acquire);
-        if word >> (2 * CLAIM_BITS) != epoch {
+        if job.epoch(thread) != epoch {
             return;
         }
-        let task = job.task.load(Relaxed);
-        let (start, end, chunk) = (
-            job.start.load(Relaxed),
-            job.end.load(Relaxed),
-            job.chunk.load(Relaxed),
-        );
+        let (task, start, end, chunk) = job.parameters();
+        if task == Task::Value as u8 && thread > 0 {
+            // The values of the later rounds, the successors', into this helper's table.
+            self.catch_up(thread, end);
+        }
         let mut sorted: Vec<Vec<u32>> = Vec::new();
         let mut placed: Vec<u32> = Vec::new();
-        let mut word = word;
         let mut done = 0;
         let mut edges = 0;
-        loop {
-            let (chunks, next) = ((word >> CLAIM_BITS) & CLAIM_MASK, word & CLAIM_MASK);
-            if word >> (2 * CLAIM_BITS) != epoch || next >= chunks {
-                break;
-            }
-            if let Err(now) = job
-                .claim
-                .compare_exchange_weak(word, word + 1, AcqRel, Acquire)
-            {
-                word = now;
-                continue;
-            }
-            word += 1;
-            let low = start + next as usize * chunk;
+        while let Some(next) = job.claim(thread, epoch) {
+            let low = start + next * chunk;
             let high = (low + chunk).min(end);
             if task == Task::Count as u8 {
                 self.count(thread, low, high);
@@ -191,7 +100,7 @@ impl<C: Cell> Shared<'_, C> {
                     self.place_stripe(stripe, &mut placed);
                 }
             } else {
-                edges += self.value_down(low, high);
+                edges += self.value_down(thread, low, high);
             }
             done += 1;
         }
@@ -318,12 +227,71 @@ impl<C: Cell> Shared<'_, C> {
         successors.len() as u64
     }
 
+    /// `thread`'s table: `cells` for the calling thread, a copy for a helper (which values
+    /// only once [`Shared::prepare_copies`] has made them).
+    fn table(&self, thread: usize) -> &[C] {
+        if thread == 0 {
+            return &self.cells;
+        }
+        let bytes = &self.counts[thread - 1];
+        C::in_bytes(bytes).unwrap_or_else(|| {
+            let spare = self
+                .spare
+                .get()
+                .expect("copies made before a wide round's values");
+            &spare.tables[thread - 1]
+        })
+    }
+
+    /// Makes what the values on several threads need, for cells wider than a byte: called
+    /// by the calling thread before the values, when a round is wide.
+    pub(super) fn prepare_copies(&self) {
+        if C::in_bytes(&self.in_degree).is_some() {
+            return;
+        }
+        let n = self.cells.len();
+        let table = || (0..n).map(|_| C::new()).collect();
+        self.spare.get_or_init(|| Spare {
+            log: table(),
+            tables: (1..self.threads).map(|_| table()).collect(),
+        });
+    }
+
+    /// The cells in Kahn order, one per position of `order`, as the vertices are valued
+    /// (once the copies are made).
+    fn log(&self) -> Option<&[C]> {
+        C::in_bytes(&self.in_degree).or_else(|| self.spare.get().map(|spare| &spare.log[..]))
+    }
+
+    /// Copies the cells of the vertices at positions `low..high` from the log into
+    /// `thread`'s table (nothing before the copies are made).
+    pub(super) fn copy_in(&self, thread: usize, low: usize, high: usize) {
+        let Some(log) = self.log() else { return };
+        let table = self.table(thread);
+        for (slot, cell) in self.order[low..high].iter().zip(&log[low..high]) {
+            table[slot.load(Relaxed) as usize].copy(cell);
+        }
+    }
+
+    /// Brings helper `thread`'s table up to date for a step that values the positions below
+    /// `high`: copies in the cells of `high` and onwards valued since its last step.
+    fn catch_up(&self, thread: usize, high: usize) {
+        let imported = &self.imported[thread - 1];
+        let from = imported.load(Relaxed);
+        if high < from {
+            self.copy_in(thread, high, from);
+            imported.store(high, Relaxed);
+        }
+    }
+
     /// Values (and remotenesses, if the cells keep them) of the vertices at positions
-    /// `high - 1` down to `low` (each vertex after its successors, which are placed later).
+    /// `high - 1` down to `low` (each vertex after its successors, which are placed later),
+    /// read from and written to `thread`'s table, and written in Kahn order to the log.
     /// Returns the edges visited.
-    pub(super) fn value_down(&self, low: usize, high: usize) -> u64 {
+    pub(super) fn value_down(&self, thread: usize, low: usize, high: usize) -> u64 {
         const OFFSETS_AHEAD: usize = 16;
         const TARGETS_AHEAD: usize = 8;
+        let (table, log) = (self.table(thread), self.log());
         let mut edges = 0;
         for position in (low..high).rev() {
             if position >= low + OFFSETS_AHEAD {
@@ -341,7 +309,7 @@ impl<C: Cell> Shared<'_, C> {
                 // Every value that matters is below 64 (g <= outdeg); larger ones are masked.
                 let mut seen = 0u64;
                 for &w in successors {
-                    let cell = self.cells[w as usize].read();
+                    let cell = table[w as usize].read();
                     let value = u64::from(cell & 0xFF);
                     seen |= (1u64 << (value & 63)) & u64::from(value < 64).wrapping_neg();
                     if C::REMOTENESS {
@@ -354,7 +322,7 @@ impl<C: Cell> Shared<'_, C> {
                 // 256-bit mask.
                 let mut seen = [0u64; 4];
                 for &w in successors {
-                    let cell = self.cells[w as usize].read();
+                    let cell = table[w as usize].read();
                     let value = cell & 0xFF;
                     seen[(value >> 6) as usize] |= 1u64 << (value & 63);
                     if C::REMOTENESS {
@@ -368,7 +336,10 @@ impl<C: Cell> Shared<'_, C> {
             } else {
                 0
             };
-            self.cells[vertex as usize].write(remoteness, mex);
+            table[vertex as usize].write(remoteness, mex);
+            if let Some(log) = log {
+                log[position].write(remoteness, mex);
+            }
             edges += successors.len() as u64;
         }
         edges
