@@ -221,7 +221,7 @@ fn place_and_value<C: Cell>(
             .map(|_| Mutex::new(Vec::new()))
             .collect(),
         spare: OnceLock::new(),
-        imported: (1..threads).map(|_| AtomicUsize::new(n)).collect(),
+        imported: (0..threads).map(|_| AtomicUsize::new(n)).collect(),
     };
     let rounds = thread::scope(|scope| {
         let crew = Crew::start(scope, &shared);
@@ -273,7 +273,6 @@ fn place_and_value<C: Cell>(
             let (low, high) = (rounds[round - 1] as usize, rounds[round] as usize);
             if high - low >= wide_round {
                 crew.run(Task::Value, low, high, chunk(high - low, threads));
-                shared.copy_in(0, low, high);
                 poller.tick(shared.work.swap(0, Relaxed))?;
                 round -= 1;
                 continue;
@@ -283,14 +282,18 @@ fn place_and_value<C: Cell>(
                 first -= 1;
             }
             let low = rounds[first] as usize;
+            shared.catch_up(0, high);
             let mut top = high;
             while top > low {
                 let bottom = top.saturating_sub(1 << 14).max(low);
                 poller.tick(shared.value_down(0, bottom, top) + (top - bottom) as u64)?;
                 top = bottom;
             }
+            shared.valued_alone(0, low);
             round = first;
         }
+        // The helpers' values of the first wide rounds into the calling thread's table.
+        shared.catch_up(0, 0);
         Ok(Ok(Some(())))
     })?;
     Ok(match rounds {

@@ -48,7 +48,7 @@ pub(super) struct Shared<'g, C> {
     /// The log and the helpers' tables for cells wider than a byte, made before the values
     /// when a round is wide.
     pub(super) spare: OnceLock<Spare<C>>,
-    /// The position from which on each helper's table holds the cells of the log.
+    /// The position from which on each thread's table holds the cells of the log.
     pub(super) imported: Vec<AtomicUsize>,
 }
 
@@ -75,8 +75,8 @@ impl<C: Cell> Shared<'_, C> {
             return;
         }
         let (task, start, end, chunk) = job.parameters();
-        if task == Task::Value as u8 && thread > 0 {
-            // The values of the later rounds, the successors', into this helper's table.
+        if task == Task::Value as u8 {
+            // The values of the later rounds, the successors', into this thread's table.
             self.catch_up(thread, end);
         }
         let mut sorted: Vec<Vec<u32>> = Vec::new();
@@ -265,7 +265,7 @@ impl<C: Cell> Shared<'_, C> {
 
     /// Copies the cells of the vertices at positions `low..high` from the log into
     /// `thread`'s table (nothing before the copies are made).
-    pub(super) fn copy_in(&self, thread: usize, low: usize, high: usize) {
+    fn copy_in(&self, thread: usize, low: usize, high: usize) {
         let Some(log) = self.log() else { return };
         let table = self.table(thread);
         for (slot, cell) in self.order[low..high].iter().zip(&log[low..high]) {
@@ -273,15 +273,21 @@ impl<C: Cell> Shared<'_, C> {
         }
     }
 
-    /// Brings helper `thread`'s table up to date for a step that values the positions below
-    /// `high`: copies in the cells of `high` and onwards valued since its last step.
-    fn catch_up(&self, thread: usize, high: usize) {
-        let imported = &self.imported[thread - 1];
+    /// Brings `thread`'s table up to date for values at the positions below `high`: copies in
+    /// the cells of `high` and onwards that it does not hold yet.
+    pub(super) fn catch_up(&self, thread: usize, high: usize) {
+        let imported = &self.imported[thread];
         let from = imported.load(Relaxed);
         if high < from {
             self.copy_in(thread, high, from);
             imported.store(high, Relaxed);
         }
+    }
+
+    /// Records that `thread`'s table, up to date from the positions it valued alone, holds
+    /// the cells from `low` on.
+    pub(super) fn valued_alone(&self, thread: usize, low: usize) {
+        self.imported[thread].store(low, Relaxed);
     }
 
     /// Values (and remotenesses, if the cells keep them) of the vertices at positions
