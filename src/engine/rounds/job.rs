@@ -43,9 +43,10 @@ pub(super) struct Job {
     pub(super) chunk: AtomicUsize,
     /// One claim word per thread: `epoch << 40 | end << 20 | next`, the step's number, the
     /// end of the thread's share of the chunks and the next chunk of it to claim. A thread
-    /// claims a chunk by raising `next` (compare and swap) while the epoch is the one whose
-    /// parameters it read: those cannot change before every chunk of the step is claimed and
-    /// done.
+    /// claims a chunk by raising `next` (compare and swap) while the epoch is the one it saw
+    /// before it read the parameters. Those cannot change before every chunk of the step is
+    /// claimed and done, so once a thread has claimed a chunk, the parameters it read are
+    /// the step's; before that, they may be the next step's.
     shares: Vec<AtomicU64>,
     /// Chunks of the current step done.
     pub(super) finished: AtomicUsize,
@@ -79,11 +80,13 @@ impl Job {
     }
 
     /// Publishes step `epoch` of `chunks` chunks (its parameters stored before), cut into one
-    /// share per thread.
+    /// share per thread (the larger shares first: a step of one chunk is the calling
+    /// thread's, which is awake).
     pub(super) fn publish(&self, epoch: u64, chunks: u64) {
         let threads = self.shares.len() as u64;
         for (thread, share) in (0..threads).zip(&self.shares) {
-            let (first, end) = (chunks * thread / threads, chunks * (thread + 1) / threads);
+            let first = (chunks * thread).div_ceil(threads);
+            let end = (chunks * (thread + 1)).div_ceil(threads);
             share.store(
                 epoch << (2 * CLAIM_BITS) | end << CLAIM_BITS | first,
                 Release,
@@ -116,7 +119,8 @@ impl Job {
         None
     }
 
-    /// The parameters of the step published last: task, start, end and chunk length.
+    /// The parameters of the step published last: task, start, end and chunk length (the
+    /// step's once a chunk of it is claimed: see the claim words).
     pub(super) fn parameters(&self) -> (u8, usize, usize, usize) {
         (
             self.task.load(Relaxed),
@@ -136,11 +140,11 @@ mod tests {
     fn a_thread_claims_its_own_share_first_then_the_others() {
         let job = Job::new(3);
         job.publish(1, 10);
-        // Shares: 0..3, 3..6, 6..10.
+        // Shares: 0..4, 4..7, 7..10.
         let first: Vec<usize> = (0..4).filter_map(|_| job.claim(1, 1)).collect();
-        assert_eq!(first, [3, 4, 5, 6]);
+        assert_eq!(first, [4, 5, 6, 7]);
         let rest: Vec<usize> = std::iter::from_fn(|| job.claim(0, 1)).collect();
-        assert_eq!(rest, [0, 1, 2, 7, 8, 9]);
+        assert_eq!(rest, [0, 1, 2, 3, 8, 9]);
         assert_eq!(job.claim(2, 1), None);
     }
 
@@ -160,8 +164,36 @@ mod tests {
     fn a_step_with_fewer_chunks_than_threads_is_claimed_whole() {
         let job = Job::new(4);
         job.publish(7, 2);
-        let mut claimed: Vec<usize> = std::iter::from_fn(|| job.claim(3, 7)).collect();
-        claimed.sort_unstable();
-        assert_eq!(claimed, [0, 1]);
+        assert_eq!(job.claim(0, 7), Some(0));
+        let claimed: Vec<usize> = std::iter::from_fn(|| job.claim(3, 7)).collect();
+        assert_eq!(claimed, [1]);
+        job.publish(8, 1);
+        assert_eq!(job.claim(0, 8), Some(0));
+    }
+
+    /// Threads claiming at once claim every chunk exactly once.
+    #[test]
+    fn threads_claiming_at_once_claim_every_chunk_once() {
+        let job = Job::new(4);
+        for epoch in 1..=50 {
+            job.publish(epoch, 1000);
+            let claims: Vec<Vec<usize>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..4)
+                    .map(|thread| {
+                        let job = &job;
+                        scope.spawn(move || {
+                            std::iter::from_fn(|| job.claim(thread, epoch)).collect()
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("a claiming thread"))
+                    .collect()
+            });
+            let mut all: Vec<usize> = claims.into_iter().flatten().collect();
+            all.sort_unstable();
+            assert_eq!(all, (0..1000).collect::<Vec<_>>(), "epoch {epoch}");
+        }
     }
 }

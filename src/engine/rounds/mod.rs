@@ -32,11 +32,12 @@
 //! one shared table nearly every cache line a thread read was last written by another core,
 //! and moved between the cores' caches at every wide round: on a wide DAG, two threads
 //! computed the values no faster than one. In the log a round's values fill consecutive
-//! lines; before each wide round a thread copies those valued since its last one from the log
-//! into its own table, and reads only that. When a cell is a byte, the tables and the log
-//! are the arrays of the count, which have served their purpose by then; wider cells take
-//! `threads` arrays of cells more (the log, and a table per helper), made only when a round
-//! is wide.
+//! lines. A thread copies the values logged since its last copy into its own table before
+//! its first chunk of a wide round (the calling thread also before a run of narrow rounds,
+//! and once at the end), and reads only its own table. When a cell is a byte, the log and
+//! the helpers' tables are arrays of the count, which have served their purpose by then;
+//! wider cells take `threads` arrays of cells more (the log, and a table per helper), made
+//! only when a round is wide.
 //!
 //! The shared arrays are atomics used with relaxed loads and stores, which compile to plain
 //! ones. The start and the end of each step are the synchronisation points (release and
@@ -113,7 +114,9 @@ pub fn grundy_on_threads(
 /// Needs the packed cells of the sequential pass (out-degrees below 256, at most 2^24
 /// vertices) and in-degrees below 256; otherwise, or with one thread, it is the sequential
 /// pass ([`super::order::acyclic_order_interruptible`], then
-/// [`super::sliding::grundy_and_remoteness_interruptible`]).
+/// [`super::sliding::grundy_and_remoteness_interruptible`]). When a round is wide, the
+/// threads take `threads` arrays of `u32` cells more than the table: one to read from per
+/// helper, and the cells in Kahn order that the threads copy from.
 pub fn grundy_and_remoteness_on_threads(
     graph: &Digraph,
     threads: usize,
@@ -138,6 +141,7 @@ pub fn grundy_and_remoteness_on_threads(
 /// [`grundy_and_remoteness_on_threads`] (the values come along in the cells, and are dropped),
 /// or, when the graph does not suit it, Kahn's order and
 /// [`super::remoteness::acyclic_remoteness_interruptible`]. `None` when the graph has a cycle.
+/// The same memory as that pass's, wide rounds included.
 pub fn remoteness_on_threads(
     graph: &Digraph,
     threads: usize,
@@ -261,13 +265,13 @@ fn place_and_value<C: Cell>(
         if end < n {
             return Ok(Ok(None));
         }
-        // Values from the last round to the first; consecutive narrow rounds as one run.
         if rounds
             .windows(2)
             .any(|round| (round[1] - round[0]) as usize >= wide_round)
         {
             shared.prepare_copies();
         }
+        // Values from the last round to the first; consecutive narrow rounds as one run.
         let mut round = rounds.len() - 1;
         while round > 0 {
             let (low, high) = (rounds[round - 1] as usize, rounds[round] as usize);

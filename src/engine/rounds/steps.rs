@@ -48,7 +48,8 @@ pub(super) struct Shared<'g, C> {
     /// The log and the helpers' tables for cells wider than a byte, made before the values
     /// when a round is wide.
     pub(super) spare: OnceLock<Spare<C>>,
-    /// The position from which on each thread's table holds the cells of the log.
+    /// The position from which on each thread's table holds the cells of the log: `n` at
+    /// first; each entry is read and written by its own thread only.
     pub(super) imported: Vec<AtomicUsize>,
 }
 
@@ -74,11 +75,9 @@ impl<C: Cell> Shared<'_, C> {
         if job.epoch(thread) != epoch {
             return;
         }
+        // Read before a chunk is claimed, the parameters may be those of the next step; a
+        // thread uses them only once it has claimed a chunk of this one.
         let (task, start, end, chunk) = job.parameters();
-        if task == Task::Value as u8 {
-            // The values of the later rounds, the successors', into this thread's table.
-            self.catch_up(thread, end);
-        }
         let mut sorted: Vec<Vec<u32>> = Vec::new();
         let mut placed: Vec<u32> = Vec::new();
         let mut done = 0;
@@ -100,6 +99,13 @@ impl<C: Cell> Shared<'_, C> {
                     self.place_stripe(stripe, &mut placed);
                 }
             } else {
+                if done == 0 {
+                    // The first claim shows that `end` is this step's, and makes every value
+                    // logged before the step visible: the later rounds', the successors', go
+                    // into this thread's table.
+                    self.catch_up(thread, end);
+                }
+                debug_assert_eq!(self.imported[thread].load(Relaxed), end);
                 edges += self.value_down(thread, low, high);
             }
             done += 1;
