@@ -244,9 +244,11 @@ fn place_and_value<C: Cell>(
             }
         }
         let mut start = 0;
+        let mut any_wide = false;
         while start < end {
             rounds.push(end as u32);
             let next_end = if end - start >= wide_round {
+                any_wide = true;
                 shared.tail.store(end, Relaxed);
                 crew.run(Task::Sort, start, end, chunk(end - start, threads));
                 crew.run(Task::Place, 0, shared.stripes, 1);
@@ -265,10 +267,7 @@ fn place_and_value<C: Cell>(
         if end < n {
             return Ok(Ok(None));
         }
-        if rounds
-            .windows(2)
-            .any(|round| (round[1] - round[0]) as usize >= wide_round)
-        {
+        if any_wide {
             shared.prepare_copies();
         }
         // Values from the last round to the first; consecutive narrow rounds as one run.
