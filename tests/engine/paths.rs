@@ -374,11 +374,13 @@ proptest! {
     ) {
         // Positions of every length, empty ones included, over several of the batch path's
         // chunks of tokens (up to 700 positions of up to 11 tokens).
-        let analysis = analyse(Game::token_sliding(digraph(n, &edges)), &Limits::default()).unwrap();
+        let game = Game::token_sliding(digraph(n, &edges));
+        let analysis = analyse(game, &Limits::default()).unwrap();
         let mut generator = grundy::generate::Rng::new(seed);
+        let mut vertex = || (generator.next_u64() % u64::from(n)) as u32;
         let positions: Vec<Vec<u32>> = lengths
             .iter()
-            .map(|&length| (0..length).map(|_| (generator.next_u64() % u64::from(n)) as u32).collect())
+            .map(|&length| (0..length).map(|_| vertex()).collect())
             .collect();
         let expected: Vec<u64> = positions
             .iter()

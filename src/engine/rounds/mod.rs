@@ -37,7 +37,8 @@
 //! and once at the end), and reads only its own table. When a cell is a byte, the log and
 //! the helpers' tables are arrays of the count, which have served their purpose by then;
 //! wider cells take `threads` arrays of cells more (the log, and a table per helper), made
-//! only when a round is wide.
+//! only when a round is wide. A graph without a wide round is valued on the calling thread
+//! alone, in its own table: nothing is logged or copied.
 //!
 //! The shared arrays are atomics used with relaxed loads and stores, which compile to plain
 //! ones. The start and the end of each step are the synchronisation points (release and
@@ -284,15 +285,7 @@ fn place_and_value<C: Cell>(
             while first > 0 && ((rounds[first] - rounds[first - 1]) as usize) < wide_round {
                 first -= 1;
             }
-            let low = rounds[first] as usize;
-            shared.catch_up(0, high);
-            let mut top = high;
-            while top > low {
-                let bottom = top.saturating_sub(1 << 14).max(low);
-                poller.tick(shared.value_down(0, bottom, top) + (top - bottom) as u64)?;
-                top = bottom;
-            }
-            shared.valued_alone(0, low);
+            shared.value_alone(rounds[first] as usize, high, &mut poller)?;
             round = first;
         }
         // The helpers' values of the first wide rounds into the calling thread's table.

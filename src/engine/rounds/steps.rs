@@ -8,6 +8,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use super::cell::Cell;
 use super::job::{Job, Task};
 
+use crate::engine::interrupt::{Cancelled, Poller};
 use crate::engine::order::place_successors;
 use crate::engine::prefetch::{prefetch, prefetch_list};
 use crate::engine::remoteness::FollowerFold;
@@ -45,8 +46,8 @@ pub(super) struct Shared<'g, C> {
     /// Successors of the round sorted by stripe: thread `t` fills
     /// `sorted[t * stripes + stripe]`, the thread that claims the stripe empties it.
     pub(super) sorted: Vec<Mutex<Vec<u32>>>,
-    /// The log and the helpers' tables for cells wider than a byte, made before the values
-    /// when a round is wide.
+    /// Set before the values when a round is wide: the values are then logged and copied,
+    /// and for cells wider than a byte it holds the log and the helpers' tables.
     pub(super) spare: OnceLock<Spare<C>>,
     /// The position from which on each thread's table holds the cells of the log: `n` at
     /// first; each entry is read and written by its own thread only.
@@ -54,7 +55,7 @@ pub(super) struct Shared<'g, C> {
 }
 
 /// The arrays that the values on several threads need, for cells wider than a byte (a byte's
-/// are arrays of the count that have served their purpose).
+/// are arrays of the count that have served their purpose, and these are empty).
 pub(super) struct Spare<C> {
     /// The cells in Kahn order (otherwise in `in_degree`).
     log: Vec<C>,
@@ -239,8 +240,7 @@ impl<C: Cell> Shared<'_, C> {
         if thread == 0 {
             return &self.cells;
         }
-        let bytes = &self.counts[thread - 1];
-        C::in_bytes(bytes).unwrap_or_else(|| {
+        C::in_bytes(&self.counts[thread - 1]).unwrap_or_else(|| {
             let spare = self
                 .spare
                 .get()
@@ -249,24 +249,30 @@ impl<C: Cell> Shared<'_, C> {
         })
     }
 
-    /// Makes what the values on several threads need, for cells wider than a byte: called
-    /// by the calling thread before the values, when a round is wide.
+    /// Makes what the values on several threads need: called by the calling thread before
+    /// the values, when a round is wide. Without it the values are neither logged nor copied
+    /// (every round is valued on the calling thread, in its own table).
     pub(super) fn prepare_copies(&self) {
-        if C::in_bytes(&self.in_degree).is_some() {
-            return;
-        }
         let n = self.cells.len();
         let table = || (0..n).map(|_| C::new()).collect();
-        self.spare.get_or_init(|| Spare {
-            log: table(),
-            tables: (1..self.threads).map(|_| table()).collect(),
-        });
+        self.spare
+            .get_or_init(|| match C::in_bytes(&self.in_degree) {
+                Some(_) => Spare {
+                    log: Vec::new(),
+                    tables: Vec::new(),
+                },
+                None => Spare {
+                    log: table(),
+                    tables: (1..self.threads).map(|_| table()).collect(),
+                },
+            });
     }
 
-    /// The cells in Kahn order, one per position of `order`, as the vertices are valued
-    /// (once the copies are made).
+    /// The cells in Kahn order, one per position of `order`, as the vertices are valued;
+    /// `None` when no round is wide (nothing to copy).
     fn log(&self) -> Option<&[C]> {
-        C::in_bytes(&self.in_degree).or_else(|| self.spare.get().map(|spare| &spare.log[..]))
+        let spare = self.spare.get()?;
+        Some(C::in_bytes(&self.in_degree).unwrap_or(&spare.log))
     }
 
     /// Copies the cells of the vertices at positions `low..high` from the log into
@@ -290,10 +296,25 @@ impl<C: Cell> Shared<'_, C> {
         }
     }
 
-    /// Records that `thread`'s table, up to date from the positions it valued alone, holds
-    /// the cells from `low` on.
-    pub(super) fn valued_alone(&self, thread: usize, low: usize) {
-        self.imported[thread].store(low, Relaxed);
+    /// Values the vertices at positions `high - 1` down to `low` on the calling thread alone
+    /// (a run of narrow rounds), its table first brought up to date for them, polling
+    /// `poller` every 2^14 vertices.
+    pub(super) fn value_alone(
+        &self,
+        low: usize,
+        high: usize,
+        poller: &mut Poller<'_>,
+    ) -> Result<(), Cancelled> {
+        self.catch_up(0, high);
+        let mut top = high;
+        while top > low {
+            let bottom = top.saturating_sub(1 << 14).max(low);
+            poller.tick(self.value_down(0, bottom, top) + (top - bottom) as u64)?;
+            top = bottom;
+        }
+        // Its table holds the cells from `low` on: those it just wrote.
+        self.imported[0].store(low, Relaxed);
+        Ok(())
     }
 
     /// Values (and remotenesses, if the cells keep them) of the vertices at positions
