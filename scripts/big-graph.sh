@@ -11,6 +11,13 @@
 #   JUDGE_ARGS='--max-message-bytes 16777216' ...  # extra judge flags (here: PutGraph
 #                                             # chunks for a graph that would fit one message)
 #   SERVER_ARGS='--store-dir /tmp/graphs' ... # extra grundy-server flags (here: a durable store)
+#   ROUNDS=5 scripts/big-graph.sh             # rounds against the C++ peer (3 by default, 0: none)
+#
+# Then, with g++, ROUNDS rounds against the program a user would write instead
+# (benches/peer/chess.cpp, built with g++ -O2): the peer, embedded, --server (a fresh server
+# each run, its start included) and the peer again, each grundy run timed against the mean
+# of the two peer runs beside it, every output compared with the peer's; the medians of the
+# rounds' ratios at the end.
 #
 # The file is written under target/big-graph/ and deleted at the end (KEEP=1 keeps it).
 set -euo pipefail
@@ -19,6 +26,7 @@ BIN=${BIN:-target/release}
 N=${N:-10000000}
 E=${E:-100000000}
 Q=${Q:-1000000}
+ROUNDS=${ROUNDS:-3}
 read -r -a JUDGE_ARGS <<< "${JUDGE_ARGS:-}"
 read -r -a SERVER_ARGS <<< "${SERVER_ARGS:-}"
 DIR=${DIR:-target/big-graph}
@@ -46,25 +54,35 @@ echo "embedded..."
 grep '^grundy:' "$DIR/embedded.err" || true
 echo "embedded: wall $(wall "$DIR/embedded.err"), peak RSS $(peak "$DIR/embedded.err") KiB"
 
+# start_server: grundy-server on a loopback port, its log in $DIR/server.err; waits (10 ms
+# polls, at most 30 s) until it logs the address it listens on. Sets SERVER and ADDRESS.
+start_server() {
+    RUST_LOG=info NO_COLOR=1 "$BIN/grundy-server" --listen 127.0.0.1:0 --cache-bytes 16GiB \
+        ${SERVER_ARGS[@]+"${SERVER_ARGS[@]}"} 2> "$DIR/server.err" &
+    SERVER=$!
+    trap 'kill "$SERVER" 2>/dev/null || true' EXIT
+    ADDRESS=
+    local deadline=$((SECONDS + 30))
+    while [ -z "$ADDRESS" ] && [ "$SECONDS" -le "$deadline" ] && kill -0 "$SERVER" 2>/dev/null; do
+        ADDRESS=$(sed -n 's/.*address=\([0-9.:]*\).*/\1/p' "$DIR/server.err" | head -1)
+        [ -n "$ADDRESS" ] || sleep 0.01
+    done
+    [ -n "$ADDRESS" ] || { cat "$DIR/server.err" >&2; echo "the server did not log its address" >&2; exit 1; }
+}
+
+stop_server() {
+    kill -TERM "$SERVER"
+    wait "$SERVER" || true
+    trap - EXIT
+}
+
 echo "with --server..."
-RUST_LOG=info NO_COLOR=1 "$BIN/grundy-server" --listen 127.0.0.1:0 --cache-bytes 16GiB \
-    ${SERVER_ARGS[@]+"${SERVER_ARGS[@]}"} 2> "$DIR/server.err" &
-SERVER=$!
-trap 'kill "$SERVER" 2>/dev/null || true' EXIT
-ADDRESS=
-for _ in $(seq 1 100); do
-    ADDRESS=$(sed -n 's/.*address=\([0-9.:]*\).*/\1/p' "$DIR/server.err" | head -1)
-    [ -n "$ADDRESS" ] && break
-    sleep 0.1
-done
-[ -n "$ADDRESS" ] || { echo "the server did not log its address" >&2; exit 1; }
+start_server
 "$TIME" -v "$BIN/grundy" judge chess "$DIR/big.in" --timings --progress never ${JUDGE_ARGS[@]+"${JUDGE_ARGS[@]}"} \
     --server "http://$ADDRESS" > "$DIR/server.out" 2> "$DIR/client.err"
 # The server's peak (high-water mark of its resident set), read before it exits.
 SERVER_PEAK=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$SERVER/status")
-kill -TERM "$SERVER"
-wait "$SERVER" || true
-trap - EXIT
+stop_server
 grep '^grundy:' "$DIR/client.err" || true
 echo "client: wall $(wall "$DIR/client.err"), peak RSS $(peak "$DIR/client.err") KiB"
 echo "server: peak RSS $SERVER_PEAK KiB"
@@ -73,4 +91,45 @@ cmp "$DIR/embedded.out" "$DIR/server.out" && echo "outputs equal ($(wc -l < "$DI
 # The floor: the CSR (offsets u32 per vertex + 1, targets u32 per edge) plus the table
 # (a u64 value per vertex for an acyclic graph).
 echo "CSR + table: $(( (4 * (N + 1) + 4 * E + 8 * N) / 1024 )) KiB"
+
+# --- rounds against the C++ peer ----------------------------------------------------------
+# timed OUT COMMAND...: runs COMMAND with stdout in OUT; prints its wall time in ns.
+timed() {
+    local out=$1 started
+    shift
+    started=$(date +%s%N)
+    "$@" > "$out"
+    echo $(( $(date +%s%N) - started ))
+}
+judge_with_server() {
+    start_server
+    "$BIN/grundy" judge chess "$DIR/big.in" --progress never ${JUDGE_ARGS[@]+"${JUDGE_ARGS[@]}"} \
+        --server "http://$ADDRESS"
+    stop_server
+}
+if [ "$ROUNDS" -gt 0 ] && command -v g++ > /dev/null; then
+    PEER=$DIR/chess-peer
+    [ "$PEER" -nt benches/peer/chess.cpp ] || g++ -O2 -o "$PEER" benches/peer/chess.cpp
+    echo "against the peer ($ROUNDS rounds: peer, embedded, --server with its start, peer):"
+    ratios=$DIR/ratios
+    : > "$ratios"
+    for round in $(seq 1 "$ROUNDS"); do
+        before=$(timed "$DIR/peer.out" "$PEER" < "$DIR/big.in")
+        embedded=$(timed "$DIR/round.out" "$BIN/grundy" judge chess "$DIR/big.in" --progress never \
+            ${JUDGE_ARGS[@]+"${JUDGE_ARGS[@]}"})
+        cmp -s "$DIR/round.out" "$DIR/peer.out" || { echo "embedded output differs from the peer's" >&2; exit 1; }
+        served=$(timed "$DIR/round.out" judge_with_server)
+        cmp -s "$DIR/round.out" "$DIR/peer.out" || { echo "--server output differs from the peer's" >&2; exit 1; }
+        after=$(timed "$DIR/peer.out" "$PEER" < "$DIR/big.in")
+        awk -v r="$round" -v p1="$before" -v e="$embedded" -v s="$served" -v p2="$after" 'BEGIN {
+            peer = (p1 + p2) / 2
+            printf "round %d: peer %.2f s and %.2f s, embedded %.2f s (%.3fx), --server %.2f s (%.3fx)\n",
+                r, p1 / 1e9, p2 / 1e9, e / 1e9, e / peer, s / 1e9, s / peer
+            printf "%.4f %.4f\n", e / peer, s / peer > "/dev/stderr"
+        }' 2>> "$ratios"
+    done
+    median() { cut -d' ' -f"$1" "$ratios" | sort -g | awk '{ v[NR] = $1 } END {
+        printf "%.3fx", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+    echo "against the peer, medians of $ROUNDS rounds: embedded $(median 1), --server $(median 2) (outputs identical)"
+fi
 [ "${KEEP:-0}" = 1 ] || rm -f "$DIR/big.in"
