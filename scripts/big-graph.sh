@@ -90,7 +90,8 @@ grep -o 'rpc="PutGraph".*duration_ms=[0-9.]*' "$DIR/server.err" | sed 's/.*durat
 cmp "$DIR/embedded.out" "$DIR/server.out" && echo "outputs equal ($(wc -l < "$DIR/server.out") lines)"
 # The floor: the CSR (offsets u32 per vertex + 1, targets u32 per edge) plus the table
 # (a u64 value per vertex for an acyclic graph).
-echo "CSR + table: $(( (4 * (N + 1) + 4 * E + 8 * N) / 1024 )) KiB"
+FLOOR=$(( (4 * (N + 1) + 4 * E + 8 * N) / 1024 ))
+echo "CSR + table: $FLOOR KiB; the server's peak is $(awk -v p="$SERVER_PEAK" -v f="$FLOOR" 'BEGIN { printf "%.2fx", p / f }') of it"
 
 # --- rounds against the C++ peer ----------------------------------------------------------
 # timed OUT COMMAND...: runs COMMAND with stdout in OUT; prints its wall time in ns.

@@ -2,7 +2,8 @@
 //! service with the same message shapes ([`noop`]), both on 127.0.0.1 in the same run, under
 //! 1, 8 and 64 concurrent streams of packed token queries on a small graph (so that the
 //! service is measured, not the engine). Prints queries per second, the no-op's rate over
-//! grundy's, and p50/p99 per-batch latency, as Markdown tables.
+//! grundy's, and p50/p99 per-batch latency, as Markdown tables, then the median of each
+//! configuration's ratios.
 //!
 //! ```sh
 //! cargo bench --bench service                    # 2 rounds, 2 s per measurement
@@ -147,6 +148,7 @@ fn main() {
         ));
         return;
     }
+    let mut medians = Vec::new();
     for &batch in &settings.batch_sizes {
         let batches = Arc::new(load::batches(16, batch, 10, vertex_count));
         println!(
@@ -165,12 +167,27 @@ fn main() {
                 window: settings.window,
                 duration: Duration::from_secs_f64(settings.seconds),
             };
+            let mut ratios = Vec::with_capacity(settings.rounds);
             for round in 1..=settings.rounds {
                 let pair = clients.block_on(measure_pair(&grundy_url, &noop_url, &load, round));
                 print_row(streams, round, &pair);
+                ratios.push(pair.noop.qps() / pair.grundy.qps());
             }
+            medians.push((batch, streams, median(&mut ratios)));
         }
     }
+    println!("\n### No-op / grundy, the median of the rounds' ratios\n");
+    println!("| batch | streams | no-op / grundy |");
+    println!("|---|---|---|");
+    for (batch, streams, ratio) in medians {
+        println!("| {batch} | {streams} | {ratio:.2}x |");
+    }
+}
+
+/// The median of `values` (the upper one of an even count).
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 /// Measures both servers under `load`; odd rounds start with grundy, even ones with the no-op.

@@ -13,6 +13,8 @@ use grundy::generate::{Shape, graph};
 use grundy::proto;
 use grundy::service::Metrics;
 
+use crate::median;
+
 /// Chunk size of the CLI's uploads (half the message limit, at most 4 MiB).
 const CHUNK_BYTES: usize = 4 << 20;
 /// The message limit both servers and the client are given.
@@ -159,9 +161,4 @@ fn analysis_seconds(metrics: &Metrics) -> f64 {
         .find_map(|line| line.strip_prefix("grundy_table_compute_seconds_sum "))
         .and_then(|value| value.trim().parse().ok())
         .expect("grundy's metrics have the analysis time")
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
 }
