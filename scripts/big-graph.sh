@@ -15,9 +15,9 @@
 #
 # Then, with g++, ROUNDS rounds against the program a user would write instead
 # (benches/peer/chess.cpp, built with g++ -O2): the peer, embedded, --server (a fresh server
-# each run, its start included) and the peer again, each grundy run timed against the mean
-# of the two peer runs beside it, every output compared with the peer's; the medians of the
-# rounds' ratios at the end.
+# each run, timed from its start to the client's exit) and the peer again, each grundy run
+# timed against the mean of the two peer runs beside it, every output compared with the
+# first peer run's; the medians of the rounds' ratios at the end.
 #
 # The file is written under target/big-graph/ and deleted at the end (KEEP=1 keeps it).
 set -euo pipefail
@@ -27,6 +27,7 @@ N=${N:-10000000}
 E=${E:-100000000}
 Q=${Q:-1000000}
 ROUNDS=${ROUNDS:-3}
+[[ $ROUNDS =~ ^[0-9]+$ ]] || { echo "ROUNDS must be a count, not '$ROUNDS'" >&2; exit 1; }
 read -r -a JUDGE_ARGS <<< "${JUDGE_ARGS:-}"
 read -r -a SERVER_ARGS <<< "${SERVER_ARGS:-}"
 DIR=${DIR:-target/big-graph}
@@ -58,7 +59,7 @@ echo "embedded: wall $(wall "$DIR/embedded.err"), peak RSS $(peak "$DIR/embedded
 # polls, at most 30 s) until it logs the address it listens on. Sets SERVER and ADDRESS.
 start_server() {
     RUST_LOG=info NO_COLOR=1 "$BIN/grundy-server" --listen 127.0.0.1:0 --cache-bytes 16GiB \
-        ${SERVER_ARGS[@]+"${SERVER_ARGS[@]}"} 2> "$DIR/server.err" &
+        ${SERVER_ARGS[@]+"${SERVER_ARGS[@]}"} > /dev/null 2> "$DIR/server.err" &
     SERVER=$!
     trap 'kill "$SERVER" 2>/dev/null || true' EXIT
     ADDRESS=
@@ -87,47 +88,54 @@ grep '^grundy:' "$DIR/client.err" || true
 echo "client: wall $(wall "$DIR/client.err"), peak RSS $(peak "$DIR/client.err") KiB"
 echo "server: peak RSS $SERVER_PEAK KiB"
 grep -o 'rpc="PutGraph".*duration_ms=[0-9.]*' "$DIR/server.err" | sed 's/.*duration_ms=/server: PutGraph took ms /' || true
-cmp "$DIR/embedded.out" "$DIR/server.out" && echo "outputs equal ($(wc -l < "$DIR/server.out") lines)"
+cmp "$DIR/embedded.out" "$DIR/server.out" || { echo "the embedded and --server outputs differ" >&2; exit 1; }
+echo "outputs equal ($(wc -l < "$DIR/server.out") lines)"
 # The floor: the CSR (offsets u32 per vertex + 1, targets u32 per edge) plus the table
 # (a u64 value per vertex for an acyclic graph).
 FLOOR=$(( (4 * (N + 1) + 4 * E + 8 * N) / 1024 ))
 echo "CSR + table: $FLOOR KiB; the server's peak is $(awk -v p="$SERVER_PEAK" -v f="$FLOOR" 'BEGIN { printf "%.2fx", p / f }') of it"
 
 # --- rounds against the C++ peer ----------------------------------------------------------
-# timed OUT COMMAND...: runs COMMAND with stdout in OUT; prints its wall time in ns.
-timed() {
-    local out=$1 started
-    shift
-    started=$(date +%s%N)
-    "$@" > "$out"
-    echo $(( $(date +%s%N) - started ))
-}
-judge_with_server() {
-    start_server
-    "$BIN/grundy" judge chess "$DIR/big.in" --progress never ${JUDGE_ARGS[@]+"${JUDGE_ARGS[@]}"} \
-        --server "http://$ADDRESS"
-    stop_server
-}
-if [ "$ROUNDS" -gt 0 ] && command -v g++ > /dev/null; then
+now() { date +%s%N; }
+# same OUT WHAT: stops the script unless OUT is the first peer run's output.
+same() { cmp -s "$1" "$DIR/peer.out" || { echo "$2 output differs from the peer's" >&2; exit 1; }; }
+if [ "$ROUNDS" -eq 0 ]; then
+    :
+elif ! command -v g++ > /dev/null; then
+    echo "no g++: no rounds against the peer"
+else
     PEER=$DIR/chess-peer
     [ "$PEER" -nt benches/peer/chess.cpp ] || g++ -O2 -o "$PEER" benches/peer/chess.cpp
-    echo "against the peer ($ROUNDS rounds: peer, embedded, --server with its start, peer):"
+    echo "against the peer ($ROUNDS rounds: peer, embedded, --server from its start, peer):"
     ratios=$DIR/ratios
     : > "$ratios"
     for round in $(seq 1 "$ROUNDS"); do
-        before=$(timed "$DIR/peer.out" "$PEER" < "$DIR/big.in")
-        embedded=$(timed "$DIR/round.out" "$BIN/grundy" judge chess "$DIR/big.in" --progress never \
-            ${JUDGE_ARGS[@]+"${JUDGE_ARGS[@]}"})
-        cmp -s "$DIR/round.out" "$DIR/peer.out" || { echo "embedded output differs from the peer's" >&2; exit 1; }
-        served=$(timed "$DIR/round.out" judge_with_server)
-        cmp -s "$DIR/round.out" "$DIR/peer.out" || { echo "--server output differs from the peer's" >&2; exit 1; }
-        after=$(timed "$DIR/peer.out" "$PEER" < "$DIR/big.in")
-        awk -v r="$round" -v p1="$before" -v e="$embedded" -v s="$served" -v p2="$after" 'BEGIN {
+        started=$(now)
+        "$PEER" < "$DIR/big.in" > "$DIR/peer.out"
+        before=$(( $(now) - started ))
+        started=$(now)
+        "$BIN/grundy" judge chess "$DIR/big.in" --progress never ${JUDGE_ARGS[@]+"${JUDGE_ARGS[@]}"} \
+            > "$DIR/round.out"
+        embedded=$(( $(now) - started ))
+        same "$DIR/round.out" embedded
+        started=$(now)
+        start_server
+        "$BIN/grundy" judge chess "$DIR/big.in" --progress never ${JUDGE_ARGS[@]+"${JUDGE_ARGS[@]}"} \
+            --server "http://$ADDRESS" > "$DIR/round.out"
+        served=$(( $(now) - started ))
+        stop_server
+        same "$DIR/round.out" --server
+        started=$(now)
+        "$PEER" < "$DIR/big.in" > "$DIR/round.out"
+        after=$(( $(now) - started ))
+        same "$DIR/round.out" "the second peer run's"
+        awk -v r="$round" -v p1="$before" -v e="$embedded" -v s="$served" -v p2="$after" \
+            -v ratios="$ratios" 'BEGIN {
             peer = (p1 + p2) / 2
             printf "round %d: peer %.2f s and %.2f s, embedded %.2f s (%.3fx), --server %.2f s (%.3fx)\n",
                 r, p1 / 1e9, p2 / 1e9, e / 1e9, e / peer, s / 1e9, s / peer
-            printf "%.4f %.4f\n", e / peer, s / peer > "/dev/stderr"
-        }' 2>> "$ratios"
+            printf "%.4f %.4f\n", e / peer, s / peer >> ratios
+        }'
     done
     median() { cut -d' ' -f"$1" "$ratios" | sort -g | awk '{ v[NR] = $1 } END {
         printf "%.3fx", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

@@ -65,7 +65,10 @@ impl Settings {
             };
             match flag.as_str() {
                 "--seconds" => settings.seconds = value().parse().expect("--seconds: a number"),
-                "--rounds" => settings.rounds = value().parse().expect("--rounds: a count"),
+                "--rounds" => {
+                    settings.rounds = value().parse().expect("--rounds: a count");
+                    assert!(settings.rounds > 0, "--rounds: at least one");
+                }
                 "--window" => settings.window = value().parse().expect("--window: a count"),
                 "--streams" => settings.streams = list(&value()),
                 "--batch" => settings.batch_sizes = list(&value()),
@@ -184,10 +187,15 @@ fn main() {
     }
 }
 
-/// The median of `values` (the upper one of an even count).
+/// The median of `values` (the mean of the middle two of an even count); NaN when empty.
 fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
-    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+    let middle = values.len() / 2;
+    match values.len() {
+        0 => f64::NAN,
+        n if n % 2 == 0 => (values[middle - 1] + values[middle]) / 2.0,
+        _ => values[middle],
+    }
 }
 
 /// Measures both servers under `load`; odd rounds start with grundy, even ones with the no-op.

@@ -17,7 +17,8 @@ use crate::engine::remoteness::FollowerFold;
 pub(super) struct Shared<'g, C> {
     pub(super) offsets: &'g [u32],
     pub(super) targets: &'g [u32],
-    /// Predecessors not yet placed; once every vertex is, the log of a table of bytes.
+    /// Predecessors not yet placed; once every vertex is, the log of a table of bytes (when
+    /// a round is wide).
     pub(super) in_degree: Vec<AtomicU8>,
     /// The in-degrees counted by threads 1, 2, ... over their chunks of the edges (thread 0
     /// counts in `in_degree`), modulo 256; once summed, their tables of bytes.
@@ -49,8 +50,8 @@ pub(super) struct Shared<'g, C> {
     /// Set before the values when a round is wide: the values are then logged and copied,
     /// and for cells wider than a byte it holds the log and the helpers' tables.
     pub(super) spare: OnceLock<Spare<C>>,
-    /// The position from which on each thread's table holds the cells of the log: `n` at
-    /// first; each entry is read and written by its own thread only.
+    /// The position from which on each thread's table holds the cells it valued or copied
+    /// in: `n` at first; each entry is read and written by its own thread only.
     pub(super) imported: Vec<AtomicUsize>,
 }
 
@@ -107,6 +108,10 @@ impl<C: Cell> Shared<'_, C> {
                     self.catch_up(thread, end);
                 }
                 debug_assert_eq!(self.imported[thread].load(Relaxed), end);
+                debug_assert!(
+                    self.spare.get().is_some(),
+                    "copies made before a wide round"
+                );
                 edges += self.value_down(thread, low, high);
             }
             done += 1;
@@ -319,8 +324,8 @@ impl<C: Cell> Shared<'_, C> {
 
     /// Values (and remotenesses, if the cells keep them) of the vertices at positions
     /// `high - 1` down to `low` (each vertex after its successors, which are placed later),
-    /// read from and written to `thread`'s table, and written in Kahn order to the log.
-    /// Returns the edges visited.
+    /// read from and written to `thread`'s table, and written in Kahn order to the log if
+    /// there is one ([`Shared::prepare_copies`] has run). Returns the edges visited.
     pub(super) fn value_down(&self, thread: usize, low: usize, high: usize) -> u64 {
         const OFFSETS_AHEAD: usize = 16;
         const TARGETS_AHEAD: usize = 8;
