@@ -55,34 +55,22 @@ echo "embedded..."
 grep '^grundy:' "$DIR/embedded.err" || true
 echo "embedded: wall $(wall "$DIR/embedded.err"), peak RSS $(peak "$DIR/embedded.err") KiB"
 
-# start_server: grundy-server on a loopback port, its log in $DIR/server.err; waits (10 ms
-# polls, at most 30 s) until it logs the address it listens on. Sets SERVER and ADDRESS.
-start_server() {
-    RUST_LOG=info NO_COLOR=1 "$BIN/grundy-server" --listen 127.0.0.1:0 --cache-bytes 16GiB \
-        ${SERVER_ARGS[@]+"${SERVER_ARGS[@]}"} > /dev/null 2> "$DIR/server.err" &
-    SERVER=$!
-    trap 'kill "$SERVER" 2>/dev/null || true' EXIT
-    ADDRESS=
-    local deadline=$((SECONDS + 30))
-    while [ -z "$ADDRESS" ] && [ "$SECONDS" -le "$deadline" ] && kill -0 "$SERVER" 2>/dev/null; do
-        ADDRESS=$(sed -n 's/.*address=\([0-9.:]*\).*/\1/p' "$DIR/server.err" | head -1)
-        [ -n "$ADDRESS" ] || sleep 0.01
-    done
-    [ -n "$ADDRESS" ] || { cat "$DIR/server.err" >&2; echo "the server did not log its address" >&2; exit 1; }
+# The servers below start on a loopback port with their log in $DIR/server.err, polled every
+# 10 ms for the address they listen on (the rounds time a server from its start).
+source scripts/lib/start-server.sh
+serve() {
+    RUST_LOG=info NO_COLOR=1 START_SERVER_POLL_INTERVAL=0.01 \
+        start_server "$BIN/grundy-server" "$DIR/server.err" --cache-bytes 16GiB \
+        ${SERVER_ARGS[@]+"${SERVER_ARGS[@]}"}
 }
-
-stop_server() {
-    kill -TERM "$SERVER"
-    wait "$SERVER" || true
-    trap - EXIT
-}
+trap stop_server EXIT
 
 echo "with --server..."
-start_server
+serve
 "$TIME" -v "$BIN/grundy" judge chess "$DIR/big.in" --timings --progress never ${JUDGE_ARGS[@]+"${JUDGE_ARGS[@]}"} \
-    --server "http://$ADDRESS" > "$DIR/server.out" 2> "$DIR/client.err"
+    --server "http://$server_address" > "$DIR/server.out" 2> "$DIR/client.err"
 # The server's peak (high-water mark of its resident set), read before it exits.
-SERVER_PEAK=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$SERVER/status")
+SERVER_PEAK=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$server_pid/status")
 stop_server
 grep '^grundy:' "$DIR/client.err" || true
 echo "client: wall $(wall "$DIR/client.err"), peak RSS $(peak "$DIR/client.err") KiB"
@@ -119,9 +107,9 @@ else
         embedded=$(( $(now) - started ))
         same "$DIR/round.out" embedded
         started=$(now)
-        start_server
+        serve
         "$BIN/grundy" judge chess "$DIR/big.in" --progress never ${JUDGE_ARGS[@]+"${JUDGE_ARGS[@]}"} \
-            --server "http://$ADDRESS" > "$DIR/round.out"
+            --server "http://$server_address" > "$DIR/round.out"
         served=$(( $(now) - started ))
         stop_server
         same "$DIR/round.out" --server

@@ -8,7 +8,8 @@
 # start_server BINARY LOG [ARGS...] starts BINARY on 127.0.0.1:0 (loopback only: the port
 # is the OS's choice, so runs never collide) with ARGS and its stderr in LOG, and waits until
 # it logs the address it listens on (the listener is bound before that line), in JSON or
-# text. It polls at most START_SERVER_POLLS times, 0.1 s apart, and for at most
+# text. It polls every START_SERVER_POLL_INTERVAL seconds (0.1 by default; a script that
+# times the server's start takes less), at most START_SERVER_POLLS times and for at most
 # START_SERVER_TIMEOUT seconds (30 by default), and exits the script, printing LOG, if the
 # server exits or stays silent. It sets server_pid and server_address (IP:PORT).
 #
@@ -22,7 +23,8 @@ start_server() {
   local binary=$1 log=$2
   shift 2
   local timeout=${START_SERVER_TIMEOUT:-30}
-  local polls=${START_SERVER_POLLS:-$((timeout * 10))}
+  local interval=${START_SERVER_POLL_INTERVAL:-0.1}
+  local polls=${START_SERVER_POLLS:-$(awk -v t="$timeout" -v i="$interval" 'BEGIN { printf "%d", t / i + 1 }')}
   "$binary" --listen 127.0.0.1:0 "$@" 2>"$log" &
   server_pid=$!
   server_address=""
@@ -38,7 +40,7 @@ start_server() {
       server_pid=""
       exit 1
     fi
-    sleep 0.1
+    sleep "$interval"
   done
   cat "$log" >&2
   echo "$binary did not log its address within $timeout s ($poll polls)" >&2
