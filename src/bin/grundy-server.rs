@@ -2,10 +2,17 @@
 //! environment variables) are in [`grundy::service::ServerArgs`]; `--help` lists them.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
 use grundy::service::{self, GameService, ServerArgs};
 use tokio::sync::watch;
+
+/// How long the process waits, once the server has stopped, for work still running on the
+/// blocking pool. The drain cancels every stream, and the work of a cancelled stream or of an
+/// analysis nobody waits for stops within milliseconds; this bounds whatever else is left
+/// (tokio otherwise waits for it without end).
+const EXIT_GRACE: Duration = Duration::from_secs(5);
 
 /// Runs the server; a failure is one `error: ...` line on stderr (as the CLI prints) and
 /// exit code 1.
@@ -15,7 +22,11 @@ fn main() -> ExitCode {
         .enable_all()
         .build();
     let served = match runtime {
-        Ok(runtime) => runtime.block_on(serve(ServerArgs::parse())),
+        Ok(runtime) => {
+            let served = runtime.block_on(serve(ServerArgs::parse()));
+            runtime.shutdown_timeout(EXIT_GRACE);
+            served
+        }
         Err(e) => Err(anyhow::anyhow!("cannot start the async runtime: {e}")),
     };
     match served {

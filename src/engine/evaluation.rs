@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::analysis::{Analysis, Table};
+use super::interrupt::{Cancelled, Interrupt};
 use super::outcome::Outcome;
 use super::remoteness::{AnalysisOptions, PositionAnalysis, Remoteness};
 use super::{loopy, position, remoteness, split};
@@ -425,6 +426,28 @@ impl Analysis {
         tokens: &[u32],
         options: &AnalysisOptions,
     ) -> Result<PositionAnalysis, VertexOutOfRange> {
+        self.analyse_position_with(tokens, options, None)
+    }
+
+    /// [`Analysis::analyse_position`], stopping with [`Cancelled`] once `interrupt` is raised
+    /// (read every few thousand positions of the search: microseconds of work).
+    pub fn analyse_position_interruptible(
+        &self,
+        tokens: &[u32],
+        options: &AnalysisOptions,
+        interrupt: &Interrupt,
+    ) -> Result<Result<PositionAnalysis, VertexOutOfRange>, Cancelled> {
+        let analysis = self.analyse_position_with(tokens, options, Some(interrupt));
+        interrupt.check()?;
+        Ok(analysis)
+    }
+
+    fn analyse_position_with(
+        &self,
+        tokens: &[u32],
+        options: &AnalysisOptions,
+        interrupt: Option<&Interrupt>,
+    ) -> Result<PositionAnalysis, VertexOutOfRange> {
         let evaluation = self.evaluate_tokens(tokens)?;
         let Some(table) = self.remoteness_cells() else {
             return Ok(PositionAnalysis {
@@ -451,6 +474,7 @@ impl Analysis {
             tokens,
             (evaluation.outcome, evaluation.nim_sum),
             options,
+            interrupt,
         ))
     }
 }

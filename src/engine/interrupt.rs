@@ -50,12 +50,29 @@ impl Interrupt {
         }
     }
 
+    /// A guard that raises this flag when it is dropped: held by whoever waits for the
+    /// work, so that the work stops once nobody does (its future dropped, its stream gone).
+    pub fn raise_on_drop(&self) -> RaiseOnDrop {
+        RaiseOnDrop(self.clone())
+    }
+
     /// A work counter that polls this flag every [`CHECK_INTERVAL`] units.
     pub(crate) fn poller(&self) -> Poller<'_> {
         Poller {
             interrupt: self,
             until_check: CHECK_INTERVAL,
         }
+    }
+}
+
+/// Raises its [`Interrupt`] when dropped (see [`Interrupt::raise_on_drop`]).
+#[derive(Debug)]
+#[must_use = "the flag is raised as soon as the guard is dropped"]
+pub struct RaiseOnDrop(Interrupt);
+
+impl Drop for RaiseOnDrop {
+    fn drop(&mut self) {
+        self.0.interrupt();
     }
 }
 
@@ -101,6 +118,15 @@ mod tests {
         interrupt.interrupt();
         assert!(clone.is_interrupted());
         assert_eq!(clone.check(), Err(Cancelled));
+    }
+
+    #[test]
+    fn a_guard_raises_the_flag_when_dropped() {
+        let interrupt = Interrupt::new();
+        let guard = interrupt.raise_on_drop();
+        assert!(!interrupt.is_interrupted());
+        drop(guard);
+        assert!(interrupt.is_interrupted());
     }
 
     #[test]

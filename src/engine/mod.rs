@@ -45,7 +45,7 @@ pub use analysis::{Analysis, VertexValue, analyse, analyse_interruptible};
 pub use evaluation::{Evaluation, Move, MoveMemo, VertexOutOfRange};
 pub use game::Game;
 pub use graph::{Digraph, GraphError};
-pub use interrupt::{Cancelled, Interrupt};
+pub use interrupt::{Cancelled, Interrupt, RaiseOnDrop};
 pub use limits::{AnalysisError, DEFAULT_CYCLIC_WORK_BUDGET, Limits};
 pub use order::Cycle;
 pub use outcome::Outcome;

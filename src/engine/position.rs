@@ -31,6 +31,7 @@
 //! so it is never reported).
 
 use super::graph::Digraph;
+use super::interrupt::Interrupt;
 use super::outcome::Outcome;
 use super::position_set::{PositionSet, replace_sorted};
 use super::remoteness::{AnalysisOptions, DRAW, MoveAnalysis, PositionAnalysis, Remoteness};
@@ -46,17 +47,23 @@ pub(super) struct SumRules<'a> {
 /// A token moved to a vertex without followers. Largest `u32`, so it sorts last.
 pub(super) const SINK: u32 = u32::MAX;
 
+/// Positions searched between two reads of the interrupt (microseconds of work).
+const INTERRUPT_CHECK: u64 = 1 << 12;
+
 /// Remoteness of a position not settled (yet).
 const UNSETTLED: u64 = u64::MAX;
 
 /// Analyses a token-sliding position: see `Analysis::analyse_position`. `table` is the
-/// one-token remoteness table, and `outcome` and `nim_sum` the verdict on `tokens`.
+/// one-token remoteness table, and `outcome` and `nim_sum` the verdict on `tokens`. Once
+/// `interrupt` is raised the search stops as if its budget had run out (read every
+/// [`INTERRUPT_CHECK`] positions searched): the caller then discards the answer.
 pub(super) fn analyse_sliding(
     rules: &SumRules<'_>,
     table: &[u32],
     tokens: &[u32],
     (outcome, nim_sum): (Outcome, u64),
     options: &AnalysisOptions,
+    interrupt: Option<&Interrupt>,
 ) -> PositionAnalysis {
     let graph = rules.graph;
     let mut root: Vec<u32> = tokens
@@ -66,6 +73,7 @@ pub(super) fn analyse_sliding(
         .collect();
     root.sort_unstable();
     let mut search = SumSearch::new(rules, table, root.len(), options.position_budget);
+    search.interrupt = interrupt;
 
     // Every distinct move, with the position it leads to.
     let mut moves: Vec<(MoveAnalysis, Vec<u32>)> = Vec::new();
@@ -149,6 +157,8 @@ struct SumSearch<'a> {
     rules: &'a SumRules<'a>,
     table: &'a [u32],
     budget: u64,
+    /// Ends the search as the budget does, once raised.
+    interrupt: Option<&'a Interrupt>,
     /// Positions indexed that the table does not answer: what the budget counts.
     searched: u64,
     positions: PositionSet,
@@ -169,6 +179,7 @@ impl<'a> SumSearch<'a> {
             rules,
             table,
             budget,
+            interrupt: None,
             searched: 0,
             positions: PositionSet::new(width),
             outcomes: Vec::new(),
@@ -257,6 +268,13 @@ impl<'a> SumSearch<'a> {
         }
     }
 
+    /// Whether the interrupt was raised, read once every [`INTERRUPT_CHECK`] positions
+    /// searched (`searched` stays put once it was: every later call reads it again).
+    fn interrupted(&self) -> bool {
+        self.searched.is_multiple_of(INTERRUPT_CHECK)
+            && self.interrupt.is_some_and(Interrupt::is_interrupted)
+    }
+
     /// Indexes `position` (WIN or LOSE); `(index, new)`, or `None` over the budget. A position
     /// with at most one movable token is settled at once from the table (`new` is false: it
     /// needs no expansion), and is not counted in the budget.
@@ -266,7 +284,7 @@ impl<'a> SumSearch<'a> {
         }
         let answered = self.table_answer(position);
         if answered.is_none() {
-            if self.searched >= self.budget {
+            if self.searched >= self.budget || self.interrupted() {
                 return None;
             }
             self.searched += 1;

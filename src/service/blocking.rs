@@ -20,6 +20,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::{AcquireError, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
@@ -111,9 +112,13 @@ impl WorkPool {
             }
         }
         let granted = permit.as_ref().map_or(1, |held| held.num_permits());
-        run(tracing::info_span!("analysis"), permit, move || {
-            work(granted)
-        })
+        let running = self.metrics.jobs_running(WorkKind::Analysis).clone();
+        run(
+            tracing::info_span!("analysis"),
+            running,
+            permit,
+            move || work(granted),
+        )
         .await
     }
 
@@ -130,7 +135,13 @@ impl WorkPool {
         T: Send + 'static,
     {
         let permit = self.analyses.clone().try_acquire_owned().ok()?;
-        Some(run(tracing::info_span!("analysis"), Ok(permit), work))
+        let running = self.metrics.jobs_running(WorkKind::Analysis).clone();
+        Some(run(
+            tracing::info_span!("analysis"),
+            running,
+            Ok(permit),
+            work,
+        ))
     }
 
     /// Runs query batches of `lookups` table lookups: inline when at most [`INLINE_LOOKUPS`],
@@ -168,15 +179,17 @@ impl WorkPool {
         let waiting = Instant::now();
         let permit = permits.clone().acquire_owned().await;
         self.metrics.slot_waited(kind, waiting.elapsed());
-        run(span, permit, work).await
+        let running = self.metrics.jobs_running(kind).clone();
+        run(span, running, permit, work).await
     }
 }
 
 /// Runs `work` in `span` on the blocking pool under `permit` (held until the work returns,
-/// even when the caller stopped waiting); a panic there becomes INTERNAL, a runtime shutting
-/// down (the CLI's embedded server at exit) UNAVAILABLE.
+/// even when the caller stopped waiting), counted in `running` meanwhile; a panic there
+/// becomes INTERNAL, a runtime shutting down (the CLI's embedded server at exit) UNAVAILABLE.
 async fn run<T, F>(
     span: tracing::Span,
+    running: Gauge,
     permit: Result<OwnedSemaphorePermit, AcquireError>,
     work: F,
 ) -> Result<T, ServiceError>
@@ -187,6 +200,7 @@ where
     let permit = permit.map_err(|_| ServiceError::Internal("the work pool is closed".into()))?;
     tokio::task::spawn_blocking(move || {
         let _permit = permit;
+        let _running = Running::start(running);
         let _entered = span.enter();
         work()
     })
@@ -198,6 +212,22 @@ where
             ServiceError::Internal(format!("worker failed: {error}"))
         }
     })?
+}
+
+/// A job counted in a gauge while it runs (until it returns or unwinds).
+struct Running(Gauge);
+
+impl Running {
+    fn start(gauge: Gauge) -> Self {
+        gauge.inc();
+        Self(gauge)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
 }
 
 #[cfg(test)]

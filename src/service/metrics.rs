@@ -44,7 +44,7 @@ pub(crate) struct WorkLabels {
 
 /// The three kinds of CPU work of the work pool, each with its own permits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum WorkKind {
+pub enum WorkKind {
     /// Validating, hashing or analysing a graph.
     Analysis,
     /// Answering query batches.
@@ -114,6 +114,14 @@ struct SlotWaits {
     search: Histogram,
 }
 
+/// The series of `work_jobs_running`, one per [`WorkKind`].
+#[derive(Debug)]
+struct JobsRunning {
+    analysis: Gauge,
+    evaluation: Gauge,
+    search: Gauge,
+}
+
 /// Every metric of the server, registered once.
 #[derive(Debug)]
 pub struct Metrics {
@@ -127,6 +135,7 @@ pub struct Metrics {
     /// and hashes the labels.
     answered: Answered,
     slot_waits: SlotWaits,
+    jobs_running: JobsRunning,
     pub(crate) table_compute_seconds: Histogram,
     pub(crate) cache_hits: Counter,
     pub(crate) cache_misses: Counter,
@@ -168,6 +177,14 @@ impl Metrics {
              analysis slot, --compute-concurrency; evaluation: a query batch, zero for \
              a small one answered inline; search: a batch whose moves or sums are searched)",
             work_slot_wait_seconds.clone(),
+        );
+        let work_jobs_running = Family::<WorkLabels, Gauge>::default();
+        registry.register(
+            "work_jobs_running",
+            "Jobs of the work pool running, by kind (as work_slot_wait_seconds; a small \
+             evaluation answered inline is not one); the job of a request that went away \
+             stops at its next check",
+            work_jobs_running.clone(),
         );
         let request_message_bytes: HistogramFamily<MethodLabels> =
             Family::new_with_constructor(size_histogram);
@@ -255,6 +272,16 @@ impl Metrics {
             evaluation: slot_wait(WorkKind::Evaluation),
             search: slot_wait(WorkKind::Search),
         };
+        let running = |kind: WorkKind| {
+            work_jobs_running
+                .get_or_create(&WorkLabels { kind: kind.label() })
+                .clone()
+        };
+        let jobs_running = JobsRunning {
+            analysis: running(WorkKind::Analysis),
+            evaluation: running(WorkKind::Evaluation),
+            search: running(WorkKind::Search),
+        };
         Self {
             registry,
             requests,
@@ -263,6 +290,7 @@ impl Metrics {
             response_message_bytes,
             answered,
             slot_waits,
+            jobs_running,
             table_compute_seconds,
             cache_hits,
             cache_misses,
@@ -295,6 +323,21 @@ impl Metrics {
             WorkKind::Search => &waits.search,
         };
         histogram.observe(waited.as_secs_f64());
+    }
+
+    /// The gauge of the jobs of `kind` running on the work pool.
+    pub(crate) fn jobs_running(&self, kind: WorkKind) -> &Gauge {
+        let running = &self.jobs_running;
+        match kind {
+            WorkKind::Analysis => &running.analysis,
+            WorkKind::Evaluation => &running.evaluation,
+            WorkKind::Search => &running.search,
+        }
+    }
+
+    /// Jobs of `kind` running on the work pool now (`work_jobs_running`).
+    pub fn work_jobs_running(&self, kind: WorkKind) -> i64 {
+        self.jobs_running(kind).get()
     }
 
     /// The message size histograms of the method `rpc`.

@@ -60,7 +60,7 @@ pub use config::{
 pub use convert::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES, game_from_proto};
 pub use graph_id::graph_id_sync;
 pub use logging::{LogFormat, init_tracing, init_tracing_with};
-pub use metrics::{Metrics, serve as serve_metrics};
+pub use metrics::{Metrics, WorkKind, serve as serve_metrics};
 pub use registry::Registry;
 pub use server::{SERVICE_NAME, ServerError, http2_transport, run, run_service, serve_connections};
 pub use state::GameService;

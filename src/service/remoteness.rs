@@ -37,7 +37,7 @@ impl RemotenessTurns {
             return Ok(());
         }
         let interrupt = Interrupt::new();
-        let _stop = InterruptOnDrop(interrupt.clone());
+        let _stop = interrupt.raise_on_drop();
         let analysis = analysis.clone();
         pool.analyse_on_threads(threads, move |threads| {
             let started = Instant::now();
@@ -95,15 +95,6 @@ impl Drop for Turn<'_> {
         if Arc::strong_count(&self.lock) == 2 {
             turns.remove(&self.graph_id);
         }
-    }
-}
-
-/// Raises an interrupt when dropped: the work of a request that went away stops.
-struct InterruptOnDrop(Interrupt);
-
-impl Drop for InterruptOnDrop {
-    fn drop(&mut self) {
-        self.0.interrupt();
     }
 }
 

@@ -1,6 +1,6 @@
 //! What hostile or careless clients do to a server over real gRPC, and what the server does
 //! about it: a flood of one-query messages in their own HTTP/2 frames, expensive analyses
-//! abandoned mid-way, a huge unknown graph id, a stream that never sends `start`.
+//! and searches abandoned mid-way, a huge unknown graph id, a stream that never sends `start`.
 
 use std::time::{Duration, Instant};
 
@@ -9,10 +9,12 @@ use crate::support::server::{
     PATIENCE, batch, grpc_frame, next, sample_graph, sample_outcome, serve_service, service_config,
     start, tokens, tournament_with_self_loop,
 };
+use grundy::generate::{Rng, Shape, graph};
 use grundy::proto::{
     self, EvaluateRequest, EvaluateStart, evaluate_request::Payload, evaluate_start::GraphSource,
     grundy_service_client::GrundyServiceClient,
 };
+use grundy::service::WorkKind;
 use prost::Message;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -152,6 +154,81 @@ async fn abandoned_analyses_do_not_delay_a_small_graph() {
     let verdicts = next(&mut stream).await.unwrap().verdicts;
     assert_eq!(verdicts.len(), 1);
     assert_eq!(verdicts[0].error, None);
+}
+
+/// A stream that asked for the position analysis of sums, whose one batch would keep a search
+/// busy for minutes, is abandoned by its client: the search stops (at its next query) instead
+/// of running on for nobody, and gives its permit back. Checked without a clock: the job is
+/// seen running, then, once the client is gone, seen gone, each within the tests' patience.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_abandoned_stream_stops_its_search() {
+    let server = serve_service(service_config()).await;
+    let metrics = server.service.metrics().clone();
+    let searches = move || metrics.work_jobs_running(WorkKind::Search);
+    // Sums of two tokens on a cyclic graph: each query's remoteness is searched over its
+    // positions (milliseconds each; 20,000 of them).
+    let cyclic = graph(Shape::Cyclic, 5000, 7500, 3);
+    let offsets = cyclic.offsets();
+    let graph = proto::Graph {
+        vertex_count: cyclic.vertex_count(),
+        out_degrees: offsets.windows(2).map(|w| w[1] - w[0]).collect(),
+        targets: cyclic.targets().to_vec(),
+        ..Default::default()
+    };
+    let mut rng = Rng::new(12);
+    let count = 20_000;
+    let vertices = (0..2 * count).map(|_| rng.below(5000) as u32).collect();
+    let queries = EvaluateRequest {
+        payload: Some(Payload::Queries(proto::QueryBatch {
+            queries: Vec::new(),
+            packed_tokens: Some(proto::PackedTokenQueries {
+                first_query_id: 0,
+                token_counts: vec![2; count],
+                vertices,
+            }),
+        })),
+    };
+    let opening = EvaluateRequest {
+        payload: Some(Payload::Start(EvaluateStart {
+            graph_source: Some(GraphSource::Graph(graph)),
+            explain: false,
+            analysis: Some(proto::AnalysisOptions::default()),
+        })),
+    };
+    let mut client = server.client().await;
+    let abandoned = tokio::spawn(async move {
+        let requests = tokio_stream::iter(vec![opening, queries]);
+        let mut stream = client.evaluate(requests).await.unwrap().into_inner();
+        while stream
+            .message()
+            .await
+            .is_ok_and(|message| message.is_some())
+        {}
+    });
+    let deadline = Instant::now() + PATIENCE;
+    while searches() == 0 {
+        assert!(Instant::now() < deadline, "the search never started");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    abandoned.abort();
+    let deadline = Instant::now() + PATIENCE;
+    while searches() > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the abandoned stream's search still runs"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // The server answers the next client as before.
+    let mut client = server.client().await;
+    let requests = vec![start(sample_graph()), batch(vec![tokens(1, &[0])])];
+    let mut stream = client
+        .evaluate(tokio_stream::iter(requests))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(next(&mut stream).await.unwrap().graph.is_some());
+    assert_eq!(next(&mut stream).await.unwrap().verdicts.len(), 1);
 }
 
 /// An unknown 20,000-character graph id gets NOT_FOUND with a short message (the whole id

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use crate::engine::{
-    Analysis, AnalysisOptions, Evaluation, Move, MoveMemo, Outcome, VertexOutOfRange,
+    Analysis, AnalysisError, AnalysisOptions, Evaluation, Interrupt, Move, MoveMemo, Outcome,
+    VertexOutOfRange,
 };
 use crate::proto;
 use crate::service::error::ServiceError;
@@ -12,6 +13,13 @@ use crate::service::error::ServiceError;
 use super::analysis::{self as analysed, MAX_ANALYSED_TOKENS};
 use super::batch::{batch_lookups, packed_queries};
 use super::outcome::outcome_to_proto;
+
+/// `Err(CANCELLED)` once `interrupt` is raised: the batch's answers are no longer wanted.
+fn still_wanted(interrupt: &Interrupt) -> Result<(), ServiceError> {
+    interrupt
+        .check()
+        .map_err(|cancelled| ServiceError::Analysis(AnalysisError::from(cancelled)))
+}
 
 /// Which form a query's position took, to name fields in errors and map item indexes back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +66,8 @@ pub(crate) struct QueryEvaluator {
     /// Split picks by `(vertex, target)`: finding one reruns the vertex's method (up to
     /// 2^26 steps), and a stream's WIN positions often need the same ones.
     moves: MoveMemo,
+    /// The interrupt of the batch being answered (see [`QueryEvaluator::answer`]).
+    interrupt: Interrupt,
 }
 
 impl QueryEvaluator {
@@ -69,6 +79,7 @@ impl QueryEvaluator {
             tokens: Vec::new(),
             position: Position::default(),
             moves: MoveMemo::default(),
+            interrupt: Interrupt::new(),
         }
     }
 
@@ -92,14 +103,25 @@ impl QueryEvaluator {
     /// Answers one request batch: `queries` as full verdicts, then `packed_tokens` as packed
     /// verdicts (as full verdicts when the stream asked for moves). Malformed queries get
     /// per-query errors; only a packed batch whose arrays disagree in length fails as a whole.
+    /// `interrupt` is read before each query whose answer may search (a message query, a
+    /// move, a position analysis) and along a position analysis's search: once it is raised
+    /// (nobody waits for the answer any more) the batch stops with CANCELLED. A packed batch
+    /// without moves or analysis, a few nanoseconds a query, is answered whole.
     pub(crate) fn answer(
         &mut self,
         batch: &proto::QueryBatch,
+        interrupt: &Interrupt,
     ) -> Result<proto::EvaluateResponse, ServiceError> {
+        self.interrupt = interrupt.clone();
         let mut response = proto::EvaluateResponse {
-            verdicts: batch.queries.iter().map(|q| self.verdict(q)).collect(),
+            verdicts: Vec::with_capacity(batch.queries.len()),
             ..Default::default()
         };
+        for query in &batch.queries {
+            still_wanted(interrupt)?;
+            let verdict = self.verdict(query);
+            response.verdicts.push(verdict);
+        }
         if let Some(packed) = &batch.packed_tokens {
             let total: u64 = packed.token_counts.iter().map(|&c| u64::from(c)).sum();
             if total != packed.vertices.len() as u64 {
@@ -114,14 +136,17 @@ impl QueryEvaluator {
             let split_counts = self.analysis.game().split_counts().is_some();
             match self.analysed {
                 Some(options) if !self.explain && !split_counts => {
-                    response.packed_verdicts = Some(self.answer_packed_analysed(packed, &options));
+                    let verdicts = self.answer_packed_analysed(packed, &options, interrupt)?;
+                    response.packed_verdicts = Some(verdicts);
                 }
                 _ if self.explain || self.analysed.is_some() => {
-                    self.answer_packed_in_full(packed, &mut response.verdicts);
+                    self.answer_packed_in_full(packed, &mut response.verdicts, interrupt)?;
                 }
                 _ => response.packed_verdicts = Some(self.answer_packed(packed)),
             }
         }
+        // A search cut short by the interrupt left its last answer unfinished.
+        still_wanted(interrupt)?;
         Ok(response)
     }
 
@@ -172,7 +197,8 @@ impl QueryEvaluator {
         &self,
         packed: &proto::PackedTokenQueries,
         options: &AnalysisOptions,
-    ) -> proto::PackedVerdicts {
+        interrupt: &Interrupt,
+    ) -> Result<proto::PackedVerdicts, ServiceError> {
         let count = packed.token_counts.len();
         let mut verdicts = proto::PackedVerdicts {
             first_query_id: packed.first_query_id,
@@ -181,7 +207,12 @@ impl QueryEvaluator {
             ..Default::default()
         };
         for (index, offset, tokens) in packed_queries(packed) {
-            match self.analysis.analyse_position(tokens, options) {
+            still_wanted(interrupt)?;
+            let analysed = self
+                .analysis
+                .analyse_position_interruptible(tokens, options, interrupt)
+                .map_err(|cancelled| ServiceError::Analysis(AnalysisError::from(cancelled)))?;
+            match analysed {
                 Ok(position) => {
                     verdicts
                         .outcomes
@@ -200,7 +231,7 @@ impl QueryEvaluator {
                 }
             }
         }
-        verdicts
+        Ok(verdicts)
     }
 
     /// Packed token queries answered with full verdicts (and moves).
@@ -208,8 +239,10 @@ impl QueryEvaluator {
         &mut self,
         packed: &proto::PackedTokenQueries,
         verdicts: &mut Vec<proto::Verdict>,
-    ) {
+        interrupt: &Interrupt,
+    ) -> Result<(), ServiceError> {
         for (index, offset, tokens) in packed_queries(packed) {
+            still_wanted(interrupt)?;
             let query_id = packed.first_query_id.wrapping_add(index as u64);
             self.position.items.clear();
             self.position.items.extend(tokens.iter().map(|&v| (v, 1)));
@@ -222,6 +255,7 @@ impl QueryEvaluator {
                 },
             });
         }
+        Ok(())
     }
 
     /// The move shown with a verdict on `self.position.items`, when the stream asked for moves.
@@ -320,8 +354,12 @@ impl QueryEvaluator {
             self.tokens
                 .extend(std::iter::repeat_n(vertex, count as usize));
         }
-        let Ok(position) = self.analysis.analyse_position(&self.tokens, options) else {
-            // The position passed `evaluate` above, so its vertices are in range.
+        let analysed =
+            self.analysis
+                .analyse_position_interruptible(&self.tokens, options, &self.interrupt);
+        // The position passed `evaluate` above, so its vertices are in range; a search cut
+        // short leaves the verdict unfinished, and the batch ends with CANCELLED.
+        let Ok(Ok(position)) = analysed else {
             return;
         };
         let items = &self.position.items;

@@ -11,6 +11,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tonic::{Request, Response, Status, Streaming};
 use tracing::Instrument;
 
+use crate::engine::Interrupt;
 use crate::proto::{
     self, EvaluateBatchRequest, EvaluateBatchResponse, EvaluateRequest, EvaluateResponse,
     EvaluateStart, evaluate_request::Payload,
@@ -233,7 +234,9 @@ impl Drop for AbortOnDrop {
 /// batch, in order (more than one for a batch whose verdicts exceed the message limit). The
 /// evaluator goes to the pool and comes back, keeping its buffers and the moves it found for
 /// the next group. A batch that fails ends the stream after the responses
-/// of the batches before it.
+/// of the batches before it. A stream that ends while its group is evaluated (cancelled, past
+/// its deadline, its client gone, the server stopping) drops this future, which interrupts
+/// the job: it stops at its next query instead of searching on for nobody.
 async fn answer_batches<M: Verdicts>(
     out: &mut Responder<M>,
     service: &GameService,
@@ -242,11 +245,13 @@ async fn answer_batches<M: Verdicts>(
 ) -> Result<QueryEvaluator, Stop> {
     let max_bytes = service.max_response_bytes;
     let cost = evaluator.cost(&batches);
+    let interrupt = Interrupt::new();
+    let _stop = interrupt.raise_on_drop();
     let work = service.pool.evaluate(cost, move || {
         let mut responses = Vec::with_capacity(batches.len());
         let mut failure = None;
         for batch in &batches {
-            match evaluator.answer(batch) {
+            match evaluator.answer(batch, &interrupt) {
                 Ok(response) => fit_response(response, max_bytes, &mut responses),
                 Err(error) => {
                     failure = Some(error);
