@@ -41,6 +41,32 @@ pub(super) fn batch_lookups(batch: &proto::QueryBatch) -> u64 {
     batch_query_count(batch) + (positions + packed) as u64
 }
 
+/// About the memory `batch` takes decoded (its structs and arrays, not its encoded size: a
+/// packed array of one-byte varints takes four times its bytes decoded).
+pub(crate) fn batch_heap_bytes(batch: &proto::QueryBatch) -> usize {
+    use proto::query::Position;
+    let word = size_of::<u32>();
+    let queries: usize = batch
+        .queries
+        .iter()
+        .map(|query| {
+            size_of::<proto::Query>()
+                + match &query.position {
+                    Some(Position::Tokens(tokens)) => tokens.vertices.len() * word,
+                    Some(Position::DenseValues(dense)) => dense.values.len() * 2 * word,
+                    Some(Position::SparseValues(sparse)) => {
+                        sparse.vertices.len() * word + sparse.values.len() * 2 * word
+                    }
+                    None => 0,
+                }
+        })
+        .sum();
+    let packed = batch.packed_tokens.as_ref().map_or(0, |packed| {
+        (packed.token_counts.len() + packed.vertices.len()) * word
+    });
+    queries + packed
+}
+
 pub(crate) fn batch_query_count(batch: &proto::QueryBatch) -> u64 {
     let packed = batch
         .packed_tokens

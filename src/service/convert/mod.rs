@@ -19,7 +19,7 @@ pub(crate) mod values;
 
 pub(crate) use analysis::stream_analysis;
 pub use analysis::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES};
-pub(crate) use batch::batch_query_count;
+pub(crate) use batch::{batch_heap_bytes, batch_query_count};
 pub(crate) use graph::GraphAssembler;
 pub use graph::game_from_proto;
 pub(crate) use graph::target_count;

@@ -17,7 +17,7 @@ use crate::proto::{
     EvaluateStart, evaluate_request::Payload,
 };
 use crate::service::convert::{
-    QueryEvaluator, StreamOptions, batch_query_count, fit_response, graph_summary,
+    QueryEvaluator, StreamOptions, batch_heap_bytes, batch_query_count, fit_response, graph_summary,
 };
 use crate::service::error::{ServiceError, request_stream_status};
 use crate::service::graphs::Resolved;
@@ -119,7 +119,8 @@ async fn open_stream<M: Verdicts>(
     Ok(QueryEvaluator::new(resolved.analysis, options))
 }
 
-/// Bytes of request messages read ahead of the evaluation, per stream. The request stream is
+/// Bytes of request messages read ahead of the evaluation, per stream (each counted at the
+/// larger of its encoded and its decoded size). The request stream is
 /// drained as fast as messages arrive: HTTP/2 allows a connection only a bounded count of
 /// small DATA frames buffered unread (h2 answers more with GOAWAY ENHANCE_YOUR_CALM), and a
 /// client that sends one query per message produces exactly those. The bound is in bytes so
@@ -200,10 +201,15 @@ async fn read_batches(
     loop {
         let item = match inbound.message().await {
             Ok(Some(message)) => {
-                // One pass over the packed arrays for both the metric and the bound.
+                // One pass over the packed arrays for the metric; the bound counts what the
+                // batch takes decoded, which can be four times its encoded size.
                 let encoded = message.wire_len();
                 request_bytes.observe(encoded as f64);
-                let bytes = (encoded + READ_AHEAD_OVERHEAD).min(READ_AHEAD_BYTES);
+                let held = match &message.payload {
+                    Some(Payload::Queries(batch)) => batch_heap_bytes(batch),
+                    _ => 0,
+                };
+                let bytes = (encoded.max(held) + READ_AHEAD_OVERHEAD).min(READ_AHEAD_BYTES);
                 let Ok(share) = room.clone().acquire_many_owned(bytes as u32).await else {
                     return;
                 };

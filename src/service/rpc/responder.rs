@@ -2,10 +2,12 @@
 //! task of its own, and the [`Responder`] it is given sends under the RPC's guards, counts
 //! what reaches the client, and delivers a failure as the stream's final status.
 
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tonic::{Code, Response, Status};
 use tracing::Instrument;
 
@@ -14,9 +16,49 @@ use crate::proto;
 use crate::service::metrics::QueryCounts;
 use crate::wire::WireMessage;
 
-/// A server-streaming response body.
-pub(crate) type ResponseStream<M> = ReceiverStream<Result<M, Status>>;
-type ResponseSender<M> = mpsc::Sender<Result<M, Status>>;
+/// Bytes of encoded responses a stream holds for a client that does not read them yet,
+/// beside the bound on their count (`ServiceConfig::response_buffer`, 64): a client that
+/// stops reading a stream of large responses (moves, position analyses) makes the server wait
+/// at this many, instead of holding 64 messages of up to the message limit each (some 500 MiB
+/// a stream of 50,000-query batches with moves; about 60 MiB with this bound, the decoded
+/// messages and the batch being answered included). A response larger than this waits for
+/// the buffer to be empty, then goes alone. The judge's responses (some 8 KiB for 4,096
+/// verdicts) never reach it.
+const RESPONSE_BUFFER_BYTES: usize = 4 << 20;
+
+/// A response in the buffer, holding its share of [`RESPONSE_BUFFER_BYTES`] until the
+/// transport takes it.
+struct Queued<M> {
+    item: Result<M, Status>,
+    _room: Option<OwnedSemaphorePermit>,
+}
+
+/// A server-streaming response body of `grundy.v1.GrundyService`: the consuming end of a
+/// stream's response buffer.
+pub struct ResponseStream<M> {
+    rx: mpsc::Receiver<Queued<M>>,
+}
+
+impl<M> tokio_stream::Stream for ResponseStream<M> {
+    type Item = Result<M, Status>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        // The response's share of the buffer goes back as the transport takes it.
+        self.rx
+            .poll_recv(cx)
+            .map(|queued| queued.map(|queued| queued.item))
+    }
+}
+
+impl<M> std::fmt::Debug for ResponseStream<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponseStream")
+            .field("buffered", &self.rx.len())
+            .finish()
+    }
+}
+
+type ResponseSender<M> = mpsc::Sender<Queued<M>>;
 
 /// How long a stream that ends with an error waits for room to deliver that error.
 const FINAL_STATUS_GRACE: Duration = Duration::from_secs(2);
@@ -37,13 +79,13 @@ impl Rpc {
         let span = self.span.clone();
         tokio::spawn(
             async move {
-                let mut responder = Responder { rpc: self, tx };
+                let mut responder = Responder::new(self, tx);
                 let result = produce(&mut responder).await;
                 responder.end(result).await;
             }
             .instrument(span),
         );
-        Response::new(ReceiverStream::new(rx))
+        Response::new(ResponseStream { rx })
     }
 }
 
@@ -52,9 +94,25 @@ pub(crate) struct Responder<M> {
     /// The RPC being answered.
     pub(crate) rpc: Rpc,
     tx: ResponseSender<M>,
+    /// The buffer's room in bytes ([`RESPONSE_BUFFER_BYTES`]), and what is left of it.
+    room_bytes: usize,
+    room: Arc<Semaphore>,
 }
 
 impl<M> Responder<M> {
+    fn new(rpc: Rpc, tx: ResponseSender<M>) -> Self {
+        Self::with_room(rpc, tx, RESPONSE_BUFFER_BYTES)
+    }
+
+    fn with_room(rpc: Rpc, tx: ResponseSender<M>, bytes: usize) -> Self {
+        Self {
+            rpc,
+            tx,
+            room_bytes: bytes,
+            room: Arc::new(Semaphore::new(bytes)),
+        }
+    }
+
     /// Like [`Rpc::guard`], and also stops when the client is gone (its end of the response
     /// stream dropped), before `work` or once it is done: a client whose connection went away
     /// ends its request stream and its response stream at once, and the stream counts as
@@ -82,20 +140,39 @@ impl<M> Responder<M> {
         M: WireMessage,
     {
         let size = message.wire_len();
-        self.enqueue(message).await?;
+        let share = self.room_for(size).await?;
+        self.enqueue(message, share).await?;
         self.rpc.sizes.response.observe(size as f64);
         Ok(())
     }
 
-    /// Puts one response in the buffer, waiting for room under the same guards.
+    /// Takes `size` bytes of the buffer's room (all of it for a larger response), waiting
+    /// under the guards of [`Responder::guard`] while the client has not read enough.
+    async fn room_for(&mut self, size: usize) -> Result<OwnedSemaphorePermit, Stop> {
+        let bytes = size.clamp(1, self.room_bytes) as u32;
+        if let Ok(share) = self.room.clone().try_acquire_many_owned(bytes) {
+            return Ok(share);
+        }
+        let room = self.room.clone();
+        self.guard(room.acquire_many_owned(bytes))
+            .await?
+            .map_err(|_| Stop::ClientGone)
+    }
+
+    /// Puts one response in the buffer with its `share` of the room, waiting for a place
+    /// under the same guards.
     ///
-    /// With room in the buffer (a client that keeps up) the response goes in at once, after
-    /// the same checks, without the wait's future: a response message is a few hundred bytes,
-    /// and each layer of that future moved it again (2% of the server's CPU on batches of 64
-    /// queries).
-    async fn enqueue(&mut self, message: M) -> Result<(), Stop> {
+    /// With a place in the buffer (a client that keeps up) the response goes in at once,
+    /// after the same checks, without the wait's future: a response message is a few hundred
+    /// bytes, and each layer of that future moved it again (2% of the server's CPU on
+    /// batches of 64 queries).
+    async fn enqueue(&mut self, message: M, share: OwnedSemaphorePermit) -> Result<(), Stop> {
         self.rpc.stopped().map_err(Stop::Failed)?;
-        let message = match self.tx.try_send(Ok(message)) {
+        let queued = Queued {
+            item: Ok(message),
+            _room: Some(share),
+        };
+        let queued = match self.tx.try_send(queued) {
             Ok(()) => {
                 // A wait would have spent the task's share of the runtime's budget; so does
                 // this, so that a producer that never waits still yields to other tasks.
@@ -103,12 +180,12 @@ impl<M> Responder<M> {
                 return Ok(());
             }
             Err(mpsc::error::TrySendError::Closed(_)) => return Err(Stop::ClientGone),
-            Err(mpsc::error::TrySendError::Full(message)) => message,
+            Err(mpsc::error::TrySendError::Full(queued)) => queued,
         };
-        // No room: wait under the RPC's guards. The send itself fails if the client leaves
+        // No place: wait under the RPC's guards. The send itself fails if the client leaves
         // meanwhile; once it succeeds the response is in the buffer, and counts as sent.
         self.rpc
-            .guard(self.tx.send(message))
+            .guard(self.tx.send(queued))
             .await
             .map_err(Stop::Failed)?
             .map_err(|_| Stop::ClientGone)
@@ -117,7 +194,7 @@ impl<M> Responder<M> {
     /// Ends the stream: delivers a failure as the final status when the client is still there
     /// (waiting a little for room in the buffer).
     async fn end(self, result: Result<(), Stop>) {
-        let Self { mut rpc, tx } = self;
+        let Self { mut rpc, tx, .. } = self;
         match result {
             Ok(()) => rpc.code = Some(Code::Ok),
             Err(Stop::ClientGone) => rpc.code = Some(Code::Cancelled),
@@ -127,7 +204,11 @@ impl<M> Responder<M> {
                 } else {
                     status.code()
                 });
-                let _ = tokio::time::timeout(FINAL_STATUS_GRACE, tx.send(Err(status))).await;
+                let last = Queued {
+                    item: Err(status),
+                    _room: None,
+                };
+                let _ = tokio::time::timeout(FINAL_STATUS_GRACE, tx.send(last)).await;
             }
         }
     }
@@ -238,12 +319,10 @@ mod tests {
         };
         // A client that reads: counted, and its size recorded.
         let (tx, mut rx) = mpsc::channel(1);
-        let mut responder: Responder<proto::EvaluateResponse> = Responder {
-            rpc: evaluate_rpc(&metrics, None),
-            tx,
-        };
+        let mut responder: Responder<proto::EvaluateResponse> =
+            Responder::new(evaluate_rpc(&metrics, None), tx);
         assert!(responder.send_verdicts(response()).await.is_ok());
-        assert!(rx.recv().await.is_some_and(|message| message.is_ok()));
+        assert!(rx.recv().await.is_some_and(|message| message.item.is_ok()));
         // The client gone: neither.
         drop(rx);
         let gone = responder.send_verdicts(response()).await;
@@ -254,10 +333,8 @@ mod tests {
             at: Instant::now(),
             timeout: Duration::ZERO,
         };
-        let mut late: Responder<proto::EvaluateResponse> = Responder {
-            rpc: evaluate_rpc(&metrics, Some(passed)),
-            tx,
-        };
+        let mut late: Responder<proto::EvaluateResponse> =
+            Responder::new(evaluate_rpc(&metrics, Some(passed)), tx);
         let late = late.send_verdicts(response()).await;
         assert!(
             matches!(late, Err(Stop::Failed(status)) if status.code() == Code::DeadlineExceeded)
@@ -270,6 +347,50 @@ mod tests {
         ] {
             assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
         }
+    }
+
+    /// A client that does not read holds its stream at the buffer's room in bytes, whatever
+    /// room the count of messages leaves: a response waits until the transport has taken
+    /// enough of those before it; one larger than the whole room waits for all of it.
+    #[tokio::test]
+    async fn the_response_buffer_holds_at_most_its_room_in_bytes() {
+        use tokio_stream::StreamExt;
+
+        let metrics = Arc::new(Metrics::new());
+        let response = |count: u64| proto::EvaluateResponse {
+            packed_verdicts: Some(proto::PackedVerdicts {
+                nim_sums: (0..count).collect(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let size = response(100).wire_len();
+        let (tx, rx) = mpsc::channel(64);
+        let mut stream = ResponseStream { rx };
+        let mut responder = Responder::with_room(evaluate_rpc(&metrics, None), tx, 2 * size);
+        // Whether a send is done at its first poll (else it waits for room).
+        async fn at_once(send: impl Future<Output = Result<(), Stop>>) -> bool {
+            tokio::select! {
+                biased;
+                sent = send => sent.is_ok(),
+                () = std::future::ready(()) => false,
+            }
+        }
+        assert!(at_once(responder.send(response(100))).await);
+        assert!(at_once(responder.send(response(100))).await);
+        assert!(
+            !at_once(responder.send(response(100))).await,
+            "over the room"
+        );
+        assert!(stream.next().await.is_some_and(|taken| taken.is_ok()));
+        assert!(at_once(responder.send(response(100))).await);
+        // One larger than the room goes once the buffer is empty, alone.
+        assert!(!at_once(responder.send(response(1000))).await);
+        stream.next().await;
+        assert!(!at_once(responder.send(response(1000))).await);
+        stream.next().await;
+        assert!(at_once(responder.send(response(1000))).await);
+        assert!(!at_once(responder.send(response(1))).await);
     }
 
     #[test]
