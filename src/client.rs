@@ -41,6 +41,14 @@ pub enum ClientError {
         /// The URL as given.
         url: String,
     },
+    /// The server URL names another scheme than `http` or `https`, or a port out of range.
+    #[error("invalid server URL {url:?}: {what}")]
+    UnsupportedUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        what: &'static str,
+    },
     /// The server URL does not parse.
     #[error("invalid server URL {url:?}: {cause}")]
     InvalidUrl {
@@ -161,13 +169,29 @@ fn endpoint(url: &str, args: &ConnectionArgs) -> Result<(Endpoint, ClientAuth), 
             url: url.to_string(),
         });
     }
-    let mut endpoint = Endpoint::from_shared(url.to_string())
-        .map_err(|cause| ClientError::InvalidUrl {
+    let unsupported = |what| ClientError::UnsupportedUrl {
+        url: url.to_string(),
+        what,
+    };
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(unsupported(
+            "grundy-server is reached by http:// (plaintext) or https:// (TLS)",
+        ));
+    }
+    let endpoint =
+        Endpoint::from_shared(url.to_string()).map_err(|cause| ClientError::InvalidUrl {
             url: url.to_string(),
             cause,
-        })?
-        .tcp_nodelay(true)
-        .connect_timeout(CONNECT_TIMEOUT);
+        })?;
+    // The port as written: the URI parser takes 99999 for no port at all (then port 80).
+    let authority = endpoint.uri().authority().map_or("", |a| a.as_str());
+    let host_end = authority.rfind(']').unwrap_or(0);
+    let port = authority[host_end..].rsplit_once(':').map(|(_, port)| port);
+    let in_range = |port: &str| port.parse::<u16>().is_ok_and(|port| port != 0);
+    if port.is_some_and(|port| !in_range(port)) {
+        return Err(unsupported("its port is 0 or out of range (1 to 65535)"));
+    }
+    let mut endpoint = endpoint.tcp_nodelay(true).connect_timeout(CONNECT_TIMEOUT);
     let is_https = url.starts_with("https://");
     if is_https {
         endpoint = endpoint
@@ -421,6 +445,39 @@ mod tests {
             "{message}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A URL grundy-server cannot be reached at is refused before any connection: another
+    /// scheme, or a port out of range (which the URI parser would read as no port, and
+    /// dial 80).
+    #[test]
+    fn server_urls_need_http_or_https_and_a_port_in_range() {
+        let refused = |url: &str| {
+            endpoint(url, &ConnectionArgs::default())
+                .err()
+                .map(|error| error.to_string())
+        };
+        for url in [
+            "http://127.0.0.1:50051",
+            "https://grundy.example:443",
+            "http://[::1]:1",
+            "http://localhost",
+        ] {
+            assert_eq!(refused(url), None, "{url}");
+        }
+        for (url, what) in [
+            ("127.0.0.1:50051", "it needs a scheme"),
+            (
+                "ftp://127.0.0.1:21",
+                "http:// (plaintext) or https:// (TLS)",
+            ),
+            ("http://127.0.0.1:99999", "out of range (1 to 65535)"),
+            ("http://127.0.0.1:0", "out of range (1 to 65535)"),
+            ("http://[::1]:", "out of range (1 to 65535)"),
+        ] {
+            let message = refused(url).unwrap_or_default();
+            assert!(message.contains(what), "{url}: {message}");
+        }
     }
 
     #[test]

@@ -50,10 +50,10 @@ pub enum Shape {
     Fan,
     /// Uniformly random edges, self-loops and cycles included.
     Cyclic,
-    /// A wide random DAG: layers of [`WIDE_LAYER`] vertices (randomly labelled), every edge
-    /// from a layer to the next one or, one time in four, to one of the three after it. Every
-    /// vertex of a layer after the first is the target of one edge from the layer before, so
-    /// the layers are the Kahn rounds, each of [`WIDE_LAYER`] vertices.
+    /// A wide random DAG: layers of 4,096 vertices (randomly labelled), every edge from a
+    /// layer to the next one or, one time in four, to one of the three after it. Every vertex
+    /// of a layer after the first is the target of one edge from the layer before, so the
+    /// layers are the Kahn rounds, each of 4,096 vertices (`WIDE_LAYER`).
     Wide,
 }
 
@@ -177,7 +177,7 @@ pub struct ChessSpec {
     #[arg(long, default_value_t = 1000)]
     pub queries: u64,
     /// Most tokens per query (each query has 1..=max).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tokens: u32,
     /// Random seed.
     #[arg(long, default_value_t = 1)]

@@ -44,12 +44,14 @@ pub struct JudgeArgs {
 #[derive(Debug, Clone, clap::Args)]
 pub struct AnalyseArgs {
     /// Most moves listed per position (the best ones; the others are counted in
-    /// "moves_omitted"); 0 means the server's cap (--analysis-max-moves, 256 by default).
+    /// "moves_omitted"); 0 means 256. With --server, 0 means that server's cap
+    /// (--analysis-max-moves, 256 by default), which also caps larger values.
     #[arg(long, default_value_t = 0)]
     pub max_moves: u32,
     /// Most positions the exact remoteness search of one query may visit (positions with
-    /// several tokens); 0 means the server's budget (--analysis-position-budget, 10^6 by
-    /// default). Over it, "remoteness" is absent and "remoteness_unknown" says why.
+    /// several tokens); 0 means 10^6. With --server, 0 means that server's budget
+    /// (--analysis-position-budget, 10^6 by default), which also caps larger values. Over
+    /// it, "remoteness" is absent and "remoteness_unknown" says why.
     #[arg(long, default_value_t = 0)]
     pub position_budget: u64,
     /// The input and how it travels.
@@ -67,8 +69,8 @@ pub struct InputArgs {
     pub file: Option<PathBuf>,
     /// URL of a running grundy-server (e.g. http://127.0.0.1:50051), or several
     /// comma-separated: test cases are spread over them, and a stream that breaks is resumed
-    /// on the next one. Without it, a server is started in-process on a loopback port and
-    /// used over real gRPC.
+    /// on the next one. Without it, a server is started in-process and used over real gRPC
+    /// (HTTP/2 through in-memory pipes: no port is opened).
     #[arg(long, env = "GRUNDY_SERVER")]
     pub server: Option<String>,
     /// How many times in a row a test case's stream is resumed after a lost connection or an
@@ -94,7 +96,7 @@ pub struct InputArgs {
           value_parser = crate::service::parse_message_bytes)]
     pub max_message_bytes: usize,
     /// TLS and authentication for --server (ignored without it: the embedded server is
-    /// plaintext on loopback).
+    /// reached through in-memory pipes, in plaintext).
     #[command(flatten)]
     pub connection: ConnectionArgs,
 }

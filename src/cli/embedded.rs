@@ -13,7 +13,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use super::error::RunError;
 use crate::client::{self, GrundyClient};
 use crate::engine::graph::MAX_EDGES;
-use crate::service::{self, GameService, ServerConfig, ServerError, ServiceConfig};
+use crate::service::{self, AnalysisCaps, GameService, ServerConfig, ServerError, ServiceConfig};
 
 /// The shutdown future a server is given: it resolves when the server's owner is dropped.
 type Shutdown = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -102,6 +102,11 @@ pub(super) fn embedded_config(max_message_bytes: usize) -> ServerConfig {
             max_vertices: u32::MAX,
             max_edges: MAX_EDGES,
             max_queries_per_stream: u64::MAX,
+            // `grundy analyse` asks for its own caps (the defaults when its flags are 0).
+            analysis: AnalysisCaps {
+                max_moves: u32::MAX,
+                position_budget: u64::MAX,
+            },
             ..ServiceConfig::default()
         },
         max_message_bytes,

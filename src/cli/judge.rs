@@ -15,6 +15,7 @@ use super::output::{Output, ProgressReport};
 use super::run::{open_judge_input, run_async};
 use crate::client::ConnectionArgs;
 use crate::proto;
+use crate::service::AnalysisCaps;
 
 /// Runs `grundy judge`; returns the process exit code. Errors are printed to stderr.
 pub fn run_judge(args: JudgeArgs) -> u8 {
@@ -25,10 +26,19 @@ pub fn run_judge(args: JudgeArgs) -> u8 {
 }
 
 /// Runs `grundy analyse`; returns the process exit code. Errors are printed to stderr.
+///
+/// A running server (`--server`) reads 0 as its own cap and caps what is asked; the
+/// embedded server has no caps of its own (the engine's maxima, as for its other limits), so
+/// it is asked for exactly what the flags say, 0 meaning a server's default caps.
 pub fn run_analyse(args: AnalyseArgs) -> u8 {
+    let defaults = AnalysisCaps::default();
+    let or_default = |asked: u64, default: u64| match (asked, &args.input.server) {
+        (0, None) => default,
+        _ => asked,
+    };
     let report = Report::Analysis(proto::AnalysisOptions {
-        max_moves: args.max_moves,
-        position_budget: args.position_budget,
+        max_moves: or_default(args.max_moves.into(), defaults.max_moves.into()) as u32,
+        position_budget: or_default(args.position_budget, defaults.position_budget),
     });
     run_async(run(args.input, report))
 }
@@ -52,7 +62,7 @@ async fn run(args: InputArgs, report: Report) -> Result<(), RunError> {
         Some(servers) => {
             Endpoints::connect(servers, &args.connection, args.max_message_bytes).await?
         }
-        // The embedded server is plaintext on loopback: TLS and token settings (often
+        // The embedded server is plaintext through pipes: TLS and token settings (often
         // inherited from GRUNDY_* variables) are only for --server, and ignored with a word.
         None => {
             warn_unused_connection_flags(&args.connection);
@@ -116,8 +126,8 @@ pub(super) fn warn_unused_connection_flags(connection: &ConnectionArgs) {
     .collect();
     if !given.is_empty() {
         stderr_line(format_args!(
-            "grundy: warning: {} ignored without --server (the embedded server is plaintext \
-             on loopback, with no token)",
+            "grundy: warning: {} ignored without --server (the embedded server is reached \
+             through in-memory pipes, in plaintext, with no token)",
             given.join(", ")
         ));
     }

@@ -60,7 +60,8 @@ pub struct RenderArgs {
 #[derive(Debug, Clone, clap::Args)]
 pub struct ServerChoice {
     /// URL of a running grundy-server (e.g. http://127.0.0.1:50051). Without it, a server is
-    /// started in-process on a loopback port and used over real gRPC.
+    /// started in-process and used over real gRPC (through in-memory pipes: no port is
+    /// opened).
     #[arg(long, env = "GRUNDY_SERVER")]
     pub server: Option<String>,
     /// Largest gRPC message sent or received, in bytes (suffixes KiB, MiB, GiB accepted; at

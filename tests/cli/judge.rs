@@ -514,7 +514,7 @@ fn messages_stay_under_max_message_bytes() {
 }
 
 /// TLS and token settings, often left in the environment, concern --server only: the
-/// embedded server is plaintext on loopback.
+/// embedded server is reached through in-memory pipes, in plaintext.
 #[test]
 fn connection_settings_apply_only_with_server() {
     let settings = [
