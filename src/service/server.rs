@@ -29,7 +29,7 @@ use super::auth::BearerAuth;
 use super::config::ServerConfig;
 use super::deadline::stamp_arrival;
 use super::departure::watch_departure;
-use super::error::{is_message_size_error, message_too_large};
+use super::error::request_stream_status;
 use super::state::GameService;
 use crate::proto::{self, grundy_service_server::GrundyServiceServer};
 use crate::service::web::WebLayer;
@@ -135,7 +135,7 @@ where
 
     let builder = transport(config)?;
     let remap: fn(http::Response<tonic::body::Body>) -> http::Response<tonic::body::Body> =
-        remap_message_size_status;
+        remap_request_status;
     let stamp: fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> =
         stamp_arrival;
     let watch: fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> =
@@ -285,27 +285,30 @@ async fn drain(
     Ok(())
 }
 
-/// tonic refuses a request message over `max_message_bytes` with OUT_OF_RANGE before the
-/// handler runs (unary requests); the API promises RESOURCE_EXHAUSTED naming the limit, so the
-/// trailers-only response is rewritten here. (Streamed requests are rewritten by the service,
-/// see [`super::error::request_stream_status`].)
-fn remap_message_size_status(
+/// tonic refuses a unary request before its handler runs when the message is over
+/// `max_message_bytes` (OUT_OF_RANGE) or does not decode (INTERNAL); the API promises
+/// RESOURCE_EXHAUSTED naming the limit and INVALID_ARGUMENT, so the trailers-only response
+/// is rewritten here, as the service rewrites streamed requests' (see
+/// [`super::error::request_stream_status`], which both use).
+fn remap_request_status(
     mut response: http::Response<tonic::body::Body>,
 ) -> http::Response<tonic::body::Body> {
-    let is_out_of_range = response
+    let is_candidate = response
         .headers()
         .get(Status::GRPC_STATUS)
-        .is_some_and(|code| Code::from_bytes(code.as_bytes()) == Code::OutOfRange);
-    if !is_out_of_range {
+        .map(|code| Code::from_bytes(code.as_bytes()))
+        .is_some_and(|code| matches!(code, Code::OutOfRange | Code::Internal));
+    if !is_candidate {
         return response;
     }
     let Some(status) = Status::from_header_map(response.headers()) else {
         return response;
     };
-    if !is_message_size_error(status.code(), status.message()) {
+    let code = status.code();
+    let remapped = request_stream_status(status);
+    if remapped.code() == code {
         return response;
     }
-    let remapped = message_too_large(status.message());
     // The message came from tonic and is printable, so the headers always encode; this
     // writes the details (grpc-status-details-bin) too.
     let _ = remapped.add_header(response.headers_mut());

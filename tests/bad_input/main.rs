@@ -256,30 +256,39 @@ async fn raw_malformed_frames_end_the_stream_and_the_server_serves_on() {
 
 /// Undecodable request bytes are the client's fault: tonic reports them as INTERNAL ("failed
 /// to decode Protobuf message", "Unexpected EOF decoding stream"), the code this API keeps for
-/// server bugs, and the server rewrites them to INVALID_ARGUMENT.
+/// server bugs, and the server rewrites them to INVALID_ARGUMENT, for the streamed requests
+/// (`Evaluate`, `PutGraph`) as for the unary ones (`EvaluateBatch`, `GetValues`), which
+/// tonic refuses before their handlers run.
 #[tokio::test]
 async fn raw_malformed_frames_are_invalid_argument() {
     let server = serve(config()).await;
-    for body in [
-        grpc_frame(0, &[0xff; 16]),
-        grpc_frame(0, &[0x08, 0x01]),
-        vec![0, 0],
-    ] {
-        let (code, message) = raw_evaluate(&server, body).await;
-        assert_eq!(code, Some(Code::InvalidArgument), "{message}");
+    for method in ["Evaluate", "PutGraph", "EvaluateBatch", "GetValues"] {
+        for body in [
+            grpc_frame(0, &[0xff; 16]),
+            grpc_frame(0, &[0x08, 0x01]),
+            vec![0, 0],
+        ] {
+            let (code, message) = raw_call(&server, method, body).await;
+            assert_eq!(code, Some(Code::InvalidArgument), "{method}: {message}");
+        }
     }
 }
 
 /// Sends `body` as the whole request body of an `Evaluate` call; returns grpc-status and
 /// grpc-message (from the headers of a trailers-only answer, or from the trailers).
 async fn raw_evaluate(server: &TestServer, body: Vec<u8>) -> (Option<Code>, String) {
+    raw_call(server, "Evaluate", body).await
+}
+
+/// [`raw_evaluate`] for a call of `method`.
+async fn raw_call(server: &TestServer, method: &str, body: Vec<u8>) -> (Option<Code>, String) {
     let work = async {
         let tcp = tokio::net::TcpStream::connect(server.address)
             .await
             .unwrap();
         let (mut client, connection) = h2::client::handshake(tcp).await.unwrap();
         tokio::spawn(connection);
-        let request = server.raw_evaluate_request();
+        let request = server.raw_request(method);
         let (response, mut send) = client.send_request(request, false).unwrap();
         send.send_data(Bytes::from(body), true).unwrap();
         let (parts, mut body) = response.await.unwrap().into_parts();

@@ -105,7 +105,12 @@ impl TestServer {
     /// The headers of an `Evaluate` call for a raw HTTP/2 client (one that writes its own
     /// gRPC frames, as the byte-level tests do).
     pub fn raw_evaluate_request(&self) -> http::Request<()> {
-        http::Request::post(format!("{}/grundy.v1.GrundyService/Evaluate", self.url()))
+        self.raw_request("Evaluate")
+    }
+
+    /// The headers of a call of `method` of `grundy.v1.GrundyService` for a raw HTTP/2 client.
+    pub fn raw_request(&self, method: &str) -> http::Request<()> {
+        http::Request::post(format!("{}/grundy.v1.GrundyService/{method}", self.url()))
             .header("content-type", "application/grpc")
             .header("te", "trailers")
             .body(())
