@@ -271,6 +271,16 @@ async fn malformed_uploads_are_rejected() {
     let status = put(&mut client, chunks(&chain(100), 4)).await.unwrap_err();
     assert_eq!(status.code(), Code::ResourceExhausted);
     assert!(status.message().contains("max_edges = 10"), "{status:?}");
+    // ... and against the edges the out-degrees declare, before any target comes: a graph
+    // declaring 10^6 edges is refused at its first chunk, even one with no targets at all.
+    let declared = proto::Graph {
+        vertex_count: 2,
+        out_degrees: vec![1_000_000, 0],
+        ..Default::default()
+    };
+    let status = put(&mut client, chunks(&declared, 1)).await.unwrap_err();
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+    assert!(status.message().contains("max_edges = 10"), "{status:?}");
 }
 
 #[tokio::test]

@@ -56,7 +56,9 @@ pub(crate) struct GraphAssembler {
 
 impl GraphAssembler {
     /// Vertex and edge counts including `chunk`, checked for consistency before it is
-    /// appended (so that the caller can check its size limits first).
+    /// appended (so that the caller can check its size limits first). The edge count is the
+    /// larger of the targets received and the edges the out-degrees declare: a graph that
+    /// declares more edges than a limit is refused at its degrees, before its targets come.
     pub(crate) fn counts_with(&self, chunk: &proto::Graph) -> Result<(u32, u64), ServiceError> {
         let vertex_count = if self.chunks == 0 {
             if chunk.vertex_count == 0 {
@@ -78,8 +80,9 @@ impl GraphAssembler {
             }
             self.graph.vertex_count
         };
-        let edge_count = (self.graph.targets.len() + target_count(chunk)) as u64;
-        Ok((vertex_count, edge_count))
+        let received = (self.graph.targets.len() + target_count(chunk)) as u64;
+        let declared = chunk.out_degrees.iter().map(|&d| u64::from(d)).sum::<u64>();
+        Ok((vertex_count, received.max(self.degree_total + declared)))
     }
 
     /// Appends `chunk` (after [`GraphAssembler::counts_with`] accepted it). The targets' room
