@@ -460,6 +460,10 @@ async fn metrics_are_served_over_http() {
         // Series nothing has counted yet are there, at zero.
         "grundy_queries_total{outcome=\"draw\"} 0",
         "grundy_work_slot_wait_seconds_count{kind=\"search\"} 0",
+        // No job runs once the stream is answered.
+        "grundy_work_jobs_running{kind=\"analysis\"} 0",
+        "grundy_work_jobs_running{kind=\"evaluation\"} 0",
+        "grundy_work_jobs_running{kind=\"search\"} 0",
         "grundy_table_compute_seconds_count 1",
         "grundy_cache_misses_total 1",
         "grundy_cache_hits_total 0",
