@@ -60,9 +60,13 @@ impl GameService {
         }
     }
 
-    /// Validates and hashes a wire graph off the async runtime (finishing `hashed`, what was
-    /// hashed of it as it arrived, when there is one), then gets its analysis from the cache
-    /// or computes it once however many streams ask at the same time.
+    /// Validates and hashes a wire graph (finishing `hashed`, what was hashed of it as it
+    /// arrived, when there is one), then gets its analysis from the cache or computes it once
+    /// however many streams ask at the same time. A small graph (at most
+    /// [`INLINE_HASH_WORDS`] words) is validated and hashed on the runtime thread, a larger
+    /// one on the work pool behind an analysis permit: a small graph already cached (a judge
+    /// file's test case sent inline again) waits for no analysis slot that other clients'
+    /// big graphs hold.
     pub(crate) async fn register(
         &self,
         rpc: &mut Rpc,
@@ -70,15 +74,21 @@ impl GameService {
         hashed: Option<IdHasher>,
     ) -> Result<Resolved, Status> {
         self.check_graph_size(graph.vertex_count, convert::target_count(&graph) as u64)?;
-        let (game, graph_id) = rpc
-            .guard(self.pool.analyse(move || {
-                let game = convert::game_from_proto(graph)?;
-                let graph_id = hashed
-                    .and_then(|hasher| hasher.finish(game.split_counts()))
-                    .unwrap_or_else(|| graph_id::graph_id_sync(&game));
-                Ok((game, graph_id))
-            }))
-            .await??;
+        let words = (graph.vertex_count as usize).max(graph.out_degrees.len())
+            + convert::target_count(&graph)
+            + graph.split_counts.len();
+        let identify = move || {
+            let game = convert::game_from_proto(graph)?;
+            let graph_id = hashed
+                .and_then(|hasher| hasher.finish(game.split_counts()))
+                .unwrap_or_else(|| graph_id::graph_id_sync(&game));
+            Ok::<_, ServiceError>((game, graph_id))
+        };
+        let (game, graph_id) = if words <= INLINE_HASH_WORDS {
+            identify()?
+        } else {
+            rpc.guard(self.pool.analyse(identify)).await??
+        };
         let lookup = self
             .registry
             .get_or_analyse(graph_id.clone(), game, self.config.limits);
@@ -136,7 +146,8 @@ impl GameService {
     }
 }
 
-/// Chunks of at most this many degrees and targets are hashed on the runtime thread that
+/// Chunks of at most this many degrees and targets, and graphs of at most this many vertices,
+/// targets and split counts, are hashed (and graphs validated) on the runtime thread that
 /// received them: some 10 ns a word, within tokio's guidance between awaits.
 const INLINE_HASH_WORDS: usize = 8192;
 

@@ -231,6 +231,45 @@ async fn an_abandoned_stream_stops_its_search() {
     assert_eq!(next(&mut stream).await.unwrap().verdicts.len(), 1);
 }
 
+/// A small graph sent inline that the cache holds is answered while every analysis slot is
+/// taken by another client's long analysis: validating and hashing it waits for no slot, and
+/// a cache hit is no analysis. (The wait for a slot is cut to 50 ms: a request that queued
+/// for one would be refused with UNAVAILABLE.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cached_small_graph_waits_for_no_analysis_slot() {
+    let server = serve_service(grundy::service::ServiceConfig {
+        compute_concurrency: 1,
+        analysis_queue_timeout: Duration::from_millis(50),
+        ..service_config()
+    })
+    .await;
+    let mut client = server.client().await;
+    let small = || vec![start(sample_graph()), batch(vec![tokens(1, &[0])])];
+    let answered = |mut stream: tonic::Streaming<proto::EvaluateResponse>| async move {
+        assert!(next(&mut stream).await.unwrap().graph.is_some());
+        next(&mut stream).await.unwrap().verdicts.len()
+    };
+    // Cached by a first stream.
+    let first = client.evaluate(tokio_stream::iter(small())).await.unwrap();
+    assert_eq!(answered(first.into_inner()).await, 1);
+    // Another client's cyclic analysis takes the only slot, for seconds.
+    let mut other = server.client().await;
+    let busy = tokio::spawn(async move {
+        let requests = vec![start(tournament_with_self_loop(1800))];
+        let _ = other.evaluate(tokio_stream::iter(requests)).await;
+    });
+    let metrics = server.service.metrics().clone();
+    let deadline = Instant::now() + PATIENCE;
+    while metrics.work_jobs_running(WorkKind::Analysis) == 0 {
+        assert!(Instant::now() < deadline, "the long analysis never started");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let again = client.evaluate(tokio_stream::iter(small())).await;
+    let again = again.expect("the cached graph is answered, not refused for want of a slot");
+    assert_eq!(answered(again.into_inner()).await, 1);
+    busy.abort();
+}
+
 /// An unknown 20,000-character graph id gets NOT_FOUND with a short message (the whole id
 /// quoted back would overflow the client's header limit, which would report that instead).
 #[tokio::test]
