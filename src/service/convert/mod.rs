@@ -3,7 +3,8 @@
 //! turned back into `grundy.v1` messages.
 //!
 //! - [`graph`]: wire graphs in, whole or in `PutGraph` chunks;
-//! - [`query`]: query batches in, verdicts out; [`batch`]: a batch's queries walked and
+//! - [`query`]: query batches in, verdicts out; `position`: a query's position read, and its
+//!   in-band errors; [`batch`]: a batch's queries walked and
 //!   counted; [`analysis`]: their remoteness and moves,
 //!   when the stream asks; [`outcome`]: outcomes out;
 //! - [`split`]: verdicts cut into messages under the size limit;
@@ -13,6 +14,7 @@ pub(crate) mod analysis;
 pub(crate) mod batch;
 pub(crate) mod graph;
 pub(crate) mod outcome;
+mod position;
 pub(crate) mod query;
 pub(crate) mod split;
 pub(crate) mod values;

@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use crate::engine::{
     Analysis, AnalysisError, AnalysisOptions, Evaluation, Interrupt, Move, MoveMemo, Outcome,
-    VertexOutOfRange,
 };
 use crate::proto;
 use crate::service::error::ServiceError;
@@ -13,30 +12,13 @@ use crate::service::error::ServiceError;
 use super::analysis::{self as analysed, MAX_ANALYSED_TOKENS};
 use super::batch::{batch_lookups, packed_queries};
 use super::outcome::outcome_to_proto;
+use super::position::{Position, PositionForm, packed_error, query_error};
 
 /// `Err(CANCELLED)` once `interrupt` is raised: the batch's answers are no longer wanted.
 fn still_wanted(interrupt: &Interrupt) -> Result<(), ServiceError> {
     interrupt
         .check()
         .map_err(|cancelled| ServiceError::Analysis(AnalysisError::from(cancelled)))
-}
-
-/// Which form a query's position took, to name fields in errors and map item indexes back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PositionForm {
-    Tokens,
-    Dense,
-    Sparse,
-}
-
-impl PositionForm {
-    fn vertex_field(self, index: usize) -> String {
-        match self {
-            Self::Tokens => format!("tokens.vertices[{index}]"),
-            Self::Dense => format!("dense_values.values[{index}]"),
-            Self::Sparse => format!("sparse_values.vertices[{index}]"),
-        }
-    }
 }
 
 /// A table up to this size is taken to stay in cache while a stream is answered (1 MiB: a
@@ -287,12 +269,10 @@ impl QueryEvaluator {
     }
 
     fn try_verdict(&mut self, query: &proto::Query) -> Result<proto::Verdict, proto::QueryError> {
-        let form = self.load_items(query)?;
+        let vertex_count = self.analysis.game().graph().vertex_count();
+        let form = self.position.load(query, vertex_count)?;
         let evaluation = self.analysis.evaluate(&self.position.items).map_err(|e| {
-            let index = match form {
-                PositionForm::Dense => self.position.item_vertex[e.index] as usize,
-                _ => e.index,
-            };
+            let index = self.position.token_index(form, e.index) as usize;
             query_error(form.vertex_field(index), e.to_string())
         })?;
         Ok(self.full_verdict(query.id, form, &evaluation))
@@ -362,84 +342,19 @@ impl QueryEvaluator {
         let Ok(Ok(position)) = analysed else {
             return;
         };
-        let items = &self.position.items;
-        let item_vertex = &self.position.item_vertex;
+        let items = &self.position;
         analysed::fill_sliding(verdict, &position, |from| {
             let item = items
+                .items
                 .iter()
                 .position(|&(vertex, count)| vertex == from && count > 0);
-            let item = item.unwrap_or(0);
-            match form {
-                PositionForm::Dense => item_vertex[item],
-                _ => item as u32,
-            }
+            items.token_index(form, item.unwrap_or(0))
         });
-    }
-
-    /// Fills `self.position.items` with `(vertex, count)` pairs for the query's position.
-    fn load_items(&mut self, query: &proto::Query) -> Result<PositionForm, proto::QueryError> {
-        use proto::query::Position;
-        self.position.items.clear();
-        self.position.item_vertex.clear();
-        match &query.position {
-            None => Err(query_error(
-                "position".into(),
-                "a query needs a position: tokens, dense_values or sparse_values".into(),
-            )),
-            Some(Position::Tokens(tokens)) => {
-                self.position
-                    .items
-                    .extend(tokens.vertices.iter().map(|&v| (v, 1)));
-                Ok(PositionForm::Tokens)
-            }
-            Some(Position::DenseValues(dense)) => {
-                let vertex_count = self.analysis.game().graph().vertex_count();
-                if dense.values.len() != vertex_count as usize {
-                    return Err(query_error(
-                        "dense_values.values".into(),
-                        format!(
-                            "has {} entries, expected one per vertex (vertex_count {vertex_count})",
-                            dense.values.len()
-                        ),
-                    ));
-                }
-                for (vertex, &value) in dense.values.iter().enumerate() {
-                    if value != 0 {
-                        self.position.items.push((vertex as u32, value));
-                        self.position.item_vertex.push(vertex as u32);
-                    }
-                }
-                Ok(PositionForm::Dense)
-            }
-            Some(Position::SparseValues(sparse)) => {
-                if sparse.vertices.len() != sparse.values.len() {
-                    return Err(query_error(
-                        "sparse_values.values".into(),
-                        format!(
-                            "has {} entries but sparse_values.vertices has {}; they must pair up",
-                            sparse.values.len(),
-                            sparse.vertices.len()
-                        ),
-                    ));
-                }
-                self.position.items.extend(
-                    sparse
-                        .vertices
-                        .iter()
-                        .copied()
-                        .zip(sparse.values.iter().copied()),
-                );
-                Ok(PositionForm::Sparse)
-            }
-        }
     }
 
     fn move_to_proto(&self, form: PositionForm, move_: Move) -> proto::Move {
         use proto::r#move::Kind;
-        let token_index = |item_index: usize| match form {
-            PositionForm::Dense => self.position.item_vertex[item_index],
-            _ => item_index as u32,
-        };
+        let token_index = |item_index: usize| self.position.token_index(form, item_index);
         let kind = match move_ {
             Move::Slide {
                 item_index,
@@ -465,27 +380,6 @@ impl QueryEvaluator {
         };
         proto::Move { kind: Some(kind) }
     }
-}
-
-/// A query's position as the engine takes it: `(vertex, count)` items (a token is a count of
-/// 1; for dense and sparse positions, a vertex's value), and for dense positions the vertex
-/// of each item (zero values are skipped, so item indexes are not vertices).
-#[derive(Default)]
-struct Position {
-    items: Vec<(u32, u64)>,
-    item_vertex: Vec<u32>,
-}
-
-/// The error of a packed query whose token at `offset + error.index` is out of range.
-fn packed_error(offset: usize, error: VertexOutOfRange) -> proto::QueryError {
-    query_error(
-        format!("packed_tokens.vertices[{}]", offset + error.index),
-        error.to_string(),
-    )
-}
-
-fn query_error(field: String, message: String) -> proto::QueryError {
-    proto::QueryError { field, message }
 }
 
 fn evaluated_verdict(
