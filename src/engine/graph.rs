@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use super::targets::{CheckedTargets, first_out_of_range};
+
 /// Why a graph was rejected. Every variant names the offending field and index.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GraphError {
@@ -83,37 +85,37 @@ impl Digraph {
         out_degrees: &[u32],
         targets: Vec<u32>,
     ) -> Result<Self, GraphError> {
-        if vertex_count == 0 {
-            return Err(GraphError::NoVertices);
-        }
-        if out_degrees.len() != vertex_count as usize {
-            return Err(GraphError::DegreeCount {
-                got: out_degrees.len(),
-                expected: vertex_count as usize,
+        check_counts(vertex_count, out_degrees, targets.len())?;
+        if let Some(index) = first_out_of_range(vertex_count, &targets) {
+            return Err(GraphError::TargetOutOfRange {
+                index,
+                target: targets[index],
+                vertex_count,
             });
         }
-        let total: u64 = out_degrees.iter().map(|&d| u64::from(d)).sum();
-        if total > MAX_EDGES {
-            return Err(GraphError::TooManyEdges {
-                edges: total,
-                limit: MAX_EDGES,
-            });
-        }
-        if targets.len() as u64 != total {
-            return Err(GraphError::TargetCount {
-                got: targets.len(),
-                expected: total,
-            });
-        }
-        check_targets(vertex_count, &targets)?;
+        Ok(Self::with_offsets(out_degrees, targets))
+    }
+
+    /// [`Digraph::from_out_degrees`] of targets checked as they came: only the counts are
+    /// checked here, the targets are not read again.
+    pub fn from_checked_targets(
+        out_degrees: &[u32],
+        targets: CheckedTargets,
+    ) -> Result<Self, GraphError> {
+        check_counts(targets.vertex_count(), out_degrees, targets.len())?;
+        Ok(Self::with_offsets(out_degrees, targets.into_vec()))
+    }
+
+    /// The graph of `targets` (whose counts and range are checked) cut by `out_degrees`.
+    fn with_offsets(out_degrees: &[u32], targets: Vec<u32>) -> Self {
         let mut offsets = super::huge_pages::with_capacity(out_degrees.len() + 1);
         let mut running = 0u32;
         offsets.push(0);
         for &degree in out_degrees {
-            running += degree; // cannot overflow: total <= u32::MAX was checked
+            running += degree; // cannot overflow: their total was checked against MAX_EDGES
             offsets.push(running);
         }
-        Ok(Self { offsets, targets })
+        Self { offsets, targets }
     }
 
     /// Builds a graph from an edge list `(from, to)`; edges keep their input order within
@@ -213,25 +215,32 @@ impl Digraph {
     }
 }
 
-fn check_targets(vertex_count: u32, targets: &[u32]) -> Result<(), GraphError> {
-    // Fast path: one branch-free max over the array; locate the culprit only on failure.
-    if targets
-        .iter()
-        .copied()
-        .max()
-        .is_none_or(|m| m < vertex_count)
-    {
-        return Ok(());
+/// Checks the lengths of a wire graph's arrays: a vertex at least, an out-degree per vertex,
+/// at most [`MAX_EDGES`] edges, and as many targets as the out-degrees add up to.
+fn check_counts(vertex_count: u32, out_degrees: &[u32], targets: usize) -> Result<(), GraphError> {
+    if vertex_count == 0 {
+        return Err(GraphError::NoVertices);
     }
-    let index = targets
-        .iter()
-        .position(|&t| t >= vertex_count)
-        .expect("max exceeded the bound, so some target does");
-    Err(GraphError::TargetOutOfRange {
-        index,
-        target: targets[index],
-        vertex_count,
-    })
+    if out_degrees.len() != vertex_count as usize {
+        return Err(GraphError::DegreeCount {
+            got: out_degrees.len(),
+            expected: vertex_count as usize,
+        });
+    }
+    let total: u64 = out_degrees.iter().map(|&d| u64::from(d)).sum();
+    if total > MAX_EDGES {
+        return Err(GraphError::TooManyEdges {
+            edges: total,
+            limit: MAX_EDGES,
+        });
+    }
+    if targets as u64 != total {
+        return Err(GraphError::TargetCount {
+            got: targets,
+            expected: total,
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

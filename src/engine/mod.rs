@@ -16,6 +16,7 @@
 //! - `analysis`: [`analyse`], the per-vertex table ([`Analysis`]) and a vertex's value;
 //!   `remoteness_table`: its one-token remoteness, on acyclic graphs computed on first need;
 //! - `evaluation`: positions: their verdict, a winning move, and their analysis;
+//! - `targets`: [`CheckedTargets`], a graph's targets checked piece by piece as they arrive;
 //! - `huge_pages`: the hint that backs a large graph's CSR arrays with 2 MiB pages.
 //!
 //! This module only declares the modules and re-exports the engine's API.
@@ -40,6 +41,7 @@ mod remoteness_table;
 pub mod rounds;
 pub mod sliding;
 pub mod split;
+mod targets;
 
 pub use analysis::{Analysis, VertexValue, analyse, analyse_interruptible};
 pub use evaluation::{Evaluation, Move, MoveMemo, VertexOutOfRange};
@@ -52,3 +54,4 @@ pub use outcome::Outcome;
 pub use remoteness::{
     AnalysisOptions, DEFAULT_POSITION_BUDGET, MoveAnalysis, PositionAnalysis, Remoteness,
 };
+pub use targets::CheckedTargets;

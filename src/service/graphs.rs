@@ -8,7 +8,7 @@ use tonic::{Status, Streaming};
 use tracing::Instrument;
 
 use super::blocking::WorkPool;
-use super::convert::{self, GraphAssembler};
+use super::convert::{self, GraphAssembler, WireGraph};
 use super::error::{ServiceError, request_stream_status};
 use super::graph_id::{self, IdHasher};
 use super::registry::Lookup;
@@ -51,7 +51,9 @@ impl GameService {
                 let (analysis, lookup) = rpc.guard(lookup).await??;
                 Ok(Resolved::recorded(rpc, analysis, graph_id, lookup))
             }
-            Some(GraphSource::Graph(graph)) => self.register(rpc, graph, None).await,
+            Some(GraphSource::Graph(graph)) => {
+                self.register(rpc, WireGraph::Whole(graph), None).await
+            }
             None => Err(ServiceError::protocol(
                 "start.graph_source",
                 "start.graph_source: set either graph or graph_id",
@@ -70,15 +72,13 @@ impl GameService {
     pub(crate) async fn register(
         &self,
         rpc: &mut Rpc,
-        graph: proto::Graph,
+        graph: WireGraph,
         hashed: Option<IdHasher>,
     ) -> Result<Resolved, Status> {
-        self.check_graph_size(graph.vertex_count, convert::target_count(&graph) as u64)?;
-        let words = (graph.vertex_count as usize).max(graph.out_degrees.len())
-            + convert::target_count(&graph)
-            + graph.split_counts.len();
+        self.check_graph_size(graph.vertex_count(), graph.target_count() as u64)?;
+        let words = graph.words();
         let identify = move || {
-            let game = convert::game_from_proto(graph)?;
+            let game = graph.into_game()?;
             let graph_id = hashed
                 .and_then(|hasher| hasher.finish(game.split_counts()))
                 .unwrap_or_else(|| graph_id::graph_id_sync(&game));
@@ -116,7 +116,7 @@ impl GameService {
         &self,
         rpc: &mut Rpc,
         mut inbound: Streaming<PutGraphRequest>,
-    ) -> Result<(proto::Graph, Option<IdHasher>), Status> {
+    ) -> Result<(WireGraph, Option<IdHasher>), Status> {
         let mut assembler = GraphAssembler::default();
         let mut hashing: Option<ChunkHashing> = None;
         let start_timeout = self.config.start_timeout;

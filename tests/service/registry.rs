@@ -18,6 +18,7 @@ use grundy::service::{ServerConfig, ServiceConfig};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
+use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
 use tonic::{Code, Status, Streaming};
@@ -267,6 +268,14 @@ async fn malformed_uploads_are_rejected() {
         put(&mut client, chunks(&bad_target, 2)).await.unwrap_err(),
         "targets[1] = 40",
     );
+    // A target out of range is refused at its chunk: the stream below never ends, and the
+    // answer comes all the same.
+    let first_chunk = chunks(&bad_target, 2).swap_remove(0);
+    let unfinished = tokio_stream::iter([first_chunk]).chain(tokio_stream::pending());
+    let answer = tokio::time::timeout(Duration::from_secs(30), client.put_graph(unfinished))
+        .await
+        .expect("the chunk with the bad target is answered without the rest of the upload");
+    invalid(answer.unwrap_err(), "targets[1] = 40");
     // The edge limit is checked as chunks arrive, before the graph is complete.
     let status = put(&mut client, chunks(&chain(100), 4)).await.unwrap_err();
     assert_eq!(status.code(), Code::ResourceExhausted);

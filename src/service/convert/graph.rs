@@ -1,7 +1,8 @@
 //! Wire graphs in: [`game_from_proto`] validates a whole `grundy.v1.Graph`, and
-//! [`GraphAssembler`] grows one from the chunks of `PutGraph`, checking each chunk as it comes.
+//! [`GraphAssembler`] grows one from the chunks of `PutGraph`, checking each chunk as it comes;
+//! [`WireGraph`] is either, on its way to the engine.
 
-use crate::engine::{Digraph, Game, GraphError, huge_pages};
+use crate::engine::{CheckedTargets, Digraph, Game, GraphError};
 use crate::proto;
 use crate::service::error::ServiceError;
 
@@ -39,15 +40,86 @@ pub(crate) fn target_count(graph: &proto::Graph) -> usize {
     graph.targets.len() + graph.fixed_targets.len()
 }
 
+/// A graph on its way to the engine: whole as a stream's start sent it, or assembled from the
+/// chunks of `PutGraph`.
+#[derive(Debug)]
+pub(crate) enum WireGraph {
+    /// A `grundy.v1.Graph`, checked whole by [`game_from_proto`].
+    Whole(proto::Graph),
+    /// Chunks put together, their targets checked as they came.
+    Assembled(AssembledGraph),
+}
+
+impl WireGraph {
+    /// The vertex count the graph declares.
+    pub(crate) fn vertex_count(&self) -> u32 {
+        match self {
+            Self::Whole(graph) => graph.vertex_count,
+            Self::Assembled(graph) => graph.targets.vertex_count(),
+        }
+    }
+
+    /// The targets it carries.
+    pub(crate) fn target_count(&self) -> usize {
+        match self {
+            Self::Whole(graph) => target_count(graph),
+            Self::Assembled(graph) => graph.targets.len(),
+        }
+    }
+
+    /// The words checking and hashing it reads: its vertices (or out-degrees, if more), its
+    /// targets and its split counts.
+    pub(crate) fn words(&self) -> usize {
+        let (out_degrees, split_counts) = match self {
+            Self::Whole(graph) => (graph.out_degrees.len(), graph.split_counts.len()),
+            Self::Assembled(graph) => (graph.out_degrees.len(), graph.split_counts.len()),
+        };
+        (self.vertex_count() as usize).max(out_degrees) + self.target_count() + split_counts
+    }
+
+    /// The engine's game, every field checked (an assembled graph's targets already were).
+    pub(crate) fn into_game(self) -> Result<Game, GraphError> {
+        match self {
+            Self::Whole(graph) => game_from_proto(graph),
+            Self::Assembled(graph) => graph.into_game(),
+        }
+    }
+}
+
+/// The chunks of a `PutGraph` stream put together (see [`GraphAssembler`]).
+#[derive(Debug)]
+pub(crate) struct AssembledGraph {
+    out_degrees: Vec<u32>,
+    targets: CheckedTargets,
+    split_counts: Vec<u32>,
+}
+
+impl AssembledGraph {
+    fn into_game(self) -> Result<Game, GraphError> {
+        let digraph = Digraph::from_checked_targets(&self.out_degrees, self.targets)?;
+        if self.split_counts.is_empty() {
+            Ok(Game::token_sliding(digraph))
+        } else {
+            Game::with_split_counts(digraph, self.split_counts)
+        }
+    }
+}
+
 /// Targets reserved at most per list entry a `PutGraph` stream has sent, when its out-degrees
 /// claim more: a graph of average out-degree up to this gets its room at once, and larger
 /// ones grow from there.
 const RESERVE_PER_ENTRY: u64 = 16;
 
-/// The chunks of one `PutGraph` stream, appended into one wire graph.
+/// The chunks of one `PutGraph` stream, appended into one graph. Each chunk's targets are
+/// checked against the vertex count as they are appended, while the chunk is in cache, so
+/// that the whole graph needs no pass over its targets once the last chunk is in.
 #[derive(Debug, Default)]
 pub(crate) struct GraphAssembler {
-    graph: proto::Graph,
+    /// The first chunk's vertex count (0 before it).
+    vertex_count: u32,
+    out_degrees: Vec<u32>,
+    targets: CheckedTargets,
+    split_counts: Vec<u32>,
     chunks: usize,
     /// The sum of the out-degrees appended so far (added up chunk by chunk, so that no chunk
     /// costs a pass over the whole graph's degrees).
@@ -69,35 +141,36 @@ impl GraphAssembler {
             }
             chunk.vertex_count
         } else {
-            if chunk.vertex_count != 0 && chunk.vertex_count != self.graph.vertex_count {
+            if chunk.vertex_count != 0 && chunk.vertex_count != self.vertex_count {
                 return Err(ServiceError::protocol(
                     "chunk.vertex_count",
                     format!(
                         "chunk {}: vertex_count {} differs from the first chunk's {}",
-                        self.chunks, chunk.vertex_count, self.graph.vertex_count
+                        self.chunks, chunk.vertex_count, self.vertex_count
                     ),
                 ));
             }
-            self.graph.vertex_count
+            self.vertex_count
         };
-        let received = (self.graph.targets.len() + target_count(chunk)) as u64;
+        let received = (self.targets.len() + target_count(chunk)) as u64;
         let declared = chunk.out_degrees.iter().map(|&d| u64::from(d)).sum::<u64>();
         Ok((vertex_count, received.max(self.degree_total + declared)))
     }
 
-    /// Appends `chunk` (after [`GraphAssembler::counts_with`] accepted it). The targets' room
-    /// is advised for huge pages before it is filled, for the analysis's random reads (see
+    /// Appends `chunk` (after [`GraphAssembler::counts_with`] accepted it); a target that
+    /// names no vertex is refused here, numbered among all the targets so far. The targets'
+    /// room is advised for huge pages before it is filled (see
     /// [`GraphAssembler::reserve_targets`]).
     pub(crate) fn append(&mut self, chunk: &proto::Graph) -> Result<(), ServiceError> {
         let (vertex_count, _) = self.counts_with(chunk)?;
         for (field, total) in [
             (
                 "out_degrees",
-                self.graph.out_degrees.len() + chunk.out_degrees.len(),
+                self.out_degrees.len() + chunk.out_degrees.len(),
             ),
             (
                 "split_counts",
-                self.graph.split_counts.len() + chunk.split_counts.len(),
+                self.split_counts.len() + chunk.split_counts.len(),
             ),
         ] {
             if total > vertex_count as usize {
@@ -110,23 +183,20 @@ impl GraphAssembler {
                 ));
             }
         }
-        self.graph.vertex_count = vertex_count;
-        self.graph.out_degrees.extend_from_slice(&chunk.out_degrees);
+        if self.chunks == 0 {
+            self.vertex_count = vertex_count;
+            self.targets = CheckedTargets::with_capacity(vertex_count, 0);
+        }
+        self.out_degrees.extend_from_slice(&chunk.out_degrees);
         self.degree_total += chunk
             .out_degrees
             .iter()
             .map(|&degree| u64::from(degree))
             .sum::<u64>();
         self.reserve_targets(chunk);
-        let capacity = self.graph.targets.capacity();
-        self.graph.targets.extend_from_slice(&chunk.targets);
-        self.graph.targets.extend_from_slice(&chunk.fixed_targets);
-        if self.graph.targets.capacity() != capacity {
-            huge_pages::advise(&self.graph.targets);
-        }
-        self.graph
-            .split_counts
-            .extend_from_slice(&chunk.split_counts);
+        self.targets.append(&chunk.targets)?;
+        self.targets.append(&chunk.fixed_targets)?;
+        self.split_counts.extend_from_slice(&chunk.split_counts);
         self.chunks += 1;
         Ok(())
     }
@@ -137,10 +207,10 @@ impl GraphAssembler {
     /// believed up to [`RESERVE_PER_ENTRY`] targets per list entry received: a client cannot
     /// reserve much more than it sent. Called after `chunk`'s out-degrees are appended.
     fn reserve_targets(&mut self, chunk: &proto::Graph) {
-        let degrees = self.graph.out_degrees.len();
-        if self.graph.targets.capacity() != 0
+        let degrees = self.out_degrees.len();
+        if self.targets.capacity() != 0
             || target_count(chunk) == 0
-            || degrees != self.graph.vertex_count as usize
+            || degrees != self.vertex_count as usize
         {
             return;
         }
@@ -148,11 +218,11 @@ impl GraphAssembler {
         let room = self
             .degree_total
             .min(received.saturating_mul(RESERVE_PER_ENTRY));
-        self.graph.targets = huge_pages::with_capacity(room as usize);
+        self.targets = CheckedTargets::with_capacity(self.vertex_count, room as usize);
     }
 
     /// The whole graph; an error when no chunk came.
-    pub(crate) fn finish(mut self) -> Result<proto::Graph, ServiceError> {
+    pub(crate) fn finish(mut self) -> Result<WireGraph, ServiceError> {
         if self.chunks == 0 {
             return Err(ServiceError::protocol(
                 "chunk",
@@ -160,10 +230,14 @@ impl GraphAssembler {
             ));
         }
         // Growing by chunks left spare capacity; the cache accounts for capacity.
-        self.graph.out_degrees.shrink_to_fit();
-        self.graph.targets.shrink_to_fit();
-        self.graph.split_counts.shrink_to_fit();
-        Ok(self.graph)
+        self.out_degrees.shrink_to_fit();
+        self.targets.shrink_to_fit();
+        self.split_counts.shrink_to_fit();
+        Ok(WireGraph::Assembled(AssembledGraph {
+            out_degrees: self.out_degrees,
+            targets: self.targets,
+            split_counts: self.split_counts,
+        }))
     }
 }
 
@@ -224,7 +298,25 @@ mod tests {
         );
         assembler.append(&fixed_chunk(0, &[], &[2, 0])).unwrap();
         let graph = assembler.finish().unwrap();
-        assert_eq!(game_from_proto(graph).unwrap().graph(), varint.graph());
+        assert_eq!(graph.into_game().unwrap().graph(), varint.graph());
+    }
+
+    #[test]
+    fn a_chunk_with_a_target_out_of_range_is_refused_with_its_index_among_all_targets() {
+        let mut assembler = GraphAssembler::default();
+        assembler.append(&chunk(3, &[2, 0, 1], &[1])).unwrap();
+        let error = assembler.append(&fixed_chunk(0, &[], &[2, 3])).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                ServiceError::Graph(GraphError::TargetOutOfRange {
+                    index: 2,
+                    target: 3,
+                    vertex_count: 3
+                })
+            ),
+            "{error:?}"
+        );
     }
 
     #[test]
@@ -233,21 +325,17 @@ mod tests {
         assembler.append(&chunk(4, &[2, 0], &[])).unwrap();
         assembler.append(&chunk(0, &[1, 3], &[1, 2])).unwrap();
         assembler.append(&chunk(0, &[], &[3, 0, 1, 2])).unwrap();
-        let graph = assembler.finish().unwrap();
-        assert_eq!(graph.targets, vec![1, 2, 3, 0, 1, 2]);
-        assert_eq!(graph.out_degrees, vec![2, 0, 1, 3]);
-        assert!(game_from_proto(graph).is_ok());
+        let game = assembler.finish().unwrap().into_game().unwrap();
+        assert_eq!(game.graph().targets(), [1, 2, 3, 0, 1, 2]);
+        assert_eq!(game.graph().offsets(), [0, 2, 2, 3, 6]);
         // Room for the degrees' total once they are all in...
         let mut assembler = GraphAssembler::default();
         assembler.append(&chunk(3, &[5, 0], &[])).unwrap();
         assembler.append(&chunk(0, &[2], &[0])).unwrap();
-        assert_eq!(assembler.graph.targets.capacity(), 7);
+        assert_eq!(assembler.targets.capacity(), 7);
         // ... but degrees claiming 5 * 10^8 targets, with one target sent, reserve 32.
         let mut assembler = GraphAssembler::default();
         assembler.append(&chunk(1, &[500_000_000], &[0])).unwrap();
-        assert_eq!(
-            assembler.graph.targets.capacity() as u64,
-            2 * RESERVE_PER_ENTRY
-        );
+        assert_eq!(assembler.targets.capacity() as u64, 2 * RESERVE_PER_ENTRY);
     }
 }
