@@ -3,6 +3,7 @@
 //! token configured both need it while health stays open. Driven by the clients generated in
 //! tonic-reflection, over real gRPC on 127.0.0.1:0.
 
+use crate::support::process::ServerProcess;
 use crate::support::server::{PATIENCE, serve, service_config};
 use prost::Message;
 use prost_types::FileDescriptorProto;
@@ -19,6 +20,7 @@ use tonic_reflection::pb::v1alpha::{
 use grundy::service::ServerConfig;
 
 const TOKEN: &str = "reflection-s3cret";
+const GRUNDY_SERVER: &str = env!("CARGO_BIN_EXE_grundy-server");
 
 /// A v1alpha reflection client that sends `authorization: Bearer <token>` when given one.
 type Client = ServerReflectionClient<
@@ -178,4 +180,53 @@ async fn with_a_token_both_reflection_versions_need_it_and_health_does_not() {
             if list.service.iter().any(|s| s.name == "grundy.v1.GrundyService")),
         "{answers:?}"
     );
+}
+
+/// A client that asks for descriptors faster than it reads them, then leaves: the answers the
+/// reflection service still had to send have nowhere to go, and its task ends quietly (the
+/// tonic-reflection releases before 0.14.9 panicked there, on every such client).
+#[tokio::test]
+async fn a_client_leaving_a_reflection_stream_unread_panics_nothing() {
+    /// Descriptor requests sent: their answers (some 30 KB each) fill the stream's flow
+    /// control window many times over, so the service's task waits to send one.
+    const ASKED: usize = 200;
+    let server = ServerProcess::start(GRUNDY_SERVER, &[]);
+    let channel = Channel::from_shared(server.url())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut client = reflection_client(channel.clone(), None);
+    let (requests, received) = tokio::sync::mpsc::channel(ASKED);
+    for _ in 0..ASKED {
+        let request = ServerReflectionRequest {
+            host: String::new(),
+            message_request: Some(MessageRequest::FileContainingSymbol(
+                "grundy.v1.GrundyService".into(),
+            )),
+        };
+        requests.send(request).await.unwrap();
+    }
+    let mut stream = client
+        .server_reflection_info(tokio_stream::wrappers::ReceiverStream::new(received))
+        .await
+        .unwrap()
+        .into_inner();
+    let first = tokio::time::timeout(PATIENCE, stream.message())
+        .await
+        .expect("reflection answers in time");
+    assert!(matches!(first, Ok(Some(_))), "{first:?}");
+    // The client leaves: its stream is reset with the rest of the answers unread.
+    drop(stream);
+    drop(requests);
+    // Another call on the same connection comes after the reset, and is answered.
+    let mut client = reflection_client(channel, None);
+    ask(
+        &mut client,
+        vec![MessageRequest::ListServices(String::new())],
+    )
+    .await
+    .unwrap();
+    let log = server.stop();
+    assert!(!log.contains("panicked"), "{log}");
 }

@@ -137,6 +137,8 @@ pub struct ServerProcess {
     pub address: SocketAddr,
     /// Its stderr so far, for failure messages.
     log: Arc<Mutex<String>>,
+    /// The thread copying its stderr into `log`, until the pipe closes.
+    copier: Option<thread::JoinHandle<()>>,
 }
 
 impl ServerProcess {
@@ -158,7 +160,7 @@ impl ServerProcess {
         let copy = log.clone();
         // Copies the log until it closes (a full pipe would block the server), sending the
         // listening address as soon as it appears.
-        thread::spawn(move || {
+        let copier = thread::spawn(move || {
             let mut address_sender = Some(address_sender);
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 if let (Some(sender), Some(found)) = (&address_sender, listening_address(&line)) {
@@ -182,7 +184,23 @@ impl ServerProcess {
             child,
             address,
             log,
+            copier: Some(copier),
         }
+    }
+
+    /// Stops the server as an orchestrator does (SIGTERM), waits for it to exit, and returns
+    /// everything it logged.
+    pub fn stop(mut self) -> String {
+        // SAFETY: kill(2) on the child's own pid, which the guard has not reaped yet.
+        unsafe {
+            libc::kill(self.child.0.id() as libc::pid_t, libc::SIGTERM);
+        }
+        self.child.wait_with_timeout(RUN_TIMEOUT);
+        // The pipe is closed once the server has exited: the copier reaches its end.
+        if let Some(copier) = self.copier.take() {
+            copier.join().expect("the log copier does not panic");
+        }
+        self.log.lock().unwrap().clone()
     }
 
     pub fn url(&self) -> String {
