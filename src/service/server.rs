@@ -26,6 +26,7 @@ use tonic_reflection::server::{v1, v1alpha};
 use tower::util::{MapRequestLayer, MapResponseLayer, option_layer};
 
 use super::auth::BearerAuth;
+use super::bounded_status::bound_status_messages;
 use super::config::ServerConfig;
 use super::deadline::stamp_arrival;
 use super::departure::watch_departure;
@@ -136,6 +137,8 @@ where
     let builder = transport(config)?;
     let remap: fn(http::Response<tonic::body::Body>) -> http::Response<tonic::body::Body> =
         remap_request_status;
+    let bound: fn(http::Response<tonic::body::Body>) -> http::Response<tonic::body::Body> =
+        bound_status_messages;
     let stamp: fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> =
         stamp_arrival;
     let watch: fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> =
@@ -149,6 +152,8 @@ where
         ))
         .layer(option_layer(web.map(|_| tonic_web::GrpcWebLayer::new())))
         .layer(MapResponseLayer::new(remap))
+        // Client text that reflection quotes whole in a status is cut to an excerpt.
+        .layer(MapResponseLayer::new(bound))
         // Before tonic's grpc-timeout timer starts, so that deadlines end as DEADLINE_EXCEEDED.
         .layer(MapRequestLayer::new(stamp))
         // A request body that fails marks its RPC as left by the client (CANCELLED).

@@ -230,3 +230,34 @@ async fn a_client_leaving_a_reflection_stream_unread_panics_nothing() {
     let log = server.stop();
     assert!(!log.contains("panicked"), "{log}");
 }
+
+/// An unknown symbol is quoted in a bounded excerpt, however long the client made it: the
+/// reflection service's own message quotes it whole.
+#[tokio::test]
+async fn an_unknown_symbol_is_quoted_in_a_bounded_excerpt() {
+    let server = serve(ServerConfig {
+        service: service_config(),
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut client = reflection_client(server.channel().await, None);
+    let symbol = format!("grundy.v1.{}", "X".repeat(100_000));
+    let status = ask(
+        &mut client,
+        vec![MessageRequest::FileContainingSymbol(symbol)],
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(status.code(), Code::NotFound, "{status:?}");
+    let message = status.message();
+    assert!(
+        message.len() < 200,
+        "{} bytes: {message:.300}",
+        message.len()
+    );
+    assert!(message.starts_with("symbol \"grundy.v1.XXX"), "{message}");
+    assert!(
+        message.ends_with("... (100010 bytes) not found"),
+        "{message}"
+    );
+}
