@@ -54,6 +54,14 @@ pub enum WorkKind {
 }
 
 impl WorkKind {
+    /// Every kind, in the order of [`WorkKind::index`].
+    const ALL: [Self; 3] = [Self::Analysis, Self::Evaluation, Self::Search];
+
+    /// The kind's place in [`WorkKind::ALL`] (and in the arrays of its series).
+    fn index(self) -> usize {
+        self as usize
+    }
+
     fn label(self) -> &'static str {
         match self {
             Self::Analysis => "analysis",
@@ -106,22 +114,6 @@ struct Answered {
     error: Counter,
 }
 
-/// The series of `work_slot_wait_seconds`, one per [`WorkKind`].
-#[derive(Debug)]
-struct SlotWaits {
-    analysis: Histogram,
-    evaluation: Histogram,
-    search: Histogram,
-}
-
-/// The series of `work_jobs_running`, one per [`WorkKind`].
-#[derive(Debug)]
-struct JobsRunning {
-    analysis: Gauge,
-    evaluation: Gauge,
-    search: Gauge,
-}
-
 /// Every metric of the server, registered once.
 #[derive(Debug)]
 pub struct Metrics {
@@ -134,8 +126,10 @@ pub struct Metrics {
     /// once: every response and every job updates them, and a family's lookup takes its lock
     /// and hashes the labels.
     answered: Answered,
-    slot_waits: SlotWaits,
-    jobs_running: JobsRunning,
+    /// The series of `work_slot_wait_seconds`, by [`WorkKind::index`].
+    slot_waits: [Histogram; 3],
+    /// The series of `work_jobs_running`, by [`WorkKind::index`].
+    jobs_running: [Gauge; 3],
     pub(crate) table_compute_seconds: Histogram,
     pub(crate) cache_hits: Counter,
     pub(crate) cache_misses: Counter,
@@ -262,26 +256,11 @@ impl Metrics {
             draw: answered_as("draw"),
             error: answered_as("error"),
         };
-        let slot_wait = |kind: WorkKind| {
-            work_slot_wait_seconds
-                .get_or_create(&WorkLabels { kind: kind.label() })
-                .clone()
-        };
-        let slot_waits = SlotWaits {
-            analysis: slot_wait(WorkKind::Analysis),
-            evaluation: slot_wait(WorkKind::Evaluation),
-            search: slot_wait(WorkKind::Search),
-        };
-        let running = |kind: WorkKind| {
-            work_jobs_running
-                .get_or_create(&WorkLabels { kind: kind.label() })
-                .clone()
-        };
-        let jobs_running = JobsRunning {
-            analysis: running(WorkKind::Analysis),
-            evaluation: running(WorkKind::Evaluation),
-            search: running(WorkKind::Search),
-        };
+        let labels = |kind: WorkKind| WorkLabels { kind: kind.label() };
+        let slot_waits =
+            WorkKind::ALL.map(|kind| work_slot_wait_seconds.get_or_create(&labels(kind)).clone());
+        let jobs_running =
+            WorkKind::ALL.map(|kind| work_jobs_running.get_or_create(&labels(kind)).clone());
         Self {
             registry,
             requests,
@@ -316,23 +295,12 @@ impl Metrics {
 
     /// Records how long a job of `kind` waited for its permit.
     pub(crate) fn slot_waited(&self, kind: WorkKind, waited: Duration) {
-        let waits = &self.slot_waits;
-        let histogram = match kind {
-            WorkKind::Analysis => &waits.analysis,
-            WorkKind::Evaluation => &waits.evaluation,
-            WorkKind::Search => &waits.search,
-        };
-        histogram.observe(waited.as_secs_f64());
+        self.slot_waits[kind.index()].observe(waited.as_secs_f64());
     }
 
     /// The gauge of the jobs of `kind` running on the work pool.
     pub(crate) fn jobs_running(&self, kind: WorkKind) -> &Gauge {
-        let running = &self.jobs_running;
-        match kind {
-            WorkKind::Analysis => &running.analysis,
-            WorkKind::Evaluation => &running.evaluation,
-            WorkKind::Search => &running.search,
-        }
+        &self.jobs_running[kind.index()]
     }
 
     /// Jobs of `kind` running on the work pool now (`work_jobs_running`).
@@ -480,4 +448,21 @@ fn respond(metrics: &Metrics, request: &Request<Incoming>) -> Response<Full<Byte
             .insert(hyper::header::CONTENT_TYPE, value);
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_work_kind_has_its_own_series() {
+        for (place, kind) in WorkKind::ALL.into_iter().enumerate() {
+            assert_eq!(kind.index(), place, "{kind:?}");
+        }
+        let metrics = Metrics::new();
+        metrics.jobs_running(WorkKind::Search).inc();
+        assert_eq!(metrics.work_jobs_running(WorkKind::Search), 1);
+        assert_eq!(metrics.work_jobs_running(WorkKind::Analysis), 0);
+        assert_eq!(metrics.work_jobs_running(WorkKind::Evaluation), 0);
+    }
 }

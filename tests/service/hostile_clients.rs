@@ -18,10 +18,25 @@ use grundy::service::WorkKind;
 use prost::Message;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::Code;
+use tonic::transport::Channel;
+use tonic::{Code, Status};
 use tonic_types::StatusExt;
 
 const GRUNDY_SERVER: &str = env!("CARGO_BIN_EXE_grundy-server");
+
+/// The verdicts of one query on the sample graph, sent inline on a stream of its own: what a
+/// well-behaved client gets while, or after, others misbehave.
+async fn one_sample_query(
+    client: &mut GrundyServiceClient<Channel>,
+) -> Result<Vec<proto::Verdict>, Status> {
+    let requests = vec![start(sample_graph()), batch(vec![tokens(1, &[0])])];
+    let mut stream = client
+        .evaluate(tokio_stream::iter(requests))
+        .await?
+        .into_inner();
+    assert!(next(&mut stream).await?.graph.is_some());
+    Ok(next(&mut stream).await?.verdicts)
+}
 
 /// Many one-query messages on one stream, each in its own HTTP/2 DATA frame (as a client
 /// writing one message per write does; tonic's own client coalesces them), sent as fast as
@@ -144,14 +159,7 @@ async fn abandoned_analyses_do_not_delay_a_small_graph() {
         "an abandoned analysis ran to its budget"
     );
     let mut client = server.client().await;
-    let requests = vec![start(sample_graph()), batch(vec![tokens(1, &[0])])];
-    let mut stream = client
-        .evaluate(tokio_stream::iter(requests))
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(next(&mut stream).await.unwrap().graph.is_some());
-    let verdicts = next(&mut stream).await.unwrap().verdicts;
+    let verdicts = one_sample_query(&mut client).await.unwrap();
     assert_eq!(verdicts.len(), 1);
     assert_eq!(verdicts[0].error, None);
 }
@@ -221,14 +229,7 @@ async fn an_abandoned_stream_stops_its_search() {
     }
     // The server answers the next client as before.
     let mut client = server.client().await;
-    let requests = vec![start(sample_graph()), batch(vec![tokens(1, &[0])])];
-    let mut stream = client
-        .evaluate(tokio_stream::iter(requests))
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(next(&mut stream).await.unwrap().graph.is_some());
-    assert_eq!(next(&mut stream).await.unwrap().verdicts.len(), 1);
+    assert_eq!(one_sample_query(&mut client).await.unwrap().len(), 1);
 }
 
 /// A small graph sent inline that the cache holds is answered while every analysis slot is
@@ -244,14 +245,8 @@ async fn a_cached_small_graph_waits_for_no_analysis_slot() {
     })
     .await;
     let mut client = server.client().await;
-    let small = || vec![start(sample_graph()), batch(vec![tokens(1, &[0])])];
-    let answered = |mut stream: tonic::Streaming<proto::EvaluateResponse>| async move {
-        assert!(next(&mut stream).await.unwrap().graph.is_some());
-        next(&mut stream).await.unwrap().verdicts.len()
-    };
     // Cached by a first stream.
-    let first = client.evaluate(tokio_stream::iter(small())).await.unwrap();
-    assert_eq!(answered(first.into_inner()).await, 1);
+    assert_eq!(one_sample_query(&mut client).await.unwrap().len(), 1);
     // Another client's cyclic analysis takes the only slot, for seconds.
     let mut other = server.client().await;
     let busy = tokio::spawn(async move {
@@ -264,9 +259,9 @@ async fn a_cached_small_graph_waits_for_no_analysis_slot() {
         assert!(Instant::now() < deadline, "the long analysis never started");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let again = client.evaluate(tokio_stream::iter(small())).await;
+    let again = one_sample_query(&mut client).await;
     let again = again.expect("the cached graph is answered, not refused for want of a slot");
-    assert_eq!(answered(again.into_inner()).await, 1);
+    assert_eq!(again.len(), 1);
     busy.abort();
 }
 

@@ -48,7 +48,8 @@ pub(crate) struct QueryEvaluator {
     /// Split picks by `(vertex, target)`: finding one reruns the vertex's method (up to
     /// 2^26 steps), and a stream's WIN positions often need the same ones.
     moves: MoveMemo,
-    /// The interrupt of the batch being answered (see [`QueryEvaluator::answer`]).
+    /// The interrupt of the batch being answered (see [`QueryEvaluator::answer`]), read by
+    /// every path that can search.
     interrupt: Interrupt,
 }
 
@@ -100,7 +101,7 @@ impl QueryEvaluator {
             ..Default::default()
         };
         for query in &batch.queries {
-            still_wanted(interrupt)?;
+            still_wanted(&self.interrupt)?;
             let verdict = self.verdict(query);
             response.verdicts.push(verdict);
         }
@@ -118,17 +119,17 @@ impl QueryEvaluator {
             let split_counts = self.analysis.game().split_counts().is_some();
             match self.analysed {
                 Some(options) if !self.explain && !split_counts => {
-                    let verdicts = self.answer_packed_analysed(packed, &options, interrupt)?;
+                    let verdicts = self.answer_packed_analysed(packed, &options)?;
                     response.packed_verdicts = Some(verdicts);
                 }
                 _ if self.explain || self.analysed.is_some() => {
-                    self.answer_packed_in_full(packed, &mut response.verdicts, interrupt)?;
+                    self.answer_packed_in_full(packed, &mut response.verdicts)?;
                 }
                 _ => response.packed_verdicts = Some(self.answer_packed(packed)),
             }
         }
         // A search cut short by the interrupt left its last answer unfinished.
-        still_wanted(interrupt)?;
+        still_wanted(&self.interrupt)?;
         Ok(response)
     }
 
@@ -179,7 +180,6 @@ impl QueryEvaluator {
         &self,
         packed: &proto::PackedTokenQueries,
         options: &AnalysisOptions,
-        interrupt: &Interrupt,
     ) -> Result<proto::PackedVerdicts, ServiceError> {
         let count = packed.token_counts.len();
         let mut verdicts = proto::PackedVerdicts {
@@ -189,10 +189,10 @@ impl QueryEvaluator {
             ..Default::default()
         };
         for (index, offset, tokens) in packed_queries(packed) {
-            still_wanted(interrupt)?;
+            still_wanted(&self.interrupt)?;
             let analysed = self
                 .analysis
-                .analyse_position_interruptible(tokens, options, interrupt)
+                .analyse_position_interruptible(tokens, options, &self.interrupt)
                 .map_err(|cancelled| ServiceError::Analysis(AnalysisError::from(cancelled)))?;
             match analysed {
                 Ok(position) => {
@@ -221,10 +221,9 @@ impl QueryEvaluator {
         &mut self,
         packed: &proto::PackedTokenQueries,
         verdicts: &mut Vec<proto::Verdict>,
-        interrupt: &Interrupt,
     ) -> Result<(), ServiceError> {
         for (index, offset, tokens) in packed_queries(packed) {
-            still_wanted(interrupt)?;
+            still_wanted(&self.interrupt)?;
             let query_id = packed.first_query_id.wrapping_add(index as u64);
             self.position.items.clear();
             self.position.items.extend(tokens.iter().map(|&v| (v, 1)));
