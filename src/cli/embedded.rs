@@ -102,6 +102,8 @@ pub(super) fn embedded_config(max_message_bytes: usize) -> ServerConfig {
             max_vertices: u32::MAX,
             max_edges: MAX_EDGES,
             max_queries_per_stream: u64::MAX,
+            // Its one client may wait on its input as long as it likes (a terminal).
+            stream_idle_timeout: None,
             // `grundy analyse` asks for its own caps (the defaults when its flags are 0).
             analysis: AnalysisCaps {
                 max_moves: u32::MAX,

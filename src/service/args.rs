@@ -114,6 +114,13 @@ pub struct ServerArgs {
     #[arg(long, env = "GRUNDY_START_TIMEOUT", value_parser = parse_duration, default_value = "10s")]
     pub start_timeout: Duration,
 
+    /// How long an Evaluate stream whose answers are all sent, or a PutGraph stream between
+    /// chunks, may send nothing before it is ended with DEADLINE_EXCEEDED, freeing its slot
+    /// of --max-concurrent-streams ("off": never).
+    #[arg(long, env = "GRUNDY_STREAM_IDLE_TIMEOUT", value_parser = parse_duration_or_off,
+          default_value = "5m")]
+    pub stream_idle_timeout: Duration,
+
     /// Bound of the cache of analysed graphs, in bytes (suffixes KiB, MiB, GiB accepted).
     /// Least recently used graphs are evicted first. A graph whose table is larger than the
     /// bound is not cached: PutGraph refuses it with RESOURCE_EXHAUSTED, while Evaluate and
@@ -233,6 +240,7 @@ impl ServerArgs {
                 position_budget: self.analysis_position_budget,
             },
             start_timeout: self.start_timeout,
+            stream_idle_timeout: off_as_none(self.stream_idle_timeout),
             cache_bytes: self.cache_bytes,
             store: self
                 .store_config()

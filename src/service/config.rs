@@ -30,6 +30,9 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 256 << 20;
 pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default of [`ServiceConfig::start_timeout`].
 pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default of [`ServiceConfig::stream_idle_timeout`]: 5 minutes (as Envoy's stream idle
+/// timeout).
+pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// Default of [`ServiceConfig::analysis_queue_timeout`].
 pub const DEFAULT_ANALYSIS_QUEUE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default of [`ServiceConfig::failed_graphs`].
@@ -53,6 +56,10 @@ pub struct ServiceConfig {
     /// How long a `PutGraph` or `Evaluate` stream may take to send its first message (the
     /// `start` or first chunk) before it is ended with DEADLINE_EXCEEDED, freeing its slot.
     pub start_timeout: Duration,
+    /// How long an `Evaluate` stream with every answer sent, or a `PutGraph` stream between
+    /// chunks, may send nothing before it is ended with DEADLINE_EXCEEDED, freeing its slot;
+    /// `None`: never.
+    pub stream_idle_timeout: Option<Duration>,
     /// Query batches evaluated at once, across all streams; more wait for a permit.
     pub evaluation_concurrency: usize,
     /// Verdicts per response message of `EvaluateBatch`.
@@ -85,6 +92,7 @@ impl Default for ServiceConfig {
             analysis_queue_timeout: DEFAULT_ANALYSIS_QUEUE_TIMEOUT,
             failed_graphs: DEFAULT_FAILED_GRAPHS,
             start_timeout: DEFAULT_START_TIMEOUT,
+            stream_idle_timeout: Some(DEFAULT_STREAM_IDLE_TIMEOUT),
             // Batches are short: a few more than the cores keep every core busy while
             // finished batches travel back to their streams.
             evaluation_concurrency: 2 * cores(),

@@ -110,6 +110,13 @@ pub(crate) enum ServiceError {
          {0:?}; send `start` right after opening the stream"
     )]
     StartTimeout(Duration),
+    /// The stream, every answer sent (or between `PutGraph` chunks), sent nothing more within
+    /// the server's stream idle timeout: it held a concurrency slot for nothing.
+    #[error(
+        "nothing sent for the server's stream_idle_timeout of {0:?} with every answer sent; \
+         the stream is ended: open a new one when there is more to ask"
+    )]
+    IdleTimeout(Duration),
     /// Every analysis slot stayed busy for the server's `analysis_queue_timeout`: retry
     /// later or on another replica.
     #[error(
@@ -150,7 +157,9 @@ impl ServiceError {
             Self::Analysis(AnalysisError::Cancelled(_)) => Code::Cancelled,
             Self::LimitExceeded { .. } => Code::ResourceExhausted,
             Self::ShuttingDown => Code::Unavailable,
-            Self::DeadlineExceeded(_) | Self::StartTimeout(_) => Code::DeadlineExceeded,
+            Self::DeadlineExceeded(_) | Self::StartTimeout(_) | Self::IdleTimeout(_) => {
+                Code::DeadlineExceeded
+            }
             Self::AnalysisQueueFull { .. } => Code::Unavailable,
             Self::Unauthenticated(_) => Code::Unauthenticated,
             Self::UnknownGraph(_) => Code::NotFound,
@@ -181,6 +190,7 @@ impl ServiceError {
             Self::ShuttingDown => ErrorReason::ShuttingDown,
             Self::AnalysisQueueFull { .. } => ErrorReason::AnalysisQueueFull,
             Self::StartTimeout(_) => ErrorReason::StartTimeout,
+            Self::IdleTimeout(_) => ErrorReason::IdleTimeout,
             Self::DeadlineExceeded(_) => ErrorReason::DeadlineExceeded,
             Self::Unauthenticated(_) => ErrorReason::Unauthenticated,
             Self::UnknownGraph(_) => ErrorReason::UnknownGraph,
@@ -238,7 +248,9 @@ impl ServiceError {
                 metadata.insert("analysis_slots".into(), slots.to_string());
                 details.set_retry_info(Some(RETRY_DELAY));
             }
-            Self::DeadlineExceeded(timeout) | Self::StartTimeout(timeout) => {
+            Self::DeadlineExceeded(timeout)
+            | Self::StartTimeout(timeout)
+            | Self::IdleTimeout(timeout) => {
                 metadata.insert("timeout_ms".into(), timeout.as_millis().to_string());
             }
             Self::Analysis(AnalysisError::Cancelled(_))

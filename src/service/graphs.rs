@@ -12,7 +12,7 @@ use super::convert::{self, GraphAssembler, WireGraph};
 use super::error::{ServiceError, request_stream_status};
 use super::graph_id::{self, IdHasher};
 use super::registry::Lookup;
-use super::rpc::Rpc;
+use super::rpc::{Rpc, within_idle_timeout};
 use super::state::GameService;
 use crate::engine::Analysis;
 use crate::proto::{self, PutGraphRequest, evaluate_start::GraphSource};
@@ -130,9 +130,10 @@ impl GameService {
                 .get_or_insert_with(|| ChunkHashing::new(self.pool.clone(), vertex_count))
                 .hash(rpc, chunk)
                 .await?;
+            let idle_timeout = self.config.stream_idle_timeout;
             next = rpc
-                .guard(inbound.message())
-                .await?
+                .guard(within_idle_timeout(inbound.message(), idle_timeout))
+                .await??
                 .map_err(request_stream_status)?;
             if let Some(request) = &next {
                 rpc.sizes.request.observe(request.wire_len() as f64);

@@ -17,6 +17,7 @@ use grundy::proto::{
 use grundy::service::WorkKind;
 use prost::Message;
 use tokio::sync::mpsc;
+use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
 use tonic::{Code, Status};
@@ -322,4 +323,60 @@ async fn a_stream_without_start_is_ended_after_the_start_timeout() {
         .expect("the slot is free again")
         .into_inner();
     next(&mut stream).await.unwrap();
+}
+
+/// A stream that goes quiet is ended after the idle timeout (`--stream-idle-timeout`) and
+/// its slot serves the next stream: an `Evaluate` stream with every batch answered, and a
+/// `PutGraph` stream between chunks.
+#[tokio::test]
+async fn a_stream_that_goes_quiet_is_ended_after_the_idle_timeout() {
+    let server = serve_service(grundy::service::ServiceConfig {
+        stream_idle_timeout: Some(Duration::from_millis(300)),
+        max_concurrent_streams: 1,
+        ..service_config()
+    })
+    .await;
+    let mut client = server.client().await;
+    let idle_ended = |status: Status| {
+        assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+        assert!(
+            status.message().contains("stream_idle_timeout"),
+            "{status:?}"
+        );
+        let info = status.get_error_details().error_info().cloned();
+        assert_eq!(info.map(|i| i.reason).as_deref(), Some("IDLE_TIMEOUT"));
+    };
+
+    let (requests, received) = mpsc::channel(2);
+    requests.send(start(sample_graph())).await.unwrap();
+    requests.send(batch(vec![tokens(1, &[0])])).await.unwrap();
+    let mut stream = client
+        .evaluate(ReceiverStream::new(received))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(next(&mut stream).await.unwrap().graph.is_some());
+    assert_eq!(next(&mut stream).await.unwrap().verdicts.len(), 1);
+    // The client keeps its stream open and sends nothing more.
+    let ended = tokio::time::timeout(PATIENCE, stream.message())
+        .await
+        .expect("the quiet stream is ended in time");
+    idle_ended(ended.unwrap_err());
+    drop(requests);
+
+    let first_chunk = proto::PutGraphRequest {
+        chunk: Some(proto::Graph {
+            vertex_count: 2,
+            out_degrees: vec![1, 0],
+            ..Default::default()
+        }),
+    };
+    let quiet_upload = tokio_stream::iter([first_chunk]).chain(tokio_stream::pending());
+    let ended = tokio::time::timeout(PATIENCE, client.put_graph(quiet_upload))
+        .await
+        .expect("the quiet upload is ended in time");
+    idle_ended(ended.unwrap_err());
+
+    // The one slot is free again.
+    assert_eq!(one_sample_query(&mut client).await.unwrap().len(), 1);
 }

@@ -21,7 +21,7 @@ use crate::service::convert::{
 };
 use crate::service::error::{ServiceError, request_stream_status};
 use crate::service::graphs::Resolved;
-use crate::service::rpc::{Responder, ResponseStream, Stop, Verdicts};
+use crate::service::rpc::{Responder, ResponseStream, Stop, Verdicts, within_idle_timeout};
 use crate::service::state::GameService;
 use crate::wire::WireMessage;
 
@@ -152,12 +152,18 @@ async fn answer_stream(
     let _reader = AbortOnDrop(tokio::spawn(reader));
     let mut queries_seen = 0u64;
     let mut pending = None;
+    let idle_timeout = service.config.stream_idle_timeout;
     loop {
         let next = match pending.take() {
             Some(next) => next,
-            None => match out.guard(batches.recv()).await? {
-                Some(next) => next,
-                None => return Ok(()), // the client half-closed: every batch is answered
+            // Every batch read is answered: the client has this long to send another.
+            None => match out
+                .guard(within_idle_timeout(batches.recv(), idle_timeout))
+                .await?
+            {
+                Ok(Some(next)) => next,
+                Ok(None) => return Ok(()), // the client half-closed: every batch is answered
+                Err(idle) => return Err(Stop::Failed(idle.into())),
             },
         };
         let (first, _room) = next.map_err(Stop::Failed)?;

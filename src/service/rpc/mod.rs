@@ -221,3 +221,18 @@ fn deadline_exceeded(deadline: Option<Deadline>) -> Status {
     let timeout = deadline.map_or(Duration::ZERO, |d| d.timeout);
     ServiceError::DeadlineExceeded(timeout).into()
 }
+
+/// Awaits `next`, the client's next request, for at most `idle_timeout` (when set): a client
+/// that sends nothing within it gets IDLE_TIMEOUT, and its stream ends. Await it under the
+/// RPC's guard, which stops it on the client's deadline and on the server's stop.
+pub(crate) async fn within_idle_timeout<T>(
+    next: impl Future<Output = T>,
+    idle_timeout: Option<Duration>,
+) -> Result<T, ServiceError> {
+    let Some(idle_timeout) = idle_timeout else {
+        return Ok(next.await);
+    };
+    tokio::time::timeout(idle_timeout, next)
+        .await
+        .map_err(|_| ServiceError::IdleTimeout(idle_timeout))
+}
