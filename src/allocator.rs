@@ -31,13 +31,16 @@ pub const SHORT_RUN: Retention = Retention {
 };
 
 /// `grundy-server`: long-lived, so it keeps less (heaps grow 4 MiB at a time and keep up to
-/// 16 MiB free); a query batch's arrays come from the heaps, and every block from 4 MiB (a
-/// graph's arrays, `PutGraph` chunks) has a mapping of its own, given back as soon as it is
-/// freed, so that a large graph's memory leaves with it.
+/// 16 MiB free); a query batch's arrays and the buffers of a `PutGraph` chunk (4 MiB, as
+/// `grundy` sends them) come from the heaps, and every block from 8 MiB (a large graph's
+/// arrays) has a mapping of its own, given back as soon as it is freed, so that a large
+/// graph's memory leaves with it. (With 4 MiB, each chunk's buffers were mapped afresh and
+/// faulted in page by page: uploads of a 10^8-edge graph ran at 562-690 MB/s against
+/// 615-807 MB/s with 8 MiB, in three alternated pairs.)
 pub const SERVICE: Retention = Retention {
     pad_bytes: 4 << 20,
     keep_bytes: 16 << 20,
-    own_mapping_bytes: 4 << 20,
+    own_mapping_bytes: 8 << 20,
 };
 
 /// Applies `retention` to this process. Call it first thing, before other threads start.
