@@ -137,6 +137,16 @@ impl Case {
                     if opening && status.code() == Code::InvalidArgument {
                         return Err(RunError::BadInput(self.server_said(&status)));
                     }
+                    if retry::is_idle_timeout(&status) {
+                        // The server ended a stream that had every answer and sent nothing
+                        // more: nothing failed. A new stream on the same server opens once
+                        // more input comes (each time an event of the input at least, so
+                        // this loop ends with it), without a retry or a wait.
+                        if state.pending.is_none() && matches!(state.input, Input::Open) {
+                            state.pending = events.recv().await;
+                        }
+                        continue;
+                    }
                     retry::classify(&status, &endpoint.url, &self.label).await?
                 }
             };

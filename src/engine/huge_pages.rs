@@ -10,8 +10,10 @@
 //! and does nothing elsewhere.
 
 /// Arrays smaller than this keep their pages: the TLB covers them, and a huge page would
-/// hold memory an array does not use.
-const MIN_BYTES: usize = 4 << 20;
+/// hold memory an array does not use. It is `grundy-server`'s bound for a mapping of its own
+/// (`crate::allocator::SERVICE`): a smaller block may come from malloc's heaps, where the
+/// advice would outlive the array and cover the small blocks that come after it.
+const MIN_BYTES: usize = 8 << 20;
 
 /// Asks the kernel to back the 2 MiB-aligned part of `array`'s allocation (its whole
 /// capacity) with huge pages. Pages already touched stay as they are until the kernel

@@ -114,9 +114,9 @@ pub struct ServerArgs {
     #[arg(long, env = "GRUNDY_START_TIMEOUT", value_parser = parse_duration, default_value = "10s")]
     pub start_timeout: Duration,
 
-    /// How long an Evaluate stream whose answers are all sent, or a PutGraph stream between
-    /// chunks, may send nothing before it is ended with DEADLINE_EXCEEDED, freeing its slot
-    /// of --max-concurrent-streams ("off": never).
+    /// How long an Evaluate stream whose client has read every answer, or a PutGraph stream
+    /// between chunks, may send nothing before it is ended with DEADLINE_EXCEEDED, freeing its
+    /// slot of --max-concurrent-streams ("off": never).
     #[arg(long, env = "GRUNDY_STREAM_IDLE_TIMEOUT", value_parser = parse_duration_or_off,
           default_value = "5m")]
     pub stream_idle_timeout: Duration,

@@ -56,9 +56,9 @@ pub struct ServiceConfig {
     /// How long a `PutGraph` or `Evaluate` stream may take to send its first message (the
     /// `start` or first chunk) before it is ended with DEADLINE_EXCEEDED, freeing its slot.
     pub start_timeout: Duration,
-    /// How long an `Evaluate` stream with every answer sent, or a `PutGraph` stream between
-    /// chunks, may send nothing before it is ended with DEADLINE_EXCEEDED, freeing its slot;
-    /// `None`: never.
+    /// How long an `Evaluate` stream whose client has read every answer, or a `PutGraph`
+    /// stream between chunks, may send nothing before it is ended with DEADLINE_EXCEEDED,
+    /// freeing its slot; `None`: never.
     pub stream_idle_timeout: Option<Duration>,
     /// Query batches evaluated at once, across all streams; more wait for a permit.
     pub evaluation_concurrency: usize,

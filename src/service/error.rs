@@ -110,13 +110,19 @@ pub(crate) enum ServiceError {
          {0:?}; send `start` right after opening the stream"
     )]
     StartTimeout(Duration),
-    /// The stream, every answer sent (or between `PutGraph` chunks), sent nothing more within
-    /// the server's stream idle timeout: it held a concurrency slot for nothing.
+    /// An `Evaluate` stream whose client had read every answer sent nothing more within the
+    /// server's stream idle timeout: it held a concurrency slot for nothing.
     #[error(
-        "nothing sent for the server's stream_idle_timeout of {0:?} with every answer sent; \
-         the stream is ended: open a new one when there is more to ask"
+        "nothing sent for the server's stream_idle_timeout of {0:?} after every answer was \
+         read; the stream is ended: open a new one when there is more to ask"
     )]
     IdleTimeout(Duration),
+    /// A `PutGraph` stream sent no next chunk within the server's stream idle timeout.
+    #[error(
+        "no next chunk within the server's stream_idle_timeout of {0:?}; the upload is \
+         dropped: send the graph again, without pauses between its chunks"
+    )]
+    UploadIdleTimeout(Duration),
     /// Every analysis slot stayed busy for the server's `analysis_queue_timeout`: retry
     /// later or on another replica.
     #[error(
@@ -157,9 +163,10 @@ impl ServiceError {
             Self::Analysis(AnalysisError::Cancelled(_)) => Code::Cancelled,
             Self::LimitExceeded { .. } => Code::ResourceExhausted,
             Self::ShuttingDown => Code::Unavailable,
-            Self::DeadlineExceeded(_) | Self::StartTimeout(_) | Self::IdleTimeout(_) => {
-                Code::DeadlineExceeded
-            }
+            Self::DeadlineExceeded(_)
+            | Self::StartTimeout(_)
+            | Self::IdleTimeout(_)
+            | Self::UploadIdleTimeout(_) => Code::DeadlineExceeded,
             Self::AnalysisQueueFull { .. } => Code::Unavailable,
             Self::Unauthenticated(_) => Code::Unauthenticated,
             Self::UnknownGraph(_) => Code::NotFound,
@@ -190,7 +197,7 @@ impl ServiceError {
             Self::ShuttingDown => ErrorReason::ShuttingDown,
             Self::AnalysisQueueFull { .. } => ErrorReason::AnalysisQueueFull,
             Self::StartTimeout(_) => ErrorReason::StartTimeout,
-            Self::IdleTimeout(_) => ErrorReason::IdleTimeout,
+            Self::IdleTimeout(_) | Self::UploadIdleTimeout(_) => ErrorReason::IdleTimeout,
             Self::DeadlineExceeded(_) => ErrorReason::DeadlineExceeded,
             Self::Unauthenticated(_) => ErrorReason::Unauthenticated,
             Self::UnknownGraph(_) => ErrorReason::UnknownGraph,
@@ -250,7 +257,8 @@ impl ServiceError {
             }
             Self::DeadlineExceeded(timeout)
             | Self::StartTimeout(timeout)
-            | Self::IdleTimeout(timeout) => {
+            | Self::IdleTimeout(timeout)
+            | Self::UploadIdleTimeout(timeout) => {
                 metadata.insert("timeout_ms".into(), timeout.as_millis().to_string());
             }
             Self::Analysis(AnalysisError::Cancelled(_))

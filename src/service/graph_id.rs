@@ -192,13 +192,19 @@ impl IdHasher {
         }
     }
 
+    /// Whether the pieces were a graph's degrees and then its targets, in order and complete:
+    /// [`IdHasher::finish`] then reads nothing more of them.
+    pub(crate) fn is_whole(&self) -> bool {
+        !self.gave_up
+            && self.degree_count == self.vertex_count as usize
+            && self.pending.is_empty()
+            && self.next_list == self.lists.len()
+    }
+
     /// The id, given the split counts (`None` for token sliding); `None` if the pieces were
     /// not a graph's degrees and then its targets, in order and complete.
     pub(crate) fn finish(mut self, split_counts: Option<&[u32]>) -> Option<String> {
-        let complete = self.degree_count == self.vertex_count as usize
-            && self.pending.is_empty()
-            && self.next_list == self.lists.len();
-        if self.gave_up || !complete {
+        if !self.is_whole() {
             return None;
         }
         match split_counts {

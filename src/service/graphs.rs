@@ -76,7 +76,7 @@ impl GameService {
         hashed: Option<IdHasher>,
     ) -> Result<Resolved, Status> {
         self.check_graph_size(graph.vertex_count(), graph.target_count() as u64)?;
-        let words = graph.words();
+        let words = graph.words(hashed.as_ref().is_some_and(IdHasher::is_whole));
         let identify = move || {
             let game = graph.into_game()?;
             let graph_id = hashed
@@ -131,9 +131,11 @@ impl GameService {
                 .hash(rpc, chunk)
                 .await?;
             let idle_timeout = self.config.stream_idle_timeout;
+            let next_chunk = within_idle_timeout(inbound.message(), async {}, idle_timeout);
             next = rpc
-                .guard(within_idle_timeout(inbound.message(), idle_timeout))
-                .await??
+                .guard(next_chunk)
+                .await?
+                .map_err(ServiceError::UploadIdleTimeout)?
                 .map_err(request_stream_status)?;
             if let Some(request) = &next {
                 rpc.sizes.request.observe(request.wire_len() as f64);

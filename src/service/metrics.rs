@@ -59,7 +59,11 @@ impl WorkKind {
 
     /// The kind's place in [`WorkKind::ALL`] (and in the arrays of its series).
     fn index(self) -> usize {
-        self as usize
+        match self {
+            Self::Analysis => 0,
+            Self::Evaluation => 1,
+            Self::Search => 2,
+        }
     }
 
     fn label(self) -> &'static str {

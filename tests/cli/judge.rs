@@ -347,6 +347,45 @@ fn answers_each_query_as_soon_as_it_is_read() {
     assert!(lines.recv().is_err(), "output after the last answer");
 }
 
+/// A server that ends a quiet stream (`--stream-idle-timeout`) fails nothing: the next query
+/// opens a new stream on the same server and is answered, with no retry and no message.
+#[test]
+fn a_stream_the_server_ended_for_quiet_resumes_with_the_next_query() {
+    let server = ServerProcess::start(GRUNDY_SERVER, &["--stream-idle-timeout", "200ms"]);
+    let mut child = ChildGuard::spawn(
+        judge_command(Format::Chess)
+            .args(["--server", &server.url()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let mut stdin = child.0.stdin.take().expect("stdin is piped");
+    let stderr = drain(child.0.stderr.take().expect("stderr is piped"));
+    let lines = lines_of(child.0.stdout.take().expect("stdout is piped"));
+    let mut ask = |text: &str, expected: &str| {
+        stdin
+            .write_all(text.as_bytes())
+            .expect("cannot write to grundy");
+        stdin.flush().expect("cannot write to grundy");
+        let answer = lines
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("no answer to {text:?}"));
+        assert_eq!(answer, expected, "answer to {text:?}");
+    };
+    ask("4\n2 1 2\n0\n1 3\n0\n1 0\n", "WIN");
+    // Nobody types: the server ends the stream.
+    server.wait_for_log("DEADLINE_EXCEEDED", Duration::from_secs(10));
+    ask("2 1 3\n", "LOSE");
+    ask("1 2\n", "WIN");
+    stdin.write_all(b"0\n").expect("cannot write to grundy");
+    drop(stdin);
+    let status = child.wait_with_timeout(RUN_TIMEOUT);
+    let stderr = stderr.join().expect("stderr reader panicked");
+    assert_eq!(status.code(), Some(0), "stderr: {}", lossy(&stderr));
+    assert!(stderr.is_empty(), "stderr: {}", lossy(&stderr));
+    assert!(lines.recv().is_err(), "output after the last answer");
+}
+
 /// `--server http://` at a TLS server says what is wrong and how to fix it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plaintext_url_at_a_tls_server_names_https_and_tls_ca() {

@@ -377,6 +377,7 @@ async fn a_stream_that_goes_quiet_is_ended_after_the_idle_timeout() {
         .expect("the quiet upload is ended in time");
     idle_ended(ended.unwrap_err());
 
-    // The one slot is free again.
+    // The one slot is free again, once the server has ended both streams.
+    server.wait_idle().await;
     assert_eq!(one_sample_query(&mut client).await.unwrap().len(), 1);
 }

@@ -188,6 +188,19 @@ impl ServerProcess {
         }
     }
 
+    /// Waits until the server has logged a line holding `text`; fails the test after `timeout`.
+    pub fn wait_for_log(&self, text: &str, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        while !self.log.lock().unwrap().contains(text) {
+            assert!(
+                Instant::now() < deadline,
+                "the server did not log {text:?} within {timeout:?}:\n{}",
+                self.log.lock().unwrap()
+            );
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Stops the server as an orchestrator does (SIGTERM), waits for it to exit, and returns
     /// everything it logged.
     pub fn stop(mut self) -> String {

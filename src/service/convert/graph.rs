@@ -67,14 +67,16 @@ impl WireGraph {
         }
     }
 
-    /// The words checking and hashing it reads: its vertices (or out-degrees, if more), its
-    /// targets and its split counts.
-    pub(crate) fn words(&self) -> usize {
-        let (out_degrees, split_counts) = match self {
-            Self::Whole(graph) => (graph.out_degrees.len(), graph.split_counts.len()),
-            Self::Assembled(graph) => (graph.out_degrees.len(), graph.split_counts.len()),
+    /// The words that making its game and its id still reads: its vertices (or out-degrees,
+    /// if more) and its split counts, and its targets unless they were both checked and
+    /// `hashed` already as they came (an assembled graph's always were checked).
+    pub(crate) fn words(&self, hashed: bool) -> usize {
+        let (out_degrees, split_counts, targets_read) = match self {
+            Self::Whole(graph) => (graph.out_degrees.len(), graph.split_counts.len(), true),
+            Self::Assembled(graph) => (graph.out_degrees.len(), graph.split_counts.len(), !hashed),
         };
-        (self.vertex_count() as usize).max(out_degrees) + self.target_count() + split_counts
+        let targets = if targets_read { self.target_count() } else { 0 };
+        (self.vertex_count() as usize).max(out_degrees) + targets + split_counts
     }
 
     /// The engine's game, every field checked (an assembled graph's targets already were).

@@ -156,15 +156,16 @@ async fn answer_stream(
     loop {
         let next = match pending.take() {
             Some(next) => next,
-            // Every batch read is answered: the client has this long to send another.
-            None => match out
-                .guard(within_idle_timeout(batches.recv(), idle_timeout))
-                .await?
-            {
-                Ok(Some(next)) => next,
-                Ok(None) => return Ok(()), // the client half-closed: every batch is answered
-                Err(idle) => return Err(Stop::Failed(idle.into())),
-            },
+            // Every batch read is answered: once the client has read the answers, it has the
+            // idle timeout to send another.
+            None => {
+                let next = within_idle_timeout(batches.recv(), out.all_read(), idle_timeout);
+                match out.guard(next).await? {
+                    Ok(Some(next)) => next,
+                    Ok(None) => return Ok(()), // the client half-closed: all answered
+                    Err(idle) => return Err(Stop::Failed(ServiceError::IdleTimeout(idle).into())),
+                }
+            }
         };
         let (first, _room) = next.map_err(Stop::Failed)?;
         queries_seen += batch_query_count(&first);

@@ -222,17 +222,25 @@ fn deadline_exceeded(deadline: Option<Deadline>) -> Status {
     ServiceError::DeadlineExceeded(timeout).into()
 }
 
-/// Awaits `next`, the client's next request, for at most `idle_timeout` (when set): a client
-/// that sends nothing within it gets IDLE_TIMEOUT, and its stream ends. Await it under the
-/// RPC's guard, which stops it on the client's deadline and on the server's stop.
+/// Awaits `next`, the client's next request; with `idle_timeout` set, gives up once the
+/// stream has been quiet that long, counted from when `quiet` is done (the client has read
+/// every response, say), and says how long it waited (the caller's IDLE_TIMEOUT). Await it
+/// under the RPC's guard, which stops it on the client's deadline and on the server's stop.
+/// A message still arriving counts as quiet: the timeout is for clients that send nothing.
 pub(crate) async fn within_idle_timeout<T>(
     next: impl Future<Output = T>,
+    quiet: impl Future<Output = ()>,
     idle_timeout: Option<Duration>,
-) -> Result<T, ServiceError> {
+) -> Result<T, Duration> {
     let Some(idle_timeout) = idle_timeout else {
         return Ok(next.await);
     };
-    tokio::time::timeout(idle_timeout, next)
-        .await
-        .map_err(|_| ServiceError::IdleTimeout(idle_timeout))
+    tokio::select! {
+        biased;
+        request = next => Ok(request),
+        () = async {
+            quiet.await;
+            tokio::time::sleep(idle_timeout).await;
+        } => Err(idle_timeout),
+    }
 }

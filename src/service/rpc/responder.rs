@@ -132,6 +132,18 @@ impl<M> Responder<M> {
         Ok(value)
     }
 
+    /// Done once the client has read every response sent so far (the buffer's whole room is
+    /// free again: each response holds at least a byte of it until the transport takes it).
+    /// Owns what it waits on, so that it can be awaited under [`Responder::guard`].
+    pub(crate) fn all_read(&self) -> impl Future<Output = ()> + Send + 'static {
+        let room = self.room.clone();
+        let bytes = self.room_bytes as u32;
+        async move {
+            // Closed only with the semaphore's owner gone: nothing more to wait for.
+            let _ = room.acquire_many_owned(bytes).await;
+        }
+    }
+
     /// Sends one response, waiting for room in the buffer under the same guards. Its size
     /// is recorded in the response-size metric once it is in the buffer: a response that
     /// never reaches it (the client gone, the deadline passed, the server stopping) is not.
