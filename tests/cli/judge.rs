@@ -316,35 +316,65 @@ fn closed_stdout_is_not_an_error() {
 /// verdicts back until a batch fills or the input ends.
 #[test]
 fn answers_each_query_as_soon_as_it_is_read() {
-    let mut child = ChildGuard::spawn(
-        judge_command(Format::Chess)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped()),
-    );
-    let mut stdin = child.0.stdin.take().expect("stdin is piped");
-    let stderr = drain(child.0.stderr.take().expect("stderr is piped"));
-    let lines = lines_of(child.0.stdout.take().expect("stdout is piped"));
-    let mut ask = |text: &str, expected: &str| {
-        stdin
+    let mut judge = Conversation::start(&mut judge_command(Format::Chess));
+    // The sample's first graph: Grundy values (2, 0, 1, 0).
+    judge.ask("4\n2 1 2\n0\n1 3\n0\n1 0\n", "WIN");
+    judge.ask("2 1 3\n", "LOSE");
+    judge.ask("1 2\n", "WIN");
+    judge.end("0\n");
+}
+
+/// `grundy judge` with its input written a line at a time and its answers read as they come.
+struct Conversation {
+    child: ChildGuard,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<String>,
+    stderr: std::thread::JoinHandle<Vec<u8>>,
+}
+
+impl Conversation {
+    fn start(command: &mut Command) -> Self {
+        let mut child = ChildGuard::spawn(
+            command
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        );
+        Self {
+            stdin: child.0.stdin.take().expect("stdin is piped"),
+            lines: lines_of(child.0.stdout.take().expect("stdout is piped")),
+            stderr: drain(child.0.stderr.take().expect("stderr is piped")),
+            child,
+        }
+    }
+
+    /// Writes `text` and expects `expected` as the next line of output, while the input
+    /// stays open.
+    fn ask(&mut self, text: &str, expected: &str) {
+        self.stdin
             .write_all(text.as_bytes())
+            .and_then(|()| self.stdin.flush())
             .expect("cannot write to grundy");
-        stdin.flush().expect("cannot write to grundy");
-        let answer = lines
+        let answer = self
+            .lines
             .recv_timeout(Duration::from_secs(10))
             .unwrap_or_else(|_| panic!("no answer to {text:?} while the input stays open"));
         assert_eq!(answer, expected, "answer to {text:?}");
-    };
-    // The sample's first graph: Grundy values (2, 0, 1, 0).
-    ask("4\n2 1 2\n0\n1 3\n0\n1 0\n", "WIN");
-    ask("2 1 3\n", "LOSE");
-    ask("1 2\n", "WIN");
-    stdin.write_all(b"0\n").expect("cannot write to grundy");
-    drop(stdin);
-    let status = child.wait_with_timeout(RUN_TIMEOUT);
-    let stderr = stderr.join().expect("stderr reader panicked");
-    assert_eq!(status.code(), Some(0), "stderr: {}", lossy(&stderr));
-    assert!(lines.recv().is_err(), "output after the last answer");
+    }
+
+    /// Writes `last`, closes the input and expects a clean exit, nothing more on stdout and
+    /// nothing on stderr.
+    fn end(mut self, last: &str) {
+        self.stdin
+            .write_all(last.as_bytes())
+            .expect("cannot write to grundy");
+        drop(self.stdin);
+        let status = self.child.wait_with_timeout(RUN_TIMEOUT);
+        let stderr = self.stderr.join().expect("stderr reader panicked");
+        assert_eq!(status.code(), Some(0), "stderr: {}", lossy(&stderr));
+        assert!(stderr.is_empty(), "stderr: {}", lossy(&stderr));
+        assert!(self.lines.recv().is_err(), "output after the last answer");
+    }
 }
 
 /// A server that ends a quiet stream (`--stream-idle-timeout`) fails nothing: the next query
@@ -352,38 +382,14 @@ fn answers_each_query_as_soon_as_it_is_read() {
 #[test]
 fn a_stream_the_server_ended_for_quiet_resumes_with_the_next_query() {
     let server = ServerProcess::start(GRUNDY_SERVER, &["--stream-idle-timeout", "200ms"]);
-    let mut child = ChildGuard::spawn(
-        judge_command(Format::Chess)
-            .args(["--server", &server.url()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped()),
-    );
-    let mut stdin = child.0.stdin.take().expect("stdin is piped");
-    let stderr = drain(child.0.stderr.take().expect("stderr is piped"));
-    let lines = lines_of(child.0.stdout.take().expect("stdout is piped"));
-    let mut ask = |text: &str, expected: &str| {
-        stdin
-            .write_all(text.as_bytes())
-            .expect("cannot write to grundy");
-        stdin.flush().expect("cannot write to grundy");
-        let answer = lines
-            .recv_timeout(Duration::from_secs(10))
-            .unwrap_or_else(|_| panic!("no answer to {text:?}"));
-        assert_eq!(answer, expected, "answer to {text:?}");
-    };
-    ask("4\n2 1 2\n0\n1 3\n0\n1 0\n", "WIN");
+    let mut judge =
+        Conversation::start(judge_command(Format::Chess).args(["--server", &server.url()]));
+    judge.ask("4\n2 1 2\n0\n1 3\n0\n1 0\n", "WIN");
     // Nobody types: the server ends the stream.
     server.wait_for_log("DEADLINE_EXCEEDED", Duration::from_secs(10));
-    ask("2 1 3\n", "LOSE");
-    ask("1 2\n", "WIN");
-    stdin.write_all(b"0\n").expect("cannot write to grundy");
-    drop(stdin);
-    let status = child.wait_with_timeout(RUN_TIMEOUT);
-    let stderr = stderr.join().expect("stderr reader panicked");
-    assert_eq!(status.code(), Some(0), "stderr: {}", lossy(&stderr));
-    assert!(stderr.is_empty(), "stderr: {}", lossy(&stderr));
-    assert!(lines.recv().is_err(), "output after the last answer");
+    judge.ask("2 1 3\n", "LOSE");
+    judge.ask("1 2\n", "WIN");
+    judge.end("0\n");
 }
 
 /// `--server http://` at a TLS server says what is wrong and how to fix it.
