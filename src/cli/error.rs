@@ -50,10 +50,43 @@ pub(super) fn judge_error(error: JudgeError) -> RunError {
 
 /// A server's status in words, by its code.
 pub(super) fn describe(status: &Status) -> String {
+    let message = status.message();
     match status.code() {
-        Code::InvalidArgument => format!("rejected by the server: {}", status.message()),
-        Code::ResourceExhausted => format!("over a server limit: {}", status.message()),
-        Code::Unavailable => format!("server unavailable: {}", status.message()),
-        code => format!("server error ({code:?}): {}", status.message()),
+        Code::InvalidArgument => format!("rejected by the server: {message}"),
+        Code::ResourceExhausted => format!("over a server limit: {message}"),
+        Code::Unavailable => format!("server unavailable: {message}"),
+        // tonic's own words for a message over a side's limit, which neither names.
+        Code::OutOfRange if message.contains("encoded message length too large") => format!(
+            "a response was too large for the server to send ({message}): raise \
+             --max-message-bytes (with --server, the server's own flag of that name)"
+        ),
+        Code::OutOfRange if message.contains("decoded message length too large") => {
+            format!("a response was too large to receive ({message}): raise --max-message-bytes")
+        }
+        code => format!("server error ({code:?}): {message}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_over_the_size_limit_names_the_flag_that_raises_it() {
+        let sent = Status::out_of_range(
+            "Error, encoded message length too large: found 1184 bytes, the limit is: 1000 bytes",
+        );
+        let said = describe(&sent);
+        assert!(said.contains("--max-message-bytes"), "{said}");
+        assert!(said.contains("found 1184 bytes"), "{said}");
+        let received = Status::out_of_range(
+            "Error, decoded message length too large: found 1184 bytes, the limit is: 1000 bytes",
+        );
+        assert!(describe(&received).contains("too large to receive"));
+        let other = Status::out_of_range("vertex 7 is out of range");
+        assert_eq!(
+            describe(&other),
+            "server error (OutOfRange): vertex 7 is out of range"
+        );
     }
 }
