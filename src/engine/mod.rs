@@ -17,6 +17,7 @@
 //!   `remoteness_table`: its one-token remoteness, on acyclic graphs computed on first need;
 //! - `evaluation`: positions: their verdict, a winning move, and their analysis;
 //! - `targets`: [`CheckedTargets`], a graph's targets checked piece by piece as they arrive;
+//! - `graph_error`: [`GraphError`], why either refused a graph;
 //! - `huge_pages`: the hint that backs a large graph's CSR arrays with 2 MiB pages.
 //!
 //! This module only declares the modules and re-exports the engine's API.
@@ -27,6 +28,7 @@ mod analysis;
 mod evaluation;
 mod game;
 pub mod graph;
+mod graph_error;
 pub(crate) mod huge_pages;
 pub mod interrupt;
 mod limits;

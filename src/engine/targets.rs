@@ -4,7 +4,7 @@
 //! graph of 10^8 edges that pass took 80-100 ms after the upload's last chunk had come, about a
 //! tenth of the whole upload.
 
-use super::graph::GraphError;
+use super::graph_error::GraphError;
 use super::huge_pages;
 
 /// The targets of a graph of `vertex_count` vertices, every one of them below it.
