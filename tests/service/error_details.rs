@@ -7,19 +7,19 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::support::server::{
-    PATIENCE, batch, chain, next, sample_graph, serve, server_config, service_config, small_limits,
-    start, tokens, tournament_with_self_loop,
+    PATIENCE, batch, chain, next, open_stream, sample_graph, serve, server_config, service_config,
+    small_limits, start, tokens, tournament_with_self_loop,
 };
 use grundy::proto::{
-    self, ErrorReason, EvaluateBatchRequest, EvaluateRequest, EvaluateResponse, EvaluateStart,
-    Query, evaluate_request::Payload, evaluate_start::GraphSource,
+    self, ErrorReason, EvaluateBatchRequest, EvaluateRequest, EvaluateStart, Query,
+    evaluate_request::Payload, evaluate_start::GraphSource,
     grundy_service_client::GrundyServiceClient,
 };
 use grundy::service::ServerConfig;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
-use tonic::{Code, Status, Streaming};
+use tonic::{Code, Status};
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 use tonic_types::{ErrorDetails, StatusExt};
@@ -82,22 +82,6 @@ async fn refusal(
             panic!("the stream does not fail")
         }
     }
-}
-
-/// An open `Evaluate` stream past its summary.
-async fn open_stream(
-    client: &mut GrundyServiceClient<Channel>,
-    graph: proto::Graph,
-) -> (mpsc::Sender<EvaluateRequest>, Streaming<EvaluateResponse>) {
-    let (requests, rx) = mpsc::channel(4);
-    requests.send(start(graph)).await.unwrap();
-    let mut responses = client
-        .evaluate(ReceiverStream::new(rx))
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(next(&mut responses).await.unwrap().graph.is_some());
-    (requests, responses)
 }
 
 fn graph_id_start(graph_id: &str) -> EvaluateRequest {

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use crate::support::process::ServerProcess;
 use crate::support::server::{
-    PATIENCE, batch, grpc_frame, next, sample_graph, sample_outcome, serve_service, service_config,
-    start, tokens, tournament_with_self_loop,
+    PATIENCE, batch, grpc_frame, next, open_stream, sample_graph, sample_outcome, serve_service,
+    service_config, start, tokens, tournament_with_self_loop,
 };
 use grundy::generate::{Rng, Shape, graph};
 use grundy::proto::{
@@ -347,15 +347,8 @@ async fn a_stream_that_goes_quiet_is_ended_after_the_idle_timeout() {
         assert_eq!(info.map(|i| i.reason).as_deref(), Some("IDLE_TIMEOUT"));
     };
 
-    let (requests, received) = mpsc::channel(2);
-    requests.send(start(sample_graph())).await.unwrap();
+    let (requests, mut stream) = open_stream(&mut client, sample_graph()).await;
     requests.send(batch(vec![tokens(1, &[0])])).await.unwrap();
-    let mut stream = client
-        .evaluate(ReceiverStream::new(received))
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(next(&mut stream).await.unwrap().graph.is_some());
     assert_eq!(next(&mut stream).await.unwrap().verdicts.len(), 1);
     // The client keeps its stream open and sends nothing more.
     let ended = tokio::time::timeout(PATIENCE, stream.message())

@@ -4,7 +4,7 @@
 //! tonic-reflection, over real gRPC on 127.0.0.1:0.
 
 use crate::support::process::ServerProcess;
-use crate::support::server::{PATIENCE, serve, service_config};
+use crate::support::server::{PATIENCE, serve, server_config, service_config};
 use prost::Message;
 use prost_types::FileDescriptorProto;
 use tonic::service::interceptor::InterceptedService;
@@ -68,11 +68,7 @@ async fn ask(
 
 #[tokio::test]
 async fn v1alpha_lists_and_describes_the_grundy_service() {
-    let server = serve(ServerConfig {
-        service: service_config(),
-        ..ServerConfig::default()
-    })
-    .await;
+    let server = serve(server_config()).await;
     let mut client = reflection_client(server.channel().await, None);
     let answers = ask(
         &mut client,
@@ -235,11 +231,7 @@ async fn a_client_leaving_a_reflection_stream_unread_panics_nothing() {
 /// reflection service's own message quotes it whole.
 #[tokio::test]
 async fn an_unknown_symbol_is_quoted_in_a_bounded_excerpt() {
-    let server = serve(ServerConfig {
-        service: service_config(),
-        ..ServerConfig::default()
-    })
-    .await;
+    let server = serve(server_config()).await;
     let mut client = reflection_client(server.channel().await, None);
     let symbol = format!("grundy.v1.{}", "X".repeat(100_000));
     let status = ask(

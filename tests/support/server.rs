@@ -247,6 +247,26 @@ pub async fn next<M>(stream: &mut Streaming<M>) -> Result<M, tonic::Status> {
         .map(|m| m.expect("the stream is still open"))
 }
 
+/// An open `Evaluate` stream past its summary: the sender of its next requests, and its
+/// responses.
+pub async fn open_stream(
+    client: &mut GrundyServiceClient<Channel>,
+    graph: proto::Graph,
+) -> (
+    tokio::sync::mpsc::Sender<EvaluateRequest>,
+    Streaming<proto::EvaluateResponse>,
+) {
+    let (requests, rx) = tokio::sync::mpsc::channel(4);
+    requests.send(start(graph)).await.unwrap();
+    let mut responses = client
+        .evaluate(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(next(&mut responses).await.unwrap().graph.is_some());
+    (requests, responses)
+}
+
 /// A gRPC length-prefixed message: the flags byte, the big-endian length, the payload.
 pub fn grpc_frame(flags: u8, payload: &[u8]) -> Vec<u8> {
     let mut bytes = vec![flags];

@@ -117,9 +117,8 @@ const RESERVE_PER_ENTRY: u64 = 16;
 /// that the whole graph needs no pass over its targets once the last chunk is in.
 #[derive(Debug, Default)]
 pub(crate) struct GraphAssembler {
-    /// The first chunk's vertex count (0 before it).
-    vertex_count: u32,
     out_degrees: Vec<u32>,
+    /// The targets so far, with the first chunk's vertex count (0 before it).
     targets: CheckedTargets,
     split_counts: Vec<u32>,
     chunks: usize,
@@ -143,16 +142,17 @@ impl GraphAssembler {
             }
             chunk.vertex_count
         } else {
-            if chunk.vertex_count != 0 && chunk.vertex_count != self.vertex_count {
+            let first = self.targets.vertex_count();
+            if chunk.vertex_count != 0 && chunk.vertex_count != first {
                 return Err(ServiceError::protocol(
                     "chunk.vertex_count",
                     format!(
                         "chunk {}: vertex_count {} differs from the first chunk's {}",
-                        self.chunks, chunk.vertex_count, self.vertex_count
+                        self.chunks, chunk.vertex_count, first
                     ),
                 ));
             }
-            self.vertex_count
+            first
         };
         let received = (self.targets.len() + target_count(chunk)) as u64;
         let declared = chunk.out_degrees.iter().map(|&d| u64::from(d)).sum::<u64>();
@@ -186,7 +186,7 @@ impl GraphAssembler {
             }
         }
         if self.chunks == 0 {
-            self.vertex_count = vertex_count;
+            // The vertex count, kept by the targets it checks from now on.
             self.targets = CheckedTargets::with_capacity(vertex_count, 0);
         }
         self.out_degrees.extend_from_slice(&chunk.out_degrees);
@@ -212,7 +212,7 @@ impl GraphAssembler {
         let degrees = self.out_degrees.len();
         if self.targets.capacity() != 0
             || target_count(chunk) == 0
-            || degrees != self.vertex_count as usize
+            || degrees != self.targets.vertex_count() as usize
         {
             return;
         }
@@ -220,7 +220,7 @@ impl GraphAssembler {
         let room = self
             .degree_total
             .min(received.saturating_mul(RESERVE_PER_ENTRY));
-        self.targets = CheckedTargets::with_capacity(self.vertex_count, room as usize);
+        self.targets = CheckedTargets::with_capacity(self.targets.vertex_count(), room as usize);
     }
 
     /// The whole graph; an error when no chunk came.
