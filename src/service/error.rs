@@ -289,6 +289,16 @@ pub(crate) fn reason_name(reason: ErrorReason) -> &'static str {
     name.strip_prefix("ERROR_REASON_").unwrap_or(name)
 }
 
+/// The reason that a status this service wrote carries in its `ErrorInfo`: `None` for a
+/// status without one (OK, a client that left, one of tonic's own).
+pub(crate) fn status_reason(status: &Status) -> Option<ErrorReason> {
+    let info = status.get_details_error_info()?;
+    if info.domain != ERROR_DOMAIN {
+        return None;
+    }
+    ErrorReason::from_str_name(&format!("ERROR_REASON_{}", info.reason))
+}
+
 /// The field a graph error names, as its message does (with the index).
 fn graph_error_field(error: &GraphError) -> String {
     match error {

@@ -26,6 +26,17 @@ pub(crate) struct RequestLabels {
     pub(crate) rpc: &'static str,
     /// The final gRPC status code, e.g. "OK", "RESOURCE_EXHAUSTED".
     pub(crate) code: &'static str,
+    /// The `ErrorInfo` reason of the final status, e.g. "IDLE_TIMEOUT", "GRAPH_TOO_LARGE";
+    /// empty when it has none (OK, a client that left).
+    pub(crate) reason: &'static str,
+}
+
+/// Labels of `grundy_rpc_duration_seconds`: a histogram a method and code, without the
+/// reason (a histogram is a dozen series).
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DurationLabels {
+    rpc: &'static str,
+    code: &'static str,
 }
 
 /// Labels of the per-method histograms of message sizes.
@@ -123,7 +134,7 @@ struct Answered {
 pub struct Metrics {
     registry: Registry,
     pub(crate) requests: Family<RequestLabels, Counter>,
-    rpc_duration_seconds: HistogramFamily<RequestLabels>,
+    rpc_duration_seconds: HistogramFamily<DurationLabels>,
     request_message_bytes: HistogramFamily<MethodLabels>,
     response_message_bytes: HistogramFamily<MethodLabels>,
     /// The series of `queries` by outcome, and of `work_slot_wait_seconds` by kind, looked up
@@ -157,10 +168,10 @@ impl Metrics {
         let requests = Family::<RequestLabels, Counter>::default();
         registry.register(
             "requests",
-            "RPCs finished, by method and final gRPC status code",
+            "RPCs finished, by method, final gRPC status code and the status's error reason",
             requests.clone(),
         );
-        let rpc_duration_seconds: HistogramFamily<RequestLabels> =
+        let rpc_duration_seconds: HistogramFamily<DurationLabels> =
             Family::new_with_constructor(duration_histogram);
         registry.register(
             "rpc_duration_seconds",
@@ -286,14 +297,19 @@ impl Metrics {
     }
 
     /// Counts one finished RPC and records its latency.
-    pub(crate) fn request_finished(&self, rpc: &'static str, code: Code, elapsed: Duration) {
-        let labels = RequestLabels {
-            rpc,
-            code: code_name(code),
-        };
-        self.requests.get_or_create(&labels).inc();
+    pub(crate) fn request_finished(
+        &self,
+        rpc: &'static str,
+        code: Code,
+        reason: &'static str,
+        elapsed: Duration,
+    ) {
+        let code = code_name(code);
+        self.requests
+            .get_or_create(&RequestLabels { rpc, code, reason })
+            .inc();
         self.rpc_duration_seconds
-            .get_or_create(&labels)
+            .get_or_create(&DurationLabels { rpc, code })
             .observe(elapsed.as_secs_f64());
     }
 

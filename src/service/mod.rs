@@ -10,8 +10,9 @@
 //!   deadline, cancellation, span, metrics) and the one response-stream helper;
 //! - `state`: [`GameService`], the state streams share, and admission; `lifecycle`: serving,
 //!   draining, cancelling; `deadline`: client deadlines; `departure`: clients that leave
-//!   mid-stream (counted as CANCELLED); `bounded_status`: client text that reflection quotes
-//!   whole in a status, cut to an excerpt;
+//!   mid-stream (counted as CANCELLED, or DEADLINE_EXCEEDED at their deadline);
+//!   `bounded_status`: client text that reflection quotes whole in a status, cut to an
+//!   excerpt;
 //! - `graphs`: resolving a stream's graph (by id, inline, in `PutGraph` chunks);
 //!   `graph_id`: content-addressed ids; `registry`: the byte-bounded LRU of analysed graphs
 //!   with single-flight computation, cancelled when no request waits for it any more, and

@@ -10,7 +10,7 @@ use super::config::{DEFAULT_MAX_MESSAGE_BYTES, ServiceConfig};
 use super::convert::{StreamOptions, stream_analysis};
 use super::deadline::start_and_deadline;
 use super::departure::ClientLeft;
-use super::error::{Limit, ServiceError};
+use super::error::{Limit, ServiceError, reason_name};
 use super::lifecycle::Lifecycle;
 use super::metrics::{Metrics, code_name};
 use super::registry::Registry;
@@ -112,12 +112,14 @@ impl GameService {
     pub(crate) fn begin<T>(&self, name: &'static str, request: &Request<T>) -> Result<Rpc, Status> {
         let arrived = tokio::time::Instant::now();
         let reject = |error: ServiceError| {
+            let reason = reason_name(error.reason());
             let status = Status::from(error);
             self.metrics
-                .request_finished(name, status.code(), arrived.elapsed());
+                .request_finished(name, status.code(), reason, arrived.elapsed());
             tracing::info!(
                 rpc = name,
                 code = code_name(status.code()),
+                reason,
                 "rpc refused: {}",
                 status.message()
             );

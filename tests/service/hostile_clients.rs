@@ -373,4 +373,12 @@ async fn a_stream_that_goes_quiet_is_ended_after_the_idle_timeout() {
     // The one slot is free again, once the server has ended both streams.
     server.wait_idle().await;
     assert_eq!(one_sample_query(&mut client).await.unwrap().len(), 1);
+    // The metrics tell an idle stream's end from a deadline's.
+    let text = server.service.metrics().encode();
+    for rpc in ["Evaluate", "PutGraph"] {
+        let line = format!(
+            r#"grundy_requests_total{{rpc="{rpc}",code="DEADLINE_EXCEEDED",reason="IDLE_TIMEOUT"}} 1"#
+        );
+        assert!(text.contains(&line), "{line} in {text}");
+    }
 }

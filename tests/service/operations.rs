@@ -365,6 +365,29 @@ async fn client_deadline_ends_an_idle_stream_with_deadline_exceeded() {
     drop(tx);
 }
 
+/// grpc-go, grpc-python and grpc-java clients reset a stream at their deadline, a moment
+/// before the server's own timer would end it: the server counts and logs that as the
+/// deadline, not as a client that gave up.
+#[tokio::test]
+async fn a_client_leaving_at_its_deadline_is_counted_as_deadline_exceeded() {
+    let server = serve(server_config()).await;
+    let mut client = server.client().await;
+    let (tx, rx) = mpsc::channel(4);
+    tx.send(start(sample_graph())).await.unwrap();
+    let mut request = tonic::Request::new(ReceiverStream::new(rx));
+    request.set_timeout(Duration::from_secs(1));
+    let sent = tokio::time::Instant::now();
+    let mut responses = client.evaluate(request).await.unwrap().into_inner();
+    assert!(next(&mut responses).await.unwrap().graph.is_some());
+    // The client's own timer, 50 ms before the server's could fire: it resets the stream.
+    tokio::time::sleep_until(sent + Duration::from_millis(950)).await;
+    drop((responses, tx));
+    server.wait_idle().await;
+    let text = server.service.metrics().encode();
+    let line = r#"grundy_requests_total{rpc="Evaluate",code="DEADLINE_EXCEEDED",reason="DEADLINE_EXCEEDED"} 1"#;
+    assert!(text.contains(line), "{text}");
+}
+
 #[tokio::test]
 async fn deadline_before_the_first_response_is_reported_by_the_tonic_client_itself() {
     // tonic's channel enforces grpc-timeout too, and its timer starts before the request is
@@ -453,7 +476,7 @@ async fn metrics_are_served_over_http() {
     let page = http_get(address, "/metrics").await;
     assert!(page.starts_with("HTTP/1.1 200"), "{page}");
     for expected in [
-        "grundy_requests_total{rpc=\"Evaluate\",code=\"OK\"} 1",
+        "grundy_requests_total{rpc=\"Evaluate\",code=\"OK\",reason=\"\"} 1",
         "grundy_queries_total{outcome=\"win\"} 1",
         "grundy_queries_total{outcome=\"lose\"} 1",
         "grundy_queries_total{outcome=\"error\"} 1",

@@ -19,11 +19,12 @@ use tonic::{Code, Status};
 use tracing::Span;
 
 use super::deadline::{Deadline, deadline_passed};
-use super::departure::ClientLeft;
-use super::error::{ServiceError, request_stream_status};
+use super::departure::{ClientLeft, left_with};
+use super::error::{ServiceError, reason_name, request_stream_status, status_reason};
 use super::lifecycle::{ActiveGuard, Phase, cancelled};
 use super::metrics::{MessageSizes, Metrics, QueryCounts, code_name};
 use crate::engine::Analysis;
+use crate::proto::ErrorReason;
 use crate::wire::WireMessage;
 
 pub(crate) use responder::{Responder, ResponseStream, Verdicts};
@@ -41,9 +42,11 @@ pub(crate) struct Rpc {
     deadline: Option<Deadline>,
     phase: watch::Receiver<Phase>,
     counts: QueryCounts,
-    /// The final status code; None when the RPC was dropped before it finished (the client
-    /// went away while the handler was still working).
+    /// The final status code; None when the client went away before the RPC finished (the
+    /// handler's future dropped, or its responses no longer read).
     code: Option<Code>,
+    /// The reason in the final status's `ErrorInfo`, when it has one.
+    reason: Option<ErrorReason>,
     metrics: Arc<Metrics>,
     /// Set when the client left mid-stream (absent when the service is called directly).
     client_left: Option<ClientLeft>,
@@ -102,6 +105,7 @@ impl Rpc {
             phase: parts.phase,
             counts: QueryCounts::default(),
             code: None,
+            reason: None,
             metrics: parts.metrics,
             client_left: parts.client_left,
             _active: parts.active,
@@ -119,8 +123,14 @@ impl Rpc {
 
     /// Marks the RPC as failed with `status`, and returns it.
     pub(crate) fn fail(&mut self, status: Status) -> Status {
-        self.code = Some(status.code());
+        self.failed_with(&status);
         status
+    }
+
+    /// Records `status` as the RPC's final status.
+    fn failed_with(&mut self, status: &Status) {
+        self.code = Some(status.code());
+        self.reason = status_reason(status);
     }
 
     /// Marks a unary RPC as answered.
@@ -194,14 +204,16 @@ impl Drop for Rpc {
         // client that left mid-stream also made whatever failure the handler saw in its
         // truncated request (an incomplete graph, a broken stream).
         let left = self.client_left.as_ref().is_some_and(ClientLeft::left);
-        let code = match self.code {
-            Some(code) if code == Code::Ok || !left => code,
-            _ => Code::Cancelled,
+        let (code, reason) = match self.code {
+            Some(code) if code == Code::Ok || !left => (code, self.reason),
+            _ => left_with(self.deadline, Instant::now()),
         };
+        let reason = reason.map_or("", reason_name);
         let counts = self.counts;
         tracing::info!(
             parent: &self.span,
             code = code_name(code),
+            reason,
             duration_ms = self.started.elapsed().as_secs_f64() * 1e3,
             queries = counts.total(),
             win = counts.win,
@@ -211,7 +223,7 @@ impl Drop for Rpc {
             "rpc finished"
         );
         self.metrics
-            .request_finished(self.name, code, self.started.elapsed());
+            .request_finished(self.name, code, reason, self.started.elapsed());
         self.metrics.inflight_streams.dec();
     }
 }

@@ -209,13 +209,12 @@ impl<M> Responder<M> {
         let Self { mut rpc, tx, .. } = self;
         match result {
             Ok(()) => rpc.code = Some(Code::Ok),
-            Err(Stop::ClientGone) => rpc.code = Some(Code::Cancelled),
+            // Left without a code: the client is gone (see `Rpc`'s drop).
+            Err(Stop::ClientGone) => {}
             Err(Stop::Failed(status)) => {
-                rpc.code = Some(if tx.is_closed() {
-                    Code::Cancelled
-                } else {
-                    status.code()
-                });
+                if !tx.is_closed() {
+                    rpc.failed_with(&status);
+                }
                 let last = Queued {
                     item: Err(status),
                     _room: None,
