@@ -18,14 +18,14 @@ use tonic::transport::Channel;
 use tonic::{Code, Streaming};
 
 /// A server with the tests' settings, and a client connected to it.
-async fn start_server() -> (TestServer, GrundyServiceClient<Channel>) {
+pub(super) async fn start_server() -> (TestServer, GrundyServiceClient<Channel>) {
     let server = serve_service(service_config()).await;
     let client = server.client().await;
     (server, client)
 }
 
 /// Opens a stream with `requests` already queued; returns the sender to add more.
-async fn open(
+pub(super) async fn open(
     client: &mut GrundyServiceClient<Channel>,
     requests: Vec<EvaluateRequest>,
 ) -> (
@@ -43,7 +43,7 @@ async fn open(
     (tx, response)
 }
 
-async fn next(stream: &mut Streaming<EvaluateResponse>) -> EvaluateResponse {
+pub(super) async fn next(stream: &mut Streaming<EvaluateResponse>) -> EvaluateResponse {
     crate::support::server::next(stream)
         .await
         .expect("no stream error")
@@ -323,7 +323,7 @@ async fn a_client_that_resets_or_closes_mid_stream_is_counted_as_cancelled() {
     );
 }
 
-fn packed(first_query_id: u64, queries: &[&[u32]]) -> EvaluateRequest {
+pub(super) fn packed(first_query_id: u64, queries: &[&[u32]]) -> EvaluateRequest {
     EvaluateRequest {
         payload: Some(Payload::Queries(QueryBatch {
             queries: vec![],
@@ -622,166 +622,4 @@ async fn explained_split_moves_are_the_same_across_batches_of_a_stream() {
             (b.outcome, b.nim_sum, &b.best_move)
         );
     }
-}
-
-/// A graph with a cycle, a draw, multi-edges and a self-loop: 0 -> {1, 2, 2}, 1 -> {0, 3},
-/// 2 -> {3}, 3 -> {}, 4 -> {4, 3}.
-fn analysis_graph() -> proto::Graph {
-    proto::Graph {
-        vertex_count: 5,
-        out_degrees: vec![3, 2, 1, 0, 2],
-        targets: vec![1, 2, 2, 0, 3, 3, 4, 3],
-        split_counts: vec![],
-        fixed_targets: Vec::new(),
-    }
-}
-
-fn analysis_start(
-    graph: proto::Graph,
-    analysis: Option<proto::AnalysisOptions>,
-) -> EvaluateRequest {
-    EvaluateRequest {
-        payload: Some(Payload::Start(EvaluateStart {
-            graph_source: Some(GraphSource::Graph(graph)),
-            explain: false,
-            analysis,
-        })),
-    }
-}
-
-/// Every analysed move of a verdict as (source, target, outcome, remoteness, over budget).
-fn verdict_moves(verdict: &proto::Verdict) -> Vec<(u32, u32, i32, Option<u32>, bool)> {
-    verdict
-        .moves
-        .iter()
-        .map(|m| {
-            let Some(proto::r#move::Kind::Token(token)) =
-                m.r#move.as_ref().and_then(|m| m.kind.clone())
-            else {
-                panic!("a token move");
-            };
-            (
-                token.source_vertex,
-                token.target_vertex,
-                m.outcome,
-                m.remoteness,
-                m.over_budget,
-            )
-        })
-        .collect()
-}
-
-/// The analysis of a position is the same in full verdicts and in packed columns, and it is
-/// the engine's (checked against an independent retrograde oracle in the engine tier);
-/// the caps on moves and positions hold; a stream that does not ask gets none of it.
-#[tokio::test]
-async fn analysis_comes_in_full_verdicts_and_packed_columns_alike() {
-    let (_server, mut client) = start_server().await;
-    let positions: [&[u32]; 6] = [&[0], &[3], &[0, 2], &[1, 1], &[4], &[0, 4, 2]];
-    let options = proto::AnalysisOptions::default();
-    let full: Vec<Query> = positions
-        .iter()
-        .enumerate()
-        .map(|(id, p)| tokens(id as u64, p))
-        .collect();
-    let (tx, stream) = open(
-        &mut client,
-        vec![
-            analysis_start(analysis_graph(), Some(options)),
-            batch(full),
-            packed(0, &positions),
-        ],
-    )
-    .await;
-    drop(tx);
-    let mut stream = stream.unwrap();
-    next(&mut stream).await;
-    let verdicts = next(&mut stream).await.verdicts;
-    let columns = next(&mut stream)
-        .await
-        .packed_verdicts
-        .expect("packed columns");
-    let game = grundy::service::game_from_proto(analysis_graph()).unwrap();
-    let engine = grundy::engine::analyse(game, &Default::default()).unwrap();
-    let mut next_move = 0usize;
-    for (index, position) in positions.iter().enumerate() {
-        let expected = engine
-            .analyse_position(position, &grundy::engine::AnalysisOptions::default())
-            .unwrap();
-        let verdict = &verdicts[index];
-        assert_eq!(
-            verdict.remoteness.map(u64::from),
-            expected.remoteness.known(),
-            "{position:?}"
-        );
-        assert_eq!(verdict.nim_sum, expected.nim_sum);
-        let moves = verdict_moves(verdict);
-        let engine_moves: Vec<_> = expected.moves.iter().map(|m| (m.from, m.to)).collect();
-        let listed: Vec<_> = moves.iter().map(|m| (m.0, m.1)).collect();
-        assert_eq!(listed, engine_moves, "{position:?}");
-        // The same in columns.
-        assert_eq!(columns.outcomes[index], verdict.outcome);
-        assert_eq!(columns.remotenesses[index], verdict.remoteness.unwrap_or(0));
-        let count = columns.move_counts[index] as usize;
-        assert_eq!(count, moves.len());
-        for (k, m) in moves.iter().enumerate() {
-            let at = next_move + k;
-            assert_eq!(
-                (columns.move_sources[at], columns.move_targets[at]),
-                (m.0, m.1)
-            );
-            assert_eq!(columns.move_outcomes[at], m.2);
-            assert_eq!(columns.move_remotenesses[at], m.3.unwrap_or(0));
-        }
-        next_move += count;
-    }
-    // Vertex 0 with a multi-edge to 2: one move per (from, to).
-    assert_eq!(verdict_moves(&verdicts[0]).len(), 2);
-    // One token on the sink: LOSE in 0, no move.
-    assert_eq!(verdicts[1].remoteness, Some(0));
-
-    // Caps: one move listed, a budget of one position for the sums.
-    let tight = proto::AnalysisOptions {
-        max_moves: 1,
-        position_budget: 1,
-    };
-    let (tx, stream) = open(
-        &mut client,
-        vec![
-            analysis_start(analysis_graph(), Some(tight)),
-            batch(vec![tokens(0, &[0, 2]), tokens(1, &[0])]),
-        ],
-    )
-    .await;
-    drop(tx);
-    let mut stream = stream.unwrap();
-    next(&mut stream).await;
-    let verdicts = next(&mut stream).await.verdicts;
-    assert_eq!(verdicts[0].remoteness, None);
-    assert_eq!(
-        verdicts[0].remoteness_unknown(),
-        proto::RemotenessUnknown::OverBudget
-    );
-    assert_ne!(
-        verdicts[0].outcome(),
-        Outcome::Unspecified,
-        "the outcome is still answered"
-    );
-    assert_eq!(verdicts[1].moves.len(), 1);
-    assert_eq!(verdicts[1].moves_omitted, 1);
-
-    // Without `analysis`: none of it.
-    let (tx, stream) = open(
-        &mut client,
-        vec![
-            analysis_start(analysis_graph(), None),
-            batch(vec![tokens(0, &[0])]),
-        ],
-    )
-    .await;
-    drop(tx);
-    let mut stream = stream.unwrap();
-    next(&mut stream).await;
-    let plain = next(&mut stream).await.verdicts.remove(0);
-    assert!(plain.moves.is_empty() && plain.remoteness.is_none() && plain.best_move.is_none());
 }

@@ -3,6 +3,7 @@
 //!
 //! - `evaluate`: `Evaluate` and `EvaluateBatch`: order, batches, packed queries, in-band
 //!   query errors, rejected graphs, moves, a client that disconnects mid-stream;
+//! - `analysis`: position analysis on a stream, in full verdicts and packed columns;
 //! - `registry`: `PutGraph` in chunks, ids, `GetValues`, the cache, single-flight analyses
 //!   and the memory of failed ones;
 //! - `error_details`: the `google.rpc` details of every refusal;
@@ -21,6 +22,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod analysis;
 mod error_details;
 mod evaluate;
 mod hostile_clients;

@@ -11,6 +11,7 @@ use crate::service::error::ServiceError;
 
 use super::analysis::{self as analysed, MAX_ANALYSED_TOKENS};
 use super::batch::{batch_lookups, packed_queries};
+use super::early::EarlyVerdicts;
 use super::outcome::outcome_to_proto;
 use super::position::{Position, PositionForm, packed_error, query_error};
 
@@ -72,7 +73,7 @@ impl QueryEvaluator {
     /// `None` when the stream asked for winning moves, whose search no count of lookups
     /// bounds.
     pub(crate) fn cost(&self, batches: &[proto::QueryBatch]) -> Option<u64> {
-        if self.explain || self.analysed.is_some() {
+        if self.answers_early() {
             return None;
         }
         let weight = if self.analysis.heap_bytes() <= CACHED_TABLE_BYTES {
@@ -83,6 +84,12 @@ impl QueryEvaluator {
         Some(weight * batches.iter().map(batch_lookups).sum::<u64>())
     }
 
+    /// Whether the stream asked for moves or analyses, whose answers [`Self::answer`] hands
+    /// over as they are found.
+    pub(crate) fn answers_early(&self) -> bool {
+        self.explain || self.analysed.is_some()
+    }
+
     /// Answers one request batch: `queries` as full verdicts, then `packed_tokens` as packed
     /// verdicts (as full verdicts when the stream asked for moves). Malformed queries get
     /// per-query errors; only a packed batch whose arrays disagree in length fails as a whole.
@@ -90,18 +97,28 @@ impl QueryEvaluator {
     /// move, a position analysis) and along a position analysis's search: once it is raised
     /// (nobody waits for the answer any more) the batch stops with CANCELLED. A packed batch
     /// without moves or analysis, a few nanoseconds a query, is answered whole.
+    ///
+    /// A stream that asked for moves or analyses gets its verdicts as they are found: those
+    /// answered so far go to `early` before a query that may search, or once they have waited
+    /// a moment ([`EarlyVerdicts`]); the response returned holds the rest.
     pub(crate) fn answer(
         &mut self,
         batch: &proto::QueryBatch,
         interrupt: &Interrupt,
+        early: &mut dyn FnMut(proto::EvaluateResponse),
     ) -> Result<proto::EvaluateResponse, ServiceError> {
         self.interrupt = interrupt.clone();
+        let mut early = EarlyVerdicts::new(early);
+        let expensive = self.answers_early();
         let mut response = proto::EvaluateResponse {
             verdicts: Vec::with_capacity(batch.queries.len()),
             ..Default::default()
         };
         for query in &batch.queries {
             still_wanted(&self.interrupt)?;
+            if expensive {
+                early.before_query(&mut response.verdicts, None, false);
+            }
             let verdict = self.verdict(query);
             response.verdicts.push(verdict);
         }
@@ -119,11 +136,12 @@ impl QueryEvaluator {
             let split_counts = self.analysis.game().split_counts().is_some();
             match self.analysed {
                 Some(options) if !self.explain && !split_counts => {
-                    let verdicts = self.answer_packed_analysed(packed, &options)?;
+                    let verdicts =
+                        self.answer_packed_analysed(packed, &options, &mut response, &mut early)?;
                     response.packed_verdicts = Some(verdicts);
                 }
-                _ if self.explain || self.analysed.is_some() => {
-                    self.answer_packed_in_full(packed, &mut response.verdicts)?;
+                _ if expensive => {
+                    self.answer_packed_in_full(packed, &mut response.verdicts, &mut early)?;
                 }
                 _ => response.packed_verdicts = Some(self.answer_packed(packed)),
             }
@@ -176,10 +194,14 @@ impl QueryEvaluator {
     }
 
     /// Packed token queries of token sliding answered in columnar form with their analysis.
+    /// Before a position of several tokens (searched), the verdicts of `response` and those
+    /// answered here so far go early; the packed verdicts returned are those after.
     fn answer_packed_analysed(
         &self,
         packed: &proto::PackedTokenQueries,
         options: &AnalysisOptions,
+        response: &mut proto::EvaluateResponse,
+        early: &mut EarlyVerdicts<'_>,
     ) -> Result<proto::PackedVerdicts, ServiceError> {
         let count = packed.token_counts.len();
         let mut verdicts = proto::PackedVerdicts {
@@ -188,8 +210,13 @@ impl QueryEvaluator {
             nim_sums: Vec::with_capacity(count),
             ..Default::default()
         };
+        // Packed queries already sent early: indexes count from the first one kept.
+        let mut sent = 0;
         for (index, offset, tokens) in packed_queries(packed) {
             still_wanted(&self.interrupt)?;
+            let searches = tokens.len() > 1;
+            sent += early.before_query(&mut response.verdicts, Some(&mut verdicts), searches);
+            let index = index - sent;
             let analysed = self
                 .analysis
                 .analyse_position_interruptible(tokens, options, &self.interrupt)
@@ -216,14 +243,17 @@ impl QueryEvaluator {
         Ok(verdicts)
     }
 
-    /// Packed token queries answered with full verdicts (and moves).
+    /// Packed token queries answered with full verdicts (and moves), those waiting going
+    /// early.
     fn answer_packed_in_full(
         &mut self,
         packed: &proto::PackedTokenQueries,
         verdicts: &mut Vec<proto::Verdict>,
+        early: &mut EarlyVerdicts<'_>,
     ) -> Result<(), ServiceError> {
         for (index, offset, tokens) in packed_queries(packed) {
             still_wanted(&self.interrupt)?;
+            early.before_query(verdicts, None, false);
             let query_id = packed.first_query_id.wrapping_add(index as u64);
             self.position.items.clear();
             self.position.items.extend(tokens.iter().map(|&v| (v, 1)));

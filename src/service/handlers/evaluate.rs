@@ -137,7 +137,8 @@ const GROUP_QUERIES: u64 = 4096;
 
 /// Answers the query batches of an `Evaluate` stream until the client half-closes. A task
 /// reads the requests ahead; batches already waiting are answered by one job of the work
-/// pool (one response per batch, in order, as the contract says), so that a client sending
+/// pool (one response per batch, in order, as the contract says; more as verdicts are found
+/// on a stream with moves or analyses), so that a client sending
 /// one query per message costs one job per group, not per message.
 async fn answer_stream(
     out: &mut Responder<EvaluateResponse>,
@@ -244,7 +245,9 @@ impl Drop for AbortOnDrop {
 }
 
 /// Evaluates a group of batches in one job of the work pool (inline when small) and sends one response per
-/// batch, in order (more than one for a batch whose verdicts exceed the message limit). The
+/// batch, in order (more than one for a batch whose verdicts exceed the message limit, or of
+/// a stream with moves or analyses, whose verdicts go as they are found: the job hands them
+/// over while it runs). The
 /// evaluator goes to the pool and comes back, keeping its buffers and the moves it found for
 /// the next group. A batch that fails ends the stream after the responses
 /// of the batches before it. A stream that ends while its group is evaluated (cancelled, past
@@ -260,11 +263,25 @@ async fn answer_batches<M: Verdicts>(
     let cost = evaluator.cost(&batches);
     let interrupt = Interrupt::new();
     let _stop = interrupt.raise_on_drop();
+    // Verdicts found before their batch is answered; as many as the job's own responses at
+    // most, which it would hold anyway.
+    let (early_tx, mut early_rx) = mpsc::unbounded_channel();
     let work = service.pool.evaluate(cost, move || {
         let mut responses = Vec::with_capacity(batches.len());
         let mut failure = None;
+        let mut early = |response| {
+            let mut fitted = Vec::new();
+            fit_response(response, max_bytes, &mut fitted);
+            for response in fitted {
+                // The receiver goes only with the stream, whose answers nobody wants then.
+                let _ = early_tx.send(response);
+            }
+        };
+        // Once verdicts may go early, every response goes the same way, in order.
+        let in_order = evaluator.answers_early();
         for batch in &batches {
-            match evaluator.answer(batch, &interrupt) {
+            match evaluator.answer(batch, &interrupt, &mut early) {
+                Ok(response) if in_order => early(response),
                 Ok(response) => fit_response(response, max_bytes, &mut responses),
                 Err(error) => {
                     failure = Some(error);
@@ -274,7 +291,25 @@ async fn answer_batches<M: Verdicts>(
         }
         Ok((evaluator, responses, failure))
     });
-    let (evaluator, responses, failure) = out.guard(work).await??;
+    tokio::pin!(work);
+    let done = loop {
+        let step = out.guard(async {
+            tokio::select! {
+                biased;
+                Some(response) = early_rx.recv() => Step::Early(Box::new(response)),
+                done = &mut work => Step::Done(done),
+            }
+        });
+        match step.await? {
+            Step::Done(done) => break done,
+            Step::Early(response) => out.send_verdicts(*response).await?,
+        }
+    };
+    let (evaluator, responses, failure) = done?;
+    // Sent before the job returned, so before its own responses.
+    while let Ok(response) = early_rx.try_recv() {
+        out.send_verdicts(response).await?;
+    }
     for response in responses {
         out.send_verdicts(response).await?;
     }
@@ -282,6 +317,12 @@ async fn answer_batches<M: Verdicts>(
         Some(error) => Err(error.into()),
         None => Ok(evaluator),
     }
+}
+
+/// What a group's job gave next: verdicts found early, or its end.
+enum Step<T> {
+    Early(Box<EvaluateResponse>),
+    Done(T),
 }
 
 /// The `start` of a stream's first message.

@@ -1,0 +1,262 @@
+//! Position analysis on a stream (`EvaluateStart.analysis`): remoteness and every move, in
+//! full verdicts and in packed columns alike, within the caps, sent as they are found.
+
+use super::evaluate::{next, open, packed, start_server};
+use crate::support::server::{batch, tokens};
+use grundy::proto::{
+    self, EvaluateRequest, EvaluateResponse, EvaluateStart, Outcome, Query,
+    evaluate_request::Payload, evaluate_start::GraphSource,
+};
+use tonic::Streaming;
+
+/// A graph with a cycle, a draw, multi-edges and a self-loop: 0 -> {1, 2, 2}, 1 -> {0, 3},
+/// 2 -> {3}, 3 -> {}, 4 -> {4, 3}.
+fn analysis_graph() -> proto::Graph {
+    proto::Graph {
+        vertex_count: 5,
+        out_degrees: vec![3, 2, 1, 0, 2],
+        targets: vec![1, 2, 2, 0, 3, 3, 4, 3],
+        split_counts: vec![],
+        fixed_targets: Vec::new(),
+    }
+}
+
+fn analysis_start(
+    graph: proto::Graph,
+    analysis: Option<proto::AnalysisOptions>,
+) -> EvaluateRequest {
+    EvaluateRequest {
+        payload: Some(Payload::Start(EvaluateStart {
+            graph_source: Some(GraphSource::Graph(graph)),
+            explain: false,
+            analysis,
+        })),
+    }
+}
+
+/// Every analysed move of a verdict as (source, target, outcome, remoteness, over budget).
+fn verdict_moves(verdict: &proto::Verdict) -> Vec<(u32, u32, i32, Option<u32>, bool)> {
+    verdict
+        .moves
+        .iter()
+        .map(|m| {
+            let Some(proto::r#move::Kind::Token(token)) =
+                m.r#move.as_ref().and_then(|m| m.kind.clone())
+            else {
+                panic!("a token move");
+            };
+            (
+                token.source_vertex,
+                token.target_vertex,
+                m.outcome,
+                m.remoteness,
+                m.over_budget,
+            )
+        })
+        .collect()
+}
+
+/// The next `count` full verdicts of `stream`, over as many messages as they came in.
+async fn full_verdicts(
+    stream: &mut Streaming<EvaluateResponse>,
+    count: usize,
+) -> Vec<proto::Verdict> {
+    let mut verdicts = Vec::new();
+    while verdicts.len() < count {
+        verdicts.extend(next(stream).await.verdicts);
+    }
+    assert_eq!(verdicts.len(), count, "{verdicts:?}");
+    verdicts
+}
+
+/// The next `count` packed verdicts of `stream` as one set of columns, over as many messages
+/// as they came in: each message's ids carry on from the one before, and its indexes into
+/// the queries and the moves count from its own first.
+async fn packed_verdicts(
+    stream: &mut Streaming<EvaluateResponse>,
+    count: usize,
+) -> proto::PackedVerdicts {
+    let mut all: Option<proto::PackedVerdicts> = None;
+    while all.as_ref().map_or(0, |all| all.outcomes.len()) < count {
+        let part = next(stream).await.packed_verdicts.expect("packed columns");
+        let Some(all) = all.as_mut() else {
+            all = Some(part);
+            continue;
+        };
+        let queries = all.outcomes.len() as u32;
+        let moves = all.move_sources.len() as u32;
+        assert_eq!(part.first_query_id, all.first_query_id + u64::from(queries));
+        all.outcomes.extend(part.outcomes);
+        all.nim_sums.extend(part.nim_sums);
+        all.errors.extend(part.errors.into_iter().map(|mut error| {
+            error.index += queries;
+            error
+        }));
+        all.remotenesses.extend(part.remotenesses);
+        all.over_budget
+            .extend(part.over_budget.iter().map(|i| i + queries));
+        all.move_counts.extend(part.move_counts);
+        all.move_sources.extend(part.move_sources);
+        all.move_targets.extend(part.move_targets);
+        all.move_outcomes.extend(part.move_outcomes);
+        all.move_remotenesses.extend(part.move_remotenesses);
+        all.move_over_budget
+            .extend(part.move_over_budget.iter().map(|i| i + moves));
+        all.moves_omitted.extend(part.moves_omitted);
+    }
+    let all = all.unwrap_or_default();
+    assert_eq!(all.outcomes.len(), count, "{all:?}");
+    all
+}
+
+/// The analysis of a position is the same in full verdicts and in packed columns, and it is
+/// the engine's (checked against an independent retrograde oracle in the engine tier);
+/// the caps on moves and positions hold; a stream that does not ask gets none of it.
+#[tokio::test]
+async fn analysis_comes_in_full_verdicts_and_packed_columns_alike() {
+    let (_server, mut client) = start_server().await;
+    let positions: [&[u32]; 6] = [&[0], &[3], &[0, 2], &[1, 1], &[4], &[0, 4, 2]];
+    let options = proto::AnalysisOptions::default();
+    let full: Vec<Query> = positions
+        .iter()
+        .enumerate()
+        .map(|(id, p)| tokens(id as u64, p))
+        .collect();
+    let (tx, stream) = open(
+        &mut client,
+        vec![
+            analysis_start(analysis_graph(), Some(options)),
+            batch(full),
+            packed(0, &positions),
+        ],
+    )
+    .await;
+    drop(tx);
+    let mut stream = stream.unwrap();
+    next(&mut stream).await;
+    let verdicts = full_verdicts(&mut stream, positions.len()).await;
+    let columns = packed_verdicts(&mut stream, positions.len()).await;
+    let game = grundy::service::game_from_proto(analysis_graph()).unwrap();
+    let engine = grundy::engine::analyse(game, &Default::default()).unwrap();
+    let mut next_move = 0usize;
+    for (index, position) in positions.iter().enumerate() {
+        let expected = engine
+            .analyse_position(position, &grundy::engine::AnalysisOptions::default())
+            .unwrap();
+        let verdict = &verdicts[index];
+        assert_eq!(
+            verdict.remoteness.map(u64::from),
+            expected.remoteness.known(),
+            "{position:?}"
+        );
+        assert_eq!(verdict.nim_sum, expected.nim_sum);
+        let moves = verdict_moves(verdict);
+        let engine_moves: Vec<_> = expected.moves.iter().map(|m| (m.from, m.to)).collect();
+        let listed: Vec<_> = moves.iter().map(|m| (m.0, m.1)).collect();
+        assert_eq!(listed, engine_moves, "{position:?}");
+        // The same in columns.
+        assert_eq!(columns.outcomes[index], verdict.outcome);
+        assert_eq!(columns.remotenesses[index], verdict.remoteness.unwrap_or(0));
+        let count = columns.move_counts[index] as usize;
+        assert_eq!(count, moves.len());
+        for (k, m) in moves.iter().enumerate() {
+            let at = next_move + k;
+            assert_eq!(
+                (columns.move_sources[at], columns.move_targets[at]),
+                (m.0, m.1)
+            );
+            assert_eq!(columns.move_outcomes[at], m.2);
+            assert_eq!(columns.move_remotenesses[at], m.3.unwrap_or(0));
+        }
+        next_move += count;
+    }
+    // Vertex 0 with a multi-edge to 2: one move per (from, to).
+    assert_eq!(verdict_moves(&verdicts[0]).len(), 2);
+    // One token on the sink: LOSE in 0, no move.
+    assert_eq!(verdicts[1].remoteness, Some(0));
+
+    // Caps: one move listed, a budget of one position for the sums.
+    let tight = proto::AnalysisOptions {
+        max_moves: 1,
+        position_budget: 1,
+    };
+    let (tx, stream) = open(
+        &mut client,
+        vec![
+            analysis_start(analysis_graph(), Some(tight)),
+            batch(vec![tokens(0, &[0, 2]), tokens(1, &[0])]),
+        ],
+    )
+    .await;
+    drop(tx);
+    let mut stream = stream.unwrap();
+    next(&mut stream).await;
+    let verdicts = full_verdicts(&mut stream, 2).await;
+    assert_eq!(verdicts[0].remoteness, None);
+    assert_eq!(
+        verdicts[0].remoteness_unknown(),
+        proto::RemotenessUnknown::OverBudget
+    );
+    assert_ne!(
+        verdicts[0].outcome(),
+        Outcome::Unspecified,
+        "the outcome is still answered"
+    );
+    assert_eq!(verdicts[1].moves.len(), 1);
+    assert_eq!(verdicts[1].moves_omitted, 1);
+
+    // Without `analysis`: none of it.
+    let (tx, stream) = open(
+        &mut client,
+        vec![
+            analysis_start(analysis_graph(), None),
+            batch(vec![tokens(0, &[0])]),
+        ],
+    )
+    .await;
+    drop(tx);
+    let mut stream = stream.unwrap();
+    next(&mut stream).await;
+    let plain = next(&mut stream).await.verdicts.remove(0);
+    assert!(plain.moves.is_empty() && plain.remoteness.is_none() && plain.best_move.is_none());
+}
+
+/// A stream's analysed verdicts go as they are found: a position of several tokens is searched
+/// (seconds, on a large graph), and the verdicts before it do not wait for it. Each is a
+/// message of its own here, with its ids and indexes in place.
+#[tokio::test]
+async fn analysed_verdicts_go_before_a_searched_position() {
+    let (_server, mut client) = start_server().await;
+    let positions: [&[u32]; 4] = [&[0], &[0, 2], &[9], &[1, 1]];
+    let (tx, stream) = open(
+        &mut client,
+        vec![
+            analysis_start(analysis_graph(), Some(proto::AnalysisOptions::default())),
+            packed(40, &positions),
+        ],
+    )
+    .await;
+    drop(tx);
+    let mut stream = stream.unwrap();
+    next(&mut stream).await;
+    // Before each sum of two tokens, what was answered went: [0], then [0, 2] with the bad
+    // vertex 9 (a quick query, sent with the search before it), then [1, 1].
+    let mut parts = Vec::new();
+    while let Some(response) = stream.message().await.expect("no stream error") {
+        let part = response.packed_verdicts.expect("packed columns");
+        parts.push(part);
+    }
+    let shape: Vec<(u64, usize)> = parts
+        .iter()
+        .map(|part| (part.first_query_id, part.outcomes.len()))
+        .collect();
+    assert_eq!(shape, [(40, 1), (41, 2), (43, 1)]);
+    // The bad vertex's error counts from its own message's first query.
+    assert_eq!(parts[1].errors.len(), 1);
+    assert_eq!(parts[1].errors[0].index, 1);
+    // Each message's moves are its own query's.
+    for part in &parts {
+        let listed: u32 = part.move_counts.iter().sum();
+        assert_eq!(listed as usize, part.move_sources.len());
+    }
+}
