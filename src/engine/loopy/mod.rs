@@ -169,8 +169,9 @@ pub(super) fn generalized_grundy_and_predecessors(
 /// cubic in V on dense graphs with large values (a transitive tournament plus one self-loop).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "the cyclic labelling stopped in stage {stage} (finite values 0..{stage} given to \
-     {labelled} of {vertex_count} vertices) after {work} edge visits, over the budget of {budget}"
+    "the cyclic labelling stopped in stage {stage}, giving the value {stage} ({labelled} of \
+     {vertex_count} vertices valued by then), after {work} edge visits, over the budget of \
+     {budget}"
 )]
 pub struct CyclicWorkExceeded {
     /// The stage (the finite value being assigned) when the budget ran out.

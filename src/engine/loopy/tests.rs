@@ -458,8 +458,8 @@ fn work_budget_stops_a_cubic_labelling() {
     assert_eq!(
         error.to_string(),
         format!(
-            "the cyclic labelling stopped in stage {0} (finite values 0..{0} given to {0} of \
-             {k} vertices) after {1} edge visits, over the budget of {budget}",
+            "the cyclic labelling stopped in stage {0}, giving the value {0} ({0} of {k} \
+             vertices valued by then), after {1} edge visits, over the budget of {budget}",
             error.stage, error.work
         )
     );
