@@ -50,8 +50,9 @@ fn kahn_rounds(graph: &Digraph) -> u32 {
 
 /// `graph` with its vertices renumbered in the order Kahn's algorithm places them, so that
 /// every adjacency list the order and the values read lies where the one before ended, and the
-/// in-degrees and values they touch lie close together: the same table's passes with the cache
-/// misses of the graph's own layout taken away.
+/// in-degrees and values of a vertex's near successors lie near it: the same table's passes
+/// with most cache misses of the graph's own layout taken away (the in-degree count and the
+/// far successors still land at random).
 fn renumbered_in_kahn_order(graph: &Digraph) -> Digraph {
     let order = order::acyclic_order(graph).expect("an acyclic graph");
     let n = order.len();
@@ -265,8 +266,8 @@ fn report_against_floors(
         values_only / gather.max(targets),
     );
     eprintln!(
-        "acyclic_table order and values on the DAG renumbered in Kahn's order (no list, \
-         in-degree or value out of place): {:.2} ms ({:.2}x the floor, {:.2}x the graph's own)",
+        "acyclic_table order and values on the DAG renumbered in Kahn's order (each list \
+         where the one before ended): {:.2} ms ({:.2}x the floor, {:.2}x the graph's own)",
         ms(ideal),
         ideal / floor,
         ideal / values_only,

@@ -27,7 +27,7 @@ pub(crate) struct RequestLabels {
     /// The final gRPC status code, e.g. "OK", "RESOURCE_EXHAUSTED".
     pub(crate) code: &'static str,
     /// The `ErrorInfo` reason of the final status, e.g. "IDLE_TIMEOUT", "GRAPH_TOO_LARGE";
-    /// empty when it has none (OK, a client that left).
+    /// empty when it has none (OK, a client that left before its deadline).
     pub(crate) reason: &'static str,
 }
 

@@ -2,12 +2,11 @@
 //! full verdicts and in packed columns alike, within the caps, sent as they are found.
 
 use super::evaluate::{next, open, packed, start_server};
-use crate::support::server::{batch, tokens};
+use crate::support::server::{batch, full_verdicts, packed_verdicts, tokens};
 use grundy::proto::{
-    self, EvaluateRequest, EvaluateResponse, EvaluateStart, Outcome, Query,
-    evaluate_request::Payload, evaluate_start::GraphSource,
+    self, EvaluateRequest, EvaluateStart, Outcome, Query, evaluate_request::Payload,
+    evaluate_start::GraphSource,
 };
-use tonic::Streaming;
 
 /// A graph with a cycle, a draw, multi-edges and a self-loop: 0 -> {1, 2, 2}, 1 -> {0, 3},
 /// 2 -> {3}, 3 -> {}, 4 -> {4, 3}.
@@ -54,59 +53,6 @@ fn verdict_moves(verdict: &proto::Verdict) -> Vec<(u32, u32, i32, Option<u32>, b
             )
         })
         .collect()
-}
-
-/// The next `count` full verdicts of `stream`, over as many messages as they came in.
-async fn full_verdicts(
-    stream: &mut Streaming<EvaluateResponse>,
-    count: usize,
-) -> Vec<proto::Verdict> {
-    let mut verdicts = Vec::new();
-    while verdicts.len() < count {
-        verdicts.extend(next(stream).await.verdicts);
-    }
-    assert_eq!(verdicts.len(), count, "{verdicts:?}");
-    verdicts
-}
-
-/// The next `count` packed verdicts of `stream` as one set of columns, over as many messages
-/// as they came in: each message's ids carry on from the one before, and its indexes into
-/// the queries and the moves count from its own first.
-async fn packed_verdicts(
-    stream: &mut Streaming<EvaluateResponse>,
-    count: usize,
-) -> proto::PackedVerdicts {
-    let mut all: Option<proto::PackedVerdicts> = None;
-    while all.as_ref().map_or(0, |all| all.outcomes.len()) < count {
-        let part = next(stream).await.packed_verdicts.expect("packed columns");
-        let Some(all) = all.as_mut() else {
-            all = Some(part);
-            continue;
-        };
-        let queries = all.outcomes.len() as u32;
-        let moves = all.move_sources.len() as u32;
-        assert_eq!(part.first_query_id, all.first_query_id + u64::from(queries));
-        all.outcomes.extend(part.outcomes);
-        all.nim_sums.extend(part.nim_sums);
-        all.errors.extend(part.errors.into_iter().map(|mut error| {
-            error.index += queries;
-            error
-        }));
-        all.remotenesses.extend(part.remotenesses);
-        all.over_budget
-            .extend(part.over_budget.iter().map(|i| i + queries));
-        all.move_counts.extend(part.move_counts);
-        all.move_sources.extend(part.move_sources);
-        all.move_targets.extend(part.move_targets);
-        all.move_outcomes.extend(part.move_outcomes);
-        all.move_remotenesses.extend(part.move_remotenesses);
-        all.move_over_budget
-            .extend(part.move_over_budget.iter().map(|i| i + moves));
-        all.moves_omitted.extend(part.moves_omitted);
-    }
-    let all = all.unwrap_or_default();
-    assert_eq!(all.outcomes.len(), count, "{all:?}");
-    all
 }
 
 /// The analysis of a position is the same in full verdicts and in packed columns, and it is
@@ -222,12 +168,13 @@ async fn analysis_comes_in_full_verdicts_and_packed_columns_alike() {
 }
 
 /// A stream's analysed verdicts go as they are found: a position of several tokens is searched
-/// (seconds, on a large graph), and the verdicts before it do not wait for it. Each is a
-/// message of its own here, with its ids and indexes in place.
+/// (seconds, on a large graph), and the quick answers before it do not wait for it. However
+/// the rest is grouped, each message's ids carry on from the one before, and its indexes
+/// count from its own first query.
 #[tokio::test]
 async fn analysed_verdicts_go_before_a_searched_position() {
     let (_server, mut client) = start_server().await;
-    let positions: [&[u32]; 4] = [&[0], &[0, 2], &[9], &[1, 1]];
+    let positions: [&[u32]; 5] = [&[0], &[3], &[0, 2], &[9], &[1, 1]];
     let (tx, stream) = open(
         &mut client,
         vec![
@@ -239,24 +186,34 @@ async fn analysed_verdicts_go_before_a_searched_position() {
     drop(tx);
     let mut stream = stream.unwrap();
     next(&mut stream).await;
-    // Before each sum of two tokens, what was answered went: [0], then [0, 2] with the bad
-    // vertex 9 (a quick query, sent with the search before it), then [1, 1].
     let mut parts = Vec::new();
     while let Some(response) = stream.message().await.expect("no stream error") {
-        let part = response.packed_verdicts.expect("packed columns");
-        parts.push(part);
+        parts.push(response.packed_verdicts.expect("packed columns"));
     }
-    let shape: Vec<(u64, usize)> = parts
-        .iter()
-        .map(|part| (part.first_query_id, part.outcomes.len()))
-        .collect();
-    assert_eq!(shape, [(40, 1), (41, 2), (43, 1)]);
-    // The bad vertex's error counts from its own message's first query.
-    assert_eq!(parts[1].errors.len(), 1);
-    assert_eq!(parts[1].errors[0].index, 1);
-    // Each message's moves are its own query's.
+    let mut expected_first = 40;
     for part in &parts {
+        assert_eq!(part.first_query_id, expected_first, "{parts:?}");
+        expected_first += part.outcomes.len() as u64;
         let listed: u32 = part.move_counts.iter().sum();
-        assert_eq!(listed as usize, part.move_sources.len());
+        assert_eq!(listed as usize, part.move_sources.len(), "{part:?}");
     }
+    assert_eq!(expected_first, 45, "every query answered once");
+    // The first search (query 42) begins a message: the answers before it went first.
+    assert!(
+        parts.iter().any(|part| part.first_query_id == 42),
+        "{parts:?}"
+    );
+    // The bad vertex of query 43 is named at its index in its own message.
+    let holding = |id: u64| {
+        parts
+            .iter()
+            .find(|part| {
+                (part.first_query_id..part.first_query_id + part.outcomes.len() as u64)
+                    .contains(&id)
+            })
+            .expect("every query answered")
+    };
+    let part = holding(43);
+    let errors: Vec<u32> = part.errors.iter().map(|error| error.index).collect();
+    assert_eq!(errors, [(43 - part.first_query_id) as u32], "{part:?}");
 }

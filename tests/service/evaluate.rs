@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use crate::support::server::{
-    TestServer, batch, chain, sample_graph, serve_service, service_config, start, tokens,
-    tournament_with_self_loop,
+    TestServer, batch, chain, full_verdicts, sample_graph, serve_service, service_config, start,
+    tokens, tournament_with_self_loop,
 };
 use grundy::proto::{
     self, EvaluateBatchRequest, EvaluateRequest, EvaluateResponse, EvaluateStart, Outcome, Query,
@@ -400,8 +400,7 @@ async fn explain_returns_moves_for_token_and_split_games() {
     drop(tx);
     let mut stream = stream.unwrap();
     next(&mut stream).await;
-    let verdicts = next(&mut stream).await.verdicts;
-    assert_eq!(verdicts.len(), 2);
+    let verdicts = full_verdicts(&mut stream, 2).await;
     let Some(proto::r#move::Kind::Token(token)) =
         verdicts[0].best_move.as_ref().unwrap().kind.clone()
     else {
@@ -611,9 +610,8 @@ async fn explained_split_moves_are_the_same_across_batches_of_a_stream() {
     drop(tx);
     let mut stream = stream.unwrap();
     next(&mut stream).await;
-    let first = next(&mut stream).await.verdicts;
-    let second = next(&mut stream).await.verdicts;
-    assert_eq!(first.len(), 40);
+    let first = full_verdicts(&mut stream, 40).await;
+    let second = full_verdicts(&mut stream, 40).await;
     for (a, b) in first.iter().zip(&second) {
         assert_eq!(a.outcome(), Outcome::Win);
         assert!(a.best_move.is_some(), "{a:?}");

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::support::process::ChildGuard;
 use crate::support::server::{
-    PATIENCE, batch, chain, next, sample_graph, sample_outcome, serve, serve_service,
+    PATIENCE, batch, chain, grpc_frame, next, sample_graph, sample_outcome, serve, serve_service,
     server_config, service_config, small_limits, start, tokens, tournament_with_self_loop,
 };
 use grundy::client::{self, ConnectionArgs};
@@ -365,23 +365,38 @@ async fn client_deadline_ends_an_idle_stream_with_deadline_exceeded() {
     drop(tx);
 }
 
-/// grpc-go, grpc-python and grpc-java clients reset a stream at their deadline, a moment
-/// before the server's own timer would end it: the server counts and logs that as the
-/// deadline, not as a client that gave up.
+/// grpc-go, grpc-python and grpc-java clients reset a stream at their deadline (RST_STREAM
+/// CANCEL), a moment before the server's own timer would end it: the server counts and logs
+/// that as the deadline, not as a client that gave up.
 #[tokio::test]
 async fn a_client_leaving_at_its_deadline_is_counted_as_deadline_exceeded() {
     let server = serve(server_config()).await;
-    let mut client = server.client().await;
-    let (tx, rx) = mpsc::channel(4);
-    tx.send(start(sample_graph())).await.unwrap();
-    let mut request = tonic::Request::new(ReceiverStream::new(rx));
-    request.set_timeout(Duration::from_secs(1));
-    let sent = tokio::time::Instant::now();
-    let mut responses = client.evaluate(request).await.unwrap().into_inner();
-    assert!(next(&mut responses).await.unwrap().graph.is_some());
-    // The client's own timer, 50 ms before the server's could fire: it resets the stream.
-    tokio::time::sleep_until(sent + Duration::from_millis(950)).await;
-    drop((responses, tx));
+    let tcp = tokio::net::TcpStream::connect(server.address)
+        .await
+        .unwrap();
+    let (mut h2, connection) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(connection);
+    let mut request = server.raw_evaluate_request();
+    request
+        .headers_mut()
+        .insert("grpc-timeout", http::HeaderValue::from_static("1000m"));
+    let (response, mut send) = h2.send_request(request, false).unwrap();
+    let first = grpc_frame(0, &start(sample_graph()).encode_to_vec());
+    send.send_data(bytes::Bytes::from(first), false).unwrap();
+    let mut body = tokio::time::timeout(PATIENCE, response)
+        .await
+        .expect("response headers in time")
+        .unwrap()
+        .into_body();
+    // The server's deadline is a second after the request arrived, so no later than a
+    // second from now.
+    let arrived_by = tokio::time::Instant::now();
+    let summary = tokio::time::timeout(PATIENCE, body.data()).await;
+    assert!(matches!(summary, Ok(Some(Ok(_)))), "{summary:?}");
+    // The client's own timer, up to 80 ms before the server's could fire (or after it, on a
+    // slow machine: DEADLINE_EXCEEDED either way).
+    tokio::time::sleep_until(arrived_by + Duration::from_millis(920)).await;
+    send.send_reset(h2::Reason::CANCEL);
     server.wait_idle().await;
     let text = server.service.metrics().encode();
     let line = r#"grundy_requests_total{rpc="Evaluate",code="DEADLINE_EXCEEDED",reason="DEADLINE_EXCEEDED"} 1"#;

@@ -3,22 +3,37 @@
 //! answers go out as they are found instead of once the whole batch is: the responses of a
 //! batch may be several messages in any case (see [`super::split`]), and the client sees the
 //! same sequence of verdicts.
+//!
+//! Only the query about to be answered is known, not how long it will take, so the verdicts
+//! go at query boundaries: before a search when none ran since they last went (quick
+//! answers do not wait for a search), or when one did and [`SEARCH_GAP`] has passed (a slow
+//! search's answer does not wait for the next), and before any query once they have waited
+//! [`EARLY_AFTER`]. Quick searches (microseconds on a small graph) thus share messages, a
+//! message costing more than such a search; a quick search's answer may wait for the search
+//! after it.
 
 use std::time::{Duration, Instant};
 
 use crate::proto;
 
-/// The most the verdicts already answered wait for the queries after them: once this long
-/// has passed since the batch began or since verdicts last went early, they go before the
-/// next query. Short enough to read as "at once" at a terminal; long enough that quick
-/// queries still share messages.
+/// The most the verdicts already answered wait for quick queries after them: once this long
+/// has passed since the batch began or since verdicts last went, they go before the next
+/// query. Short enough to read as "at once" at a terminal; long enough that quick queries
+/// still share messages.
 const EARLY_AFTER: Duration = Duration::from_millis(20);
 
-/// Hands the verdicts of a batch answered so far to the stream, query by query, when they have
-/// waited long enough or the next query may search.
+/// How long after the verdicts last went a search's answer waits for the next search: at
+/// most a message a millisecond for a run of quick searches.
+const SEARCH_GAP: Duration = Duration::from_millis(1);
+
+/// Hands the verdicts of a batch answered so far to the stream, query by query (see the
+/// module's documentation).
 pub(crate) struct EarlyVerdicts<'a> {
     send: &'a mut dyn FnMut(proto::EvaluateResponse),
+    /// When the batch began, or verdicts last went.
     last: Instant,
+    /// Whether a query that may search was answered since then.
+    searched: bool,
 }
 
 impl<'a> EarlyVerdicts<'a> {
@@ -27,14 +42,15 @@ impl<'a> EarlyVerdicts<'a> {
         Self {
             send,
             last: Instant::now(),
+            searched: false,
         }
     }
 
     /// Called before each query of an expensive stream, with the verdicts answered so far
-    /// (full `verdicts`, then the `packed` ones): sends them if the next query may search
-    /// (`searches`: it may take long) or they have waited [`EARLY_AFTER`]. The packed
-    /// verdicts carry on from the next query id, their indexes counted anew. Returns how
-    /// many packed queries went.
+    /// (full `verdicts`, then the `packed` ones), and whether the query may search (a
+    /// position of several tokens, analysed): sends them when they are due. The packed
+    /// verdicts carry on from the next query id, their indexes counted anew. Returns how many
+    /// packed queries went.
     pub(crate) fn before_query(
         &mut self,
         verdicts: &mut Vec<proto::Verdict>,
@@ -42,10 +58,13 @@ impl<'a> EarlyVerdicts<'a> {
         searches: bool,
     ) -> usize {
         let packed_count = packed.as_ref().map_or(0, |packed| packed.outcomes.len());
-        if verdicts.is_empty() && packed_count == 0 {
-            return 0;
-        }
-        if !searches && self.last.elapsed() < EARLY_AFTER {
+        let pending = !verdicts.is_empty() || packed_count > 0;
+        let due = pending && {
+            let waited = self.last.elapsed();
+            waited >= EARLY_AFTER || (searches && (!self.searched || waited >= SEARCH_GAP))
+        };
+        self.searched |= searches;
+        if !due {
             return 0;
         }
         let packed_verdicts = packed.filter(|_| packed_count > 0).map(|packed| {
@@ -61,6 +80,7 @@ impl<'a> EarlyVerdicts<'a> {
             graph: None,
         });
         self.last = Instant::now();
+        self.searched = searches;
         packed_count
     }
 }
@@ -76,11 +96,17 @@ mod tests {
         }
     }
 
+    /// An instant `waited` reads as zero from, whatever the machine's speed.
+    fn just_now() -> Instant {
+        Instant::now() + Duration::from_secs(3600)
+    }
+
     #[test]
-    fn answers_go_before_a_query_that_may_search_and_packed_ids_carry_on() {
+    fn quick_answers_go_before_a_search_and_packed_ids_carry_on() {
         let mut sent = Vec::new();
         let mut send = |response| sent.push(response);
         let mut early = EarlyVerdicts::new(&mut send);
+        early.last = just_now();
         let mut verdicts = Vec::new();
         let mut packed = proto::PackedVerdicts {
             first_query_id: 100,
@@ -88,11 +114,11 @@ mod tests {
         };
         // Nothing answered yet: nothing to send.
         assert_eq!(
-            early.before_query(&mut verdicts, Some(&mut packed), true),
+            early.before_query(&mut verdicts, Some(&mut packed), false),
             0
         );
         verdicts.push(verdict(7));
-        // A quick query next, moments after the batch began: the verdict waits.
+        // A quick query next: the verdict waits.
         assert_eq!(
             early.before_query(&mut verdicts, Some(&mut packed), false),
             0
@@ -100,6 +126,7 @@ mod tests {
         packed.outcomes = vec![1, 2];
         packed.nim_sums = vec![0, 3];
         packed.over_budget = vec![1];
+        // A search next, none since the verdicts last went: they go.
         assert_eq!(
             early.before_query(&mut verdicts, Some(&mut packed), true),
             2
@@ -114,6 +141,31 @@ mod tests {
             (packed.first_query_id, packed.over_budget.clone()),
             (100, vec![1])
         );
+    }
+
+    #[test]
+    fn a_search_answer_waits_for_the_next_search_only_when_it_came_quickly() {
+        let mut sent = Vec::new();
+        let mut send = |response| sent.push(response);
+        let mut early = EarlyVerdicts::new(&mut send);
+        let mut verdicts = vec![verdict(1)];
+        early.last = just_now();
+        early.before_query(&mut verdicts, None, true);
+        // The search's answer, moments later: it waits for the next search.
+        verdicts.push(verdict(2));
+        early.last = just_now();
+        early.before_query(&mut verdicts, None, true);
+        assert_eq!(verdicts.len(), 1);
+        // A search that took a while: its answer goes before the next.
+        verdicts.push(verdict(3));
+        early.last = Instant::now() - SEARCH_GAP;
+        early.before_query(&mut verdicts, None, true);
+        assert!(verdicts.is_empty());
+        let ids: Vec<Vec<u64>> = sent
+            .iter()
+            .map(|response| response.verdicts.iter().map(|v| v.query_id).collect())
+            .collect();
+        assert_eq!(ids, [vec![1], vec![2, 3]]);
     }
 
     #[test]

@@ -35,6 +35,19 @@ pub(crate) struct StreamOptions {
     pub(crate) analysis: Option<AnalysisOptions>,
 }
 
+impl StreamOptions {
+    /// Whether the stream asked for moves or analyses: answers that read the remoteness
+    /// table, may search, and go as they are found.
+    pub(crate) fn asks_for_more(&self) -> bool {
+        self.explain || self.analysis.is_some()
+    }
+}
+
+/// Whether `query` is a position of one token (whose analysis reads the tables, no search).
+fn is_one_token(query: &proto::Query) -> bool {
+    matches!(&query.position, Some(proto::query::Position::Tokens(tokens)) if tokens.vertices.len() <= 1)
+}
+
 /// Evaluates the queries of one stream against its analysis, reusing buffers (and, with
 /// `explain`, the split moves found) from query to query and batch to batch.
 pub(crate) struct QueryEvaluator {
@@ -87,7 +100,14 @@ impl QueryEvaluator {
     /// Whether the stream asked for moves or analyses, whose answers [`Self::answer`] hands
     /// over as they are found.
     pub(crate) fn answers_early(&self) -> bool {
-        self.explain || self.analysed.is_some()
+        self.options().asks_for_more()
+    }
+
+    fn options(&self) -> StreamOptions {
+        StreamOptions {
+            explain: self.explain,
+            analysis: self.analysed,
+        }
     }
 
     /// Answers one request batch: `queries` as full verdicts, then `packed_tokens` as packed
@@ -108,20 +128,8 @@ impl QueryEvaluator {
         early: &mut dyn FnMut(proto::EvaluateResponse),
     ) -> Result<proto::EvaluateResponse, ServiceError> {
         self.interrupt = interrupt.clone();
-        let mut early = EarlyVerdicts::new(early);
-        let expensive = self.answers_early();
-        let mut response = proto::EvaluateResponse {
-            verdicts: Vec::with_capacity(batch.queries.len()),
-            ..Default::default()
-        };
-        for query in &batch.queries {
-            still_wanted(&self.interrupt)?;
-            if expensive {
-                early.before_query(&mut response.verdicts, None, false);
-            }
-            let verdict = self.verdict(query);
-            response.verdicts.push(verdict);
-        }
+        // Checked before any query is answered: the batch fails whole, none of its verdicts
+        // sent early.
         if let Some(packed) = &batch.packed_tokens {
             let total: u64 = packed.token_counts.iter().map(|&c| u64::from(c)).sum();
             if total != packed.vertices.len() as u64 {
@@ -133,6 +141,23 @@ impl QueryEvaluator {
                     ),
                 ));
             }
+        }
+        let mut early = EarlyVerdicts::new(early);
+        let expensive = self.answers_early();
+        let mut response = proto::EvaluateResponse {
+            verdicts: Vec::with_capacity(batch.queries.len()),
+            ..Default::default()
+        };
+        for query in &batch.queries {
+            still_wanted(&self.interrupt)?;
+            if expensive {
+                let searches = self.analysed.is_some() && !is_one_token(query);
+                early.before_query(&mut response.verdicts, None, searches);
+            }
+            let verdict = self.verdict(query);
+            response.verdicts.push(verdict);
+        }
+        if let Some(packed) = &batch.packed_tokens {
             let split_counts = self.analysis.game().split_counts().is_some();
             match self.analysed {
                 Some(options) if !self.explain && !split_counts => {
@@ -253,7 +278,8 @@ impl QueryEvaluator {
     ) -> Result<(), ServiceError> {
         for (index, offset, tokens) in packed_queries(packed) {
             still_wanted(&self.interrupt)?;
-            early.before_query(verdicts, None, false);
+            let searches = self.analysed.is_some() && tokens.len() > 1;
+            early.before_query(verdicts, None, searches);
             let query_id = packed.first_query_id.wrapping_add(index as u64);
             self.position.items.clear();
             self.position.items.extend(tokens.iter().map(|&v| (v, 1)));

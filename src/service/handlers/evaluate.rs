@@ -112,7 +112,7 @@ async fn open_stream<M: Verdicts>(
         ..Default::default()
     };
     out.send(first.into()).await?;
-    if options.explain || options.analysis.is_some() {
+    if options.asks_for_more() {
         let prepared = service.prepare_remoteness(&resolved.graph_id, &resolved.analysis);
         out.guard(prepared).await??;
     }
@@ -250,7 +250,7 @@ impl Drop for AbortOnDrop {
 /// over while it runs). The
 /// evaluator goes to the pool and comes back, keeping its buffers and the moves it found for
 /// the next group. A batch that fails ends the stream after the responses
-/// of the batches before it. A stream that ends while its group is evaluated (cancelled, past
+/// of the batches before it (and the verdicts of its own that went early). A stream that ends while its group is evaluated (cancelled, past
 /// its deadline, its client gone, the server stopping) drops this future, which interrupts
 /// the job: it stops at its next query instead of searching on for nobody.
 async fn answer_batches<M: Verdicts>(
@@ -305,11 +305,11 @@ async fn answer_batches<M: Verdicts>(
             Step::Early(response) => out.send_verdicts(*response).await?,
         }
     };
-    let (evaluator, responses, failure) = done?;
-    // Sent before the job returned, so before its own responses.
+    // Sent before the job returned, so before its own responses (or its failure).
     while let Ok(response) = early_rx.try_recv() {
         out.send_verdicts(response).await?;
     }
+    let (evaluator, responses, failure) = done?;
     for response in responses {
         out.send_verdicts(response).await?;
     }
