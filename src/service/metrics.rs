@@ -31,7 +31,7 @@ pub(crate) struct RequestLabels {
     pub(crate) reason: &'static str,
 }
 
-/// Labels of `grundy_rpc_duration_seconds`: a histogram a method and code, without the
+/// Labels of `grundy_rpc_duration_seconds`: one histogram per method and code, without the
 /// reason (a histogram is a dozen series).
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct DurationLabels {

@@ -138,8 +138,8 @@ const GROUP_QUERIES: u64 = 4096;
 /// Answers the query batches of an `Evaluate` stream until the client half-closes. A task
 /// reads the requests ahead; batches already waiting are answered by one job of the work
 /// pool (one response per batch, in order, as the contract says; more as verdicts are found
-/// on a stream with moves or analyses), so that a client sending
-/// one query per message costs one job per group, not per message.
+/// on a stream with moves or analyses), so that a client sending one query per message costs
+/// one job per group, not per message.
 async fn answer_stream(
     out: &mut Responder<EvaluateResponse>,
     inbound: Streaming<EvaluateRequest>,
@@ -244,15 +244,15 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// Evaluates a group of batches in one job of the work pool (inline when small) and sends one response per
-/// batch, in order (more than one for a batch whose verdicts exceed the message limit, or of
-/// a stream with moves or analyses, whose verdicts go as they are found: the job hands them
-/// over while it runs). The
-/// evaluator goes to the pool and comes back, keeping its buffers and the moves it found for
-/// the next group. A batch that fails ends the stream after the responses
-/// of the batches before it (and the verdicts of its own that went early). A stream that ends while its group is evaluated (cancelled, past
-/// its deadline, its client gone, the server stopping) drops this future, which interrupts
-/// the job: it stops at its next query instead of searching on for nobody.
+/// Evaluates a group of batches in one job of the work pool (inline when small) and sends one
+/// response per batch, in order: more than one for a batch whose verdicts exceed the message
+/// limit, or of a stream with moves or analyses, whose verdicts go as they are found (the job
+/// hands them over while it runs). The evaluator goes to the pool and comes back, keeping its
+/// buffers and the moves it found for the next group. A batch that fails ends the stream after
+/// the responses of the batches before it (and the verdicts of its own that went early). A
+/// stream that ends while its group is evaluated (cancelled, past its deadline, its client
+/// gone, the server stopping) drops this future, which interrupts the job: it stops at its
+/// next query instead of searching on for nobody.
 async fn answer_batches<M: Verdicts>(
     out: &mut Responder<M>,
     service: &GameService,
