@@ -151,6 +151,48 @@ async fn analysis_comes_in_full_verdicts_and_packed_columns_alike() {
     assert_eq!(verdicts[1].moves.len(), 1);
     assert_eq!(verdicts[1].moves_omitted, 1);
 
+    // The same caps in columns, the quick first query sent before the first search, so that
+    // the flags over the budget stand in a later message, counted from its own first query
+    // and move: merged, they are the full verdicts' flags.
+    let positions: [&[u32]; 4] = [&[0], &[0, 2], &[1, 1], &[4, 0]];
+    let full: Vec<Query> = positions
+        .iter()
+        .enumerate()
+        .map(|(id, p)| tokens(id as u64, p))
+        .collect();
+    let (tx, stream) = open(
+        &mut client,
+        vec![
+            analysis_start(analysis_graph(), Some(tight)),
+            batch(full),
+            packed(0, &positions),
+        ],
+    )
+    .await;
+    drop(tx);
+    let mut stream = stream.unwrap();
+    next(&mut stream).await;
+    let verdicts = full_verdicts(&mut stream, positions.len()).await;
+    let columns = packed_verdicts(&mut stream, positions.len()).await;
+    let over_budget: Vec<u32> = (0..positions.len() as u32)
+        .filter(|&i| {
+            verdicts[i as usize].remoteness_unknown() == proto::RemotenessUnknown::OverBudget
+        })
+        .collect();
+    assert!(!over_budget.is_empty(), "{verdicts:?}");
+    assert_eq!(columns.over_budget, over_budget);
+    let moves_over_budget: Vec<u32> = verdicts
+        .iter()
+        .flat_map(|verdict| verdict.moves.iter().map(|m| m.over_budget))
+        .enumerate()
+        .filter_map(|(at, over)| over.then_some(at as u32))
+        .collect();
+    assert_eq!(columns.move_over_budget, moves_over_budget);
+    let omitted: Vec<u64> = verdicts.iter().map(|v| v.moves_omitted).collect();
+    assert_eq!(columns.moves_omitted, omitted);
+    let nim_sums: Vec<u64> = verdicts.iter().map(|v| v.nim_sum).collect();
+    assert_eq!(columns.nim_sums, nim_sums);
+
     // Without `analysis`: none of it.
     let (tx, stream) = open(
         &mut client,

@@ -5,12 +5,12 @@
 //! same sequence of verdicts.
 //!
 //! Only the query about to be answered is known, not how long it will take, so the verdicts
-//! go at query boundaries: before a search when none ran since they last went (quick
-//! answers do not wait for a search), or when one did and [`SEARCH_GAP`] has passed (a slow
-//! search's answer does not wait for the next), and before any query once they have waited
-//! [`EARLY_AFTER`]. Quick searches (microseconds on a small graph) thus share messages, a
-//! message costing more than such a search; a quick search's answer may wait for the search
-//! after it.
+//! go at query boundaries: before a search when none ran since they last went (answers that
+//! took no search do not wait for one), or when one did and [`SEARCH_GAP`] has passed since
+//! they last went (a slow search's answer does not wait for the next), and before any query
+//! once [`EARLY_AFTER`] has. Quick searches (microseconds on a small graph) thus share
+//! messages, a message costing more than such a search; a quick search's answer, and those
+//! after it, may wait for the search that follows.
 
 use std::time::{Duration, Instant};
 
@@ -60,7 +60,7 @@ impl<'a> EarlyVerdicts<'a> {
         let packed_count = packed.as_ref().map_or(0, |packed| packed.outcomes.len());
         let pending = !verdicts.is_empty() || packed_count > 0;
         let due = pending && {
-            let waited = self.last.elapsed();
+            let waited = Instant::now().saturating_duration_since(self.last);
             waited >= EARLY_AFTER || (searches && (!self.searched || waited >= SEARCH_GAP))
         };
         self.searched |= searches;
@@ -96,7 +96,8 @@ mod tests {
         }
     }
 
-    /// An instant `waited` reads as zero from, whatever the machine's speed.
+    /// An instant the time waited reads as zero from (saturating), whatever the machine's
+    /// speed.
     fn just_now() -> Instant {
         Instant::now() + Duration::from_secs(3600)
     }

@@ -43,9 +43,11 @@ impl StreamOptions {
     }
 }
 
-/// Whether `query` is a position of one token (whose analysis reads the tables, no search).
+/// Whether `query` is a position of one token (whose analysis reads the tables, no search);
+/// a position given by values may be of several, and counts as a search.
 fn is_one_token(query: &proto::Query) -> bool {
-    matches!(&query.position, Some(proto::query::Position::Tokens(tokens)) if tokens.vertices.len() <= 1)
+    use proto::query::Position;
+    matches!(&query.position, Some(Position::Tokens(tokens)) if tokens.vertices.len() <= 1)
 }
 
 /// Evaluates the queries of one stream against its analysis, reusing buffers (and, with

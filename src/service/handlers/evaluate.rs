@@ -263,13 +263,22 @@ async fn answer_batches<M: Verdicts>(
     let cost = evaluator.cost(&batches);
     let interrupt = Interrupt::new();
     let _stop = interrupt.raise_on_drop();
-    // Verdicts found before their batch is answered; as many as the job's own responses at
-    // most, which it would hold anyway.
-    let (early_tx, mut early_rx) = mpsc::unbounded_channel();
+    // Verdicts found before their batch is answered, on a stream with moves or analyses; as
+    // many as the job's own responses at most, which it would hold anyway. Other streams
+    // send none, and take no channel.
+    let (early_tx, early_rx) = if evaluator.answers_early() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Some(tx), Some(rx))
+    } else {
+        (None, None)
+    };
     let work = service.pool.evaluate(cost, move || {
         let mut responses = Vec::with_capacity(batches.len());
         let mut failure = None;
+        // Once verdicts may go early, every response goes the same way, in order.
+        let in_order = early_tx.is_some();
         let mut early = |response| {
+            let Some(early_tx) = &early_tx else { return };
             let mut fitted = Vec::new();
             fit_response(response, max_bytes, &mut fitted);
             for response in fitted {
@@ -277,8 +286,6 @@ async fn answer_batches<M: Verdicts>(
                 let _ = early_tx.send(response);
             }
         };
-        // Once verdicts may go early, every response goes the same way, in order.
-        let in_order = evaluator.answers_early();
         for batch in &batches {
             match evaluator.answer(batch, &interrupt, &mut early) {
                 Ok(response) if in_order => early(response),
@@ -291,24 +298,30 @@ async fn answer_batches<M: Verdicts>(
         }
         Ok((evaluator, responses, failure))
     });
-    tokio::pin!(work);
-    let done = loop {
-        let step = out.guard(async {
-            tokio::select! {
-                biased;
-                Some(response) = early_rx.recv() => Step::Early(Box::new(response)),
-                done = &mut work => Step::Done(done),
+    let done = match early_rx {
+        None => out.guard(work).await?,
+        Some(mut early_rx) => {
+            tokio::pin!(work);
+            let done = loop {
+                let step = out.guard(async {
+                    tokio::select! {
+                        biased;
+                        Some(response) = early_rx.recv() => Step::Early(Box::new(response)),
+                        done = &mut work => Step::Done(done),
+                    }
+                });
+                match step.await? {
+                    Step::Done(done) => break done,
+                    Step::Early(response) => out.send_verdicts(*response).await?,
+                }
+            };
+            // Sent before the job returned, so before its own responses (or its failure).
+            while let Ok(response) = early_rx.try_recv() {
+                out.send_verdicts(response).await?;
             }
-        });
-        match step.await? {
-            Step::Done(done) => break done,
-            Step::Early(response) => out.send_verdicts(*response).await?,
+            done
         }
     };
-    // Sent before the job returned, so before its own responses (or its failure).
-    while let Ok(response) = early_rx.try_recv() {
-        out.send_verdicts(response).await?;
-    }
     let (evaluator, responses, failure) = done?;
     for response in responses {
         out.send_verdicts(response).await?;
