@@ -54,9 +54,8 @@ fn is_one_token(query: &proto::Query) -> bool {
 /// `explain`, the split moves found) from query to query and batch to batch.
 pub(crate) struct QueryEvaluator {
     analysis: Arc<Analysis>,
-    explain: bool,
-    /// The position analysis the stream asked for.
-    analysed: Option<AnalysisOptions>,
+    /// What the stream asked for: moves, the position analysis.
+    options: StreamOptions,
     /// The tokens of the position analysed (a buffer).
     tokens: Vec<u32>,
     /// The position of the query being answered (a buffer reused from query to query).
@@ -73,8 +72,7 @@ impl QueryEvaluator {
     pub(crate) fn new(analysis: Arc<Analysis>, options: StreamOptions) -> Self {
         Self {
             analysis,
-            explain: options.explain,
-            analysed: options.analysis,
+            options,
             tokens: Vec::new(),
             position: Position::default(),
             moves: MoveMemo::default(),
@@ -102,14 +100,7 @@ impl QueryEvaluator {
     /// Whether the stream asked for moves or analyses, whose answers [`Self::answer`] hands
     /// over as they are found.
     pub(crate) fn answers_early(&self) -> bool {
-        self.options().asks_for_more()
-    }
-
-    fn options(&self) -> StreamOptions {
-        StreamOptions {
-            explain: self.explain,
-            analysis: self.analysed,
-        }
+        self.options.asks_for_more()
     }
 
     /// Answers one request batch: `queries` as full verdicts, then `packed_tokens` as packed
@@ -153,7 +144,7 @@ impl QueryEvaluator {
         for query in &batch.queries {
             still_wanted(&self.interrupt)?;
             if expensive {
-                let searches = self.analysed.is_some() && !is_one_token(query);
+                let searches = self.options.analysis.is_some() && !is_one_token(query);
                 early.before_query(&mut response.verdicts, None, searches);
             }
             let verdict = self.verdict(query);
@@ -161,8 +152,8 @@ impl QueryEvaluator {
         }
         if let Some(packed) = &batch.packed_tokens {
             let split_counts = self.analysis.game().split_counts().is_some();
-            match self.analysed {
-                Some(options) if !self.explain && !split_counts => {
+            match self.options.analysis {
+                Some(options) if !self.options.explain && !split_counts => {
                     let verdicts =
                         self.answer_packed_analysed(packed, &options, &mut response, &mut early)?;
                     response.packed_verdicts = Some(verdicts);
@@ -280,7 +271,7 @@ impl QueryEvaluator {
     ) -> Result<(), ServiceError> {
         for (index, offset, tokens) in packed_queries(packed) {
             still_wanted(&self.interrupt)?;
-            let searches = self.analysed.is_some() && tokens.len() > 1;
+            let searches = self.options.analysis.is_some() && tokens.len() > 1;
             early.before_query(verdicts, None, searches);
             let query_id = packed.first_query_id.wrapping_add(index as u64);
             self.position.items.clear();
@@ -303,7 +294,7 @@ impl QueryEvaluator {
         form: PositionForm,
         evaluation: &Evaluation,
     ) -> Option<proto::Move> {
-        if !self.explain {
+        if !self.options.explain {
             return None;
         }
         let move_ =
@@ -345,7 +336,7 @@ impl QueryEvaluator {
     ) -> proto::Verdict {
         let move_ = self.explained_move(form, evaluation);
         let mut verdict = evaluated_verdict(query_id, evaluation, move_);
-        if let Some(options) = self.analysed {
+        if let Some(options) = self.options.analysis {
             self.fill_analysis(&mut verdict, form, evaluation, &options);
         }
         verdict
