@@ -5,8 +5,9 @@ use super::evaluate::{next, open, packed, start_server};
 use crate::support::server::{batch, full_verdicts, packed_verdicts, tokens};
 use grundy::proto::{
     self, EvaluateRequest, EvaluateStart, Outcome, Query, evaluate_request::Payload,
-    evaluate_start::GraphSource,
+    evaluate_start::GraphSource, grundy_service_client::GrundyServiceClient,
 };
+use tonic::transport::Channel;
 
 /// A graph with a cycle, a draw, multi-edges and a self-loop: 0 -> {1, 2, 2}, 1 -> {0, 3},
 /// 2 -> {3}, 3 -> {}, 4 -> {4, 3}.
@@ -55,25 +56,25 @@ fn verdict_moves(verdict: &proto::Verdict) -> Vec<(u32, u32, i32, Option<u32>, b
         .collect()
 }
 
-/// The analysis of a position is the same in full verdicts and in packed columns, and it is
-/// the engine's (checked against an independent retrograde oracle in the engine tier);
-/// the caps on moves and positions hold; a stream that does not ask gets none of it.
-#[tokio::test]
-async fn analysis_comes_in_full_verdicts_and_packed_columns_alike() {
-    let (_server, mut client) = start_server().await;
-    let positions: [&[u32]; 6] = [&[0], &[3], &[0, 2], &[1, 1], &[4], &[0, 4, 2]];
-    let options = proto::AnalysisOptions::default();
+/// `positions` analysed under `options` on one stream of [`analysis_graph`], once as full
+/// verdicts (query ids from 0) and once as packed columns (the same ids), each read over as
+/// many messages as it came in.
+async fn analysed_both_ways(
+    client: &mut GrundyServiceClient<Channel>,
+    options: proto::AnalysisOptions,
+    positions: &[&[u32]],
+) -> (Vec<proto::Verdict>, proto::PackedVerdicts) {
     let full: Vec<Query> = positions
         .iter()
         .enumerate()
         .map(|(id, p)| tokens(id as u64, p))
         .collect();
     let (tx, stream) = open(
-        &mut client,
+        client,
         vec![
             analysis_start(analysis_graph(), Some(options)),
             batch(full),
-            packed(0, &positions),
+            packed(0, positions),
         ],
     )
     .await;
@@ -82,6 +83,18 @@ async fn analysis_comes_in_full_verdicts_and_packed_columns_alike() {
     next(&mut stream).await;
     let verdicts = full_verdicts(&mut stream, positions.len()).await;
     let columns = packed_verdicts(&mut stream, positions.len()).await;
+    (verdicts, columns)
+}
+
+/// The analysis of a position is the same in full verdicts and in packed columns, and it is
+/// the engine's (checked against an independent retrograde oracle in the engine tier);
+/// the caps on moves and positions hold; a stream that does not ask gets none of it.
+#[tokio::test]
+async fn analysis_comes_in_full_verdicts_and_packed_columns_alike() {
+    let (_server, mut client) = start_server().await;
+    let positions: [&[u32]; 6] = [&[0], &[3], &[0, 2], &[1, 1], &[4], &[0, 4, 2]];
+    let options = proto::AnalysisOptions::default();
+    let (verdicts, columns) = analysed_both_ways(&mut client, options, &positions).await;
     let game = grundy::service::game_from_proto(analysis_graph()).unwrap();
     let engine = grundy::engine::analyse(game, &Default::default()).unwrap();
     let mut next_move = 0usize;
@@ -155,25 +168,7 @@ async fn analysis_comes_in_full_verdicts_and_packed_columns_alike() {
     // the flags over the budget stand in a later message, counted from its own first query
     // and move: merged, they are the full verdicts' flags.
     let positions: [&[u32]; 4] = [&[0], &[0, 2], &[1, 1], &[4, 0]];
-    let full: Vec<Query> = positions
-        .iter()
-        .enumerate()
-        .map(|(id, p)| tokens(id as u64, p))
-        .collect();
-    let (tx, stream) = open(
-        &mut client,
-        vec![
-            analysis_start(analysis_graph(), Some(tight)),
-            batch(full),
-            packed(0, &positions),
-        ],
-    )
-    .await;
-    drop(tx);
-    let mut stream = stream.unwrap();
-    next(&mut stream).await;
-    let verdicts = full_verdicts(&mut stream, positions.len()).await;
-    let columns = packed_verdicts(&mut stream, positions.len()).await;
+    let (verdicts, columns) = analysed_both_ways(&mut client, tight, &positions).await;
     let over_budget: Vec<u32> = (0..positions.len() as u32)
         .filter(|&i| {
             verdicts[i as usize].remoteness_unknown() == proto::RemotenessUnknown::OverBudget
