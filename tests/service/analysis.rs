@@ -254,3 +254,60 @@ async fn analysed_verdicts_go_before_a_searched_position() {
     let errors: Vec<u32> = part.errors.iter().map(|error| error.index).collect();
     assert_eq!(errors, [(43 - part.first_query_id) as u32], "{part:?}");
 }
+
+/// [`analysis_graph`] beside a DAG of `k` vertices (5.. 5 + k, each with edges one, two and
+/// five ahead), where a sum of five tokens has more positions than a search's budget.
+fn analysis_graph_and_a_large_dag(k: u32) -> proto::Graph {
+    let mut graph = analysis_graph();
+    for v in 0..k {
+        let successors: Vec<u32> = [1, 2, 5]
+            .iter()
+            .map(|step| v + step)
+            .filter(|&w| w < k)
+            .map(|w| 5 + w)
+            .collect();
+        graph.out_degrees.push(successors.len() as u32);
+        graph.targets.extend(successors);
+    }
+    graph.vertex_count += k;
+    graph
+}
+
+/// A budget that the sum of five tokens on [`analysis_graph_and_a_large_dag`] exhausts in
+/// about 0.5 s of search, 25 times what the verdicts before it may wait.
+const SLOW_SEARCH_POSITIONS: u64 = 200_000;
+
+/// A quick search's answer goes while the slow search after it runs, not with its answer:
+/// the batch's last query is that slow search, so only the stream, taking the answers that
+/// waited too long for it, can send the first one on its own.
+#[tokio::test]
+async fn a_quick_search_answer_does_not_wait_for_a_slow_search_after_it() {
+    let (_server, mut client) = start_server().await;
+    let positions: [&[u32]; 2] = [&[0, 2], &[5, 5, 5, 6, 6]];
+    let (tx, stream) = open(
+        &mut client,
+        vec![
+            analysis_start(
+                analysis_graph_and_a_large_dag(40),
+                Some(proto::AnalysisOptions {
+                    max_moves: 0,
+                    position_budget: SLOW_SEARCH_POSITIONS,
+                }),
+            ),
+            packed(0, &positions),
+        ],
+    )
+    .await;
+    drop(tx);
+    let mut stream = stream.unwrap();
+    next(&mut stream).await;
+    let mut parts = Vec::new();
+    while let Some(response) = stream.message().await.expect("no stream error") {
+        parts.push(response.packed_verdicts.expect("packed columns"));
+    }
+    let ids: Vec<(u64, usize)> = parts
+        .iter()
+        .map(|part| (part.first_query_id, part.outcomes.len()))
+        .collect();
+    assert_eq!(ids, [(0, 1), (1, 1)], "{parts:?}");
+}

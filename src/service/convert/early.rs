@@ -9,11 +9,13 @@
 //! took no search do not wait for one), or when one did and [`SEARCH_GAP`] has passed since
 //! they last went (a slow search's answer does not wait for the next), and before any query
 //! once [`EARLY_AFTER`] has. Quick searches (microseconds on a small graph) thus share
-//! messages, a message costing more than such a search; a quick search's answer, and those
-//! after it, may wait for the search that follows.
+//! messages, a message costing more than such a search. A quick search's answer, and those
+//! after it, wait for the search that follows where the stream can take them
+//! ([`super::handoff`]): if that search takes long, they go while it runs.
 
 use std::time::{Duration, Instant};
 
+use super::handoff::JobSide;
 use crate::proto;
 
 /// The most the verdicts already answered wait for quick queries after them: once this long
@@ -27,9 +29,10 @@ const EARLY_AFTER: Duration = Duration::from_millis(20);
 const SEARCH_GAP: Duration = Duration::from_millis(1);
 
 /// Hands the verdicts of a batch answered so far to the stream, query by query (see the
-/// module's documentation).
+/// module's documentation). Without a hand-off (a stream that sends nothing early), it
+/// leaves them for the batch's response.
 pub(crate) struct EarlyVerdicts<'a> {
-    send: &'a mut dyn FnMut(proto::EvaluateResponse),
+    out: Option<&'a JobSide>,
     /// When the batch began, or verdicts last went.
     last: Instant,
     /// Whether a query that may search was answered since then.
@@ -37,10 +40,10 @@ pub(crate) struct EarlyVerdicts<'a> {
 }
 
 impl<'a> EarlyVerdicts<'a> {
-    /// Early verdicts for a batch that begins now, each response handed to `send`.
-    pub(crate) fn new(send: &'a mut dyn FnMut(proto::EvaluateResponse)) -> Self {
+    /// Early verdicts for a batch that begins now, handed to `out`.
+    pub(crate) fn new(out: Option<&'a JobSide>) -> Self {
         Self {
-            send,
+            out,
             last: Instant::now(),
             searched: false,
         }
@@ -48,45 +51,40 @@ impl<'a> EarlyVerdicts<'a> {
 
     /// Called before each query of an expensive stream, with the verdicts answered so far
     /// (full `verdicts`, then the `packed` ones), and whether the query may search (a
-    /// position of several tokens, analysed): sends them when they are due. The packed
-    /// verdicts carry on from the next query id, their indexes counted anew. Returns how many
-    /// packed queries went.
+    /// position of several tokens, analysed): sends them when they are due, and before a
+    /// search leaves them where the stream can take them otherwise. The packed verdicts carry
+    /// on from the next query id, their indexes counted anew. Returns how many packed
+    /// queries left the buffers.
     pub(crate) fn before_query(
         &mut self,
         verdicts: &mut Vec<proto::Verdict>,
         packed: Option<&mut proto::PackedVerdicts>,
         searches: bool,
     ) -> usize {
+        let Some(out) = self.out else { return 0 };
         let packed_count = packed.as_ref().map_or(0, |packed| packed.outcomes.len());
-        let pending = !verdicts.is_empty() || packed_count > 0;
-        let due = pending && {
-            let waited = Instant::now().saturating_duration_since(self.last);
-            waited >= EARLY_AFTER || (searches && (!self.searched || waited >= SEARCH_GAP))
-        };
-        self.searched |= searches;
-        if !due {
+        if verdicts.is_empty() && packed_count == 0 {
+            self.searched |= searches;
             return 0;
         }
-        let packed_verdicts = packed.filter(|_| packed_count > 0).map(|packed| {
-            let next = proto::PackedVerdicts {
-                first_query_id: packed.first_query_id.wrapping_add(packed_count as u64),
-                ..Default::default()
-            };
-            std::mem::replace(packed, next)
-        });
-        (self.send)(proto::EvaluateResponse {
-            verdicts: std::mem::take(verdicts),
-            packed_verdicts,
-            graph: None,
-        });
-        self.last = Instant::now();
-        self.searched = searches;
+        let waited = Instant::now().saturating_duration_since(self.last);
+        let due = waited >= EARLY_AFTER || (searches && (!self.searched || waited >= SEARCH_GAP));
+        if due {
+            out.send_pending(verdicts, packed);
+            self.last = Instant::now();
+            self.searched = searches;
+        } else if searches {
+            out.wait(verdicts, packed);
+        } else {
+            return 0;
+        }
         packed_count
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::handoff::{StreamSide, handoff};
     use super::*;
 
     fn verdict(query_id: u64) -> proto::Verdict {
@@ -102,11 +100,19 @@ mod tests {
         Instant::now() + Duration::from_secs(3600)
     }
 
+    /// The query ids of each full-verdict message the job sent so far.
+    fn sent_ids(stream: &mut StreamSide) -> Vec<Vec<u64>> {
+        stream
+            .sent()
+            .iter()
+            .map(|response| response.verdicts.iter().map(|v| v.query_id).collect())
+            .collect()
+    }
+
     #[test]
     fn quick_answers_go_before_a_search_and_packed_ids_carry_on() {
-        let mut sent = Vec::new();
-        let mut send = |response| sent.push(response);
-        let mut early = EarlyVerdicts::new(&mut send);
+        let (job, mut stream) = handoff(usize::MAX);
+        let mut early = EarlyVerdicts::new(Some(&job));
         early.last = just_now();
         let mut verdicts = Vec::new();
         let mut packed = proto::PackedVerdicts {
@@ -135,6 +141,7 @@ mod tests {
         assert_eq!(packed.first_query_id, 102);
         assert!(packed.outcomes.is_empty() && packed.over_budget.is_empty());
         assert!(verdicts.is_empty());
+        let sent = stream.sent();
         assert_eq!(sent.len(), 1);
         assert_eq!(sent[0].verdicts, vec![verdict(7)]);
         let packed = sent[0].packed_verdicts.as_ref().unwrap();
@@ -146,40 +153,47 @@ mod tests {
 
     #[test]
     fn a_search_answer_waits_for_the_next_search_only_when_it_came_quickly() {
-        let mut sent = Vec::new();
-        let mut send = |response| sent.push(response);
-        let mut early = EarlyVerdicts::new(&mut send);
+        let (job, mut stream) = handoff(usize::MAX);
+        let mut early = EarlyVerdicts::new(Some(&job));
         let mut verdicts = vec![verdict(1)];
         early.last = just_now();
         early.before_query(&mut verdicts, None, true);
-        // The search's answer, moments later: it waits for the next search.
+        assert_eq!(sent_ids(&mut stream), [vec![1]]);
+        // The search's answer, moments later: it waits for the next search, where the stream
+        // can take it.
         verdicts.push(verdict(2));
         early.last = just_now();
         early.before_query(&mut verdicts, None, true);
-        assert_eq!(verdicts.len(), 1);
-        // A search that took a while: its answer goes before the next.
+        assert!(verdicts.is_empty() && sent_ids(&mut stream).is_empty());
+        // A search that took a while: its answer goes before the next, with the one waiting.
         verdicts.push(verdict(3));
         early.last = Instant::now() - SEARCH_GAP;
         early.before_query(&mut verdicts, None, true);
         assert!(verdicts.is_empty());
-        let ids: Vec<Vec<u64>> = sent
-            .iter()
-            .map(|response| response.verdicts.iter().map(|v| v.query_id).collect())
-            .collect();
-        assert_eq!(ids, [vec![1], vec![2, 3]]);
+        assert_eq!(sent_ids(&mut stream), [vec![2, 3]]);
+        assert!(stream.rest().is_empty());
     }
 
     #[test]
     fn answers_that_waited_long_enough_go_before_any_query() {
-        let mut sent = Vec::new();
-        let mut send = |response| sent.push(response);
-        let mut early = EarlyVerdicts::new(&mut send);
+        let (job, mut stream) = handoff(usize::MAX);
+        let mut early = EarlyVerdicts::new(Some(&job));
         let mut verdicts = vec![verdict(1)];
         early.last -= EARLY_AFTER;
         assert_eq!(early.before_query(&mut verdicts, None, false), 0);
         assert!(verdicts.is_empty());
         // Full verdicts only: no packed columns appear.
+        let sent = stream.sent();
         assert_eq!(sent.len(), 1);
         assert!(sent[0].packed_verdicts.is_none());
+    }
+
+    #[test]
+    fn without_a_handoff_the_verdicts_stay_for_the_response() {
+        let mut early = EarlyVerdicts::new(None);
+        let mut verdicts = vec![verdict(1)];
+        early.last -= EARLY_AFTER;
+        assert_eq!(early.before_query(&mut verdicts, None, true), 0);
+        assert_eq!(verdicts, vec![verdict(1)]);
     }
 }

@@ -8,13 +8,14 @@
 //!   counted; [`analysis`]: their remoteness and moves,
 //!   when the stream asks; [`outcome`]: outcomes out;
 //! - [`split`]: verdicts cut into messages under the size limit; `early`: the verdicts of
-//!   an expensive batch sent as they are found;
+//!   an expensive batch sent as they are found, through [`handoff`] to the stream;
 //! - [`values`]: graph summaries and `GetValues` pages out.
 
 pub(crate) mod analysis;
 pub(crate) mod batch;
 mod early;
 pub(crate) mod graph;
+pub(crate) mod handoff;
 pub(crate) mod outcome;
 mod position;
 pub(crate) mod query;

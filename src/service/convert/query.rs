@@ -12,6 +12,7 @@ use crate::service::error::ServiceError;
 use super::analysis::{self as analysed, MAX_ANALYSED_TOKENS};
 use super::batch::{batch_lookups, packed_queries};
 use super::early::EarlyVerdicts;
+use super::handoff::JobSide;
 use super::outcome::outcome_to_proto;
 use super::position::{Position, PositionForm, packed_error, query_error};
 
@@ -112,13 +113,14 @@ impl QueryEvaluator {
     /// without moves or analysis, a few nanoseconds a query, is answered whole.
     ///
     /// A stream that asked for moves or analyses gets its verdicts as they are found: those
-    /// answered so far go to `early` before a query that may search, or once they have waited
-    /// a moment ([`EarlyVerdicts`]); the response returned holds the rest.
+    /// answered so far go to `early` (such a stream's hand-off) before a query that may
+    /// search, or once they have waited a moment ([`EarlyVerdicts`]); the response returned
+    /// holds the rest.
     pub(crate) fn answer(
         &mut self,
         batch: &proto::QueryBatch,
         interrupt: &Interrupt,
-        early: &mut dyn FnMut(proto::EvaluateResponse),
+        early: Option<&JobSide>,
     ) -> Result<proto::EvaluateResponse, ServiceError> {
         self.interrupt = interrupt.clone();
         // Checked before any query is answered: the batch fails whole, none of its verdicts

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use prometheus_client::metrics::histogram::Histogram;
 use prost::Message;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::time::MissedTickBehavior;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::Instrument;
 
@@ -16,6 +17,7 @@ use crate::proto::{
     self, EvaluateBatchRequest, EvaluateBatchResponse, EvaluateRequest, EvaluateResponse,
     EvaluateStart, evaluate_request::Payload,
 };
+use crate::service::convert::handoff::{LOOK_EVERY, handoff};
 use crate::service::convert::{
     QueryEvaluator, StreamOptions, batch_heap_bytes, batch_query_count, fit_response, graph_summary,
 };
@@ -265,31 +267,24 @@ async fn answer_batches<M: Verdicts>(
     let _stop = interrupt.raise_on_drop();
     // Verdicts found before their batch is answered, on a stream with moves or analyses; as
     // many as the job's own responses at most, which it would hold anyway. Other streams
-    // send none, and take no channel.
-    let (early_tx, early_rx) = if evaluator.answers_early() {
-        let (tx, rx) = mpsc::unbounded_channel();
-        (Some(tx), Some(rx))
-    } else {
-        (None, None)
+    // send none, and take no hand-off.
+    let (job_side, stream_side) = match evaluator.answers_early() {
+        true => {
+            let (job_side, stream_side) = handoff(max_bytes);
+            (Some(job_side), Some(stream_side))
+        }
+        false => (None, None),
     };
     let work = service.pool.evaluate(cost, move || {
         let mut responses = Vec::with_capacity(batches.len());
         let mut failure = None;
-        // Once verdicts may go early, every response goes the same way, in order.
-        let in_order = early_tx.is_some();
-        let mut early = |response| {
-            let Some(early_tx) = &early_tx else { return };
-            let mut fitted = Vec::new();
-            fit_response(response, max_bytes, &mut fitted);
-            for response in fitted {
-                // The receiver goes only with the stream, whose answers nobody wants then.
-                let _ = early_tx.send(response);
-            }
-        };
         for batch in &batches {
-            match evaluator.answer(batch, &interrupt, &mut early) {
-                Ok(response) if in_order => early(response),
-                Ok(response) => fit_response(response, max_bytes, &mut responses),
+            match evaluator.answer(batch, &interrupt, job_side.as_ref()) {
+                // Once verdicts may go early, every response goes the same way, in order.
+                Ok(response) => match &job_side {
+                    Some(job_side) => job_side.send(response),
+                    None => fit_response(response, max_bytes, &mut responses),
+                },
                 Err(error) => {
                     failure = Some(error);
                     break;
@@ -298,25 +293,33 @@ async fn answer_batches<M: Verdicts>(
         }
         Ok((evaluator, responses, failure))
     });
-    let done = match early_rx {
+    let done = match stream_side {
         None => out.guard(work).await?,
-        Some(mut early_rx) => {
+        Some(mut stream_side) => {
             tokio::pin!(work);
+            let mut look = tokio::time::interval(LOOK_EVERY);
+            look.set_missed_tick_behavior(MissedTickBehavior::Delay);
             let done = loop {
                 let step = out.guard(async {
                     tokio::select! {
                         biased;
-                        Some(response) = early_rx.recv() => Step::Early(Box::new(response)),
+                        Some(response) = stream_side.recv() => Step::Early(vec![response]),
                         done = &mut work => Step::Done(done),
+                        // Verdicts that waited too long for the search after them.
+                        _ = look.tick() => Step::Early(stream_side.take_overdue(std::time::Instant::now())),
                     }
                 });
                 match step.await? {
                     Step::Done(done) => break done,
-                    Step::Early(response) => out.send_verdicts(*response).await?,
+                    Step::Early(responses) => {
+                        for response in responses {
+                            out.send_verdicts(response).await?;
+                        }
+                    }
                 }
             };
             // Sent before the job returned, so before its own responses (or its failure).
-            while let Ok(response) = early_rx.try_recv() {
+            for response in stream_side.rest() {
                 out.send_verdicts(response).await?;
             }
             done
@@ -334,7 +337,7 @@ async fn answer_batches<M: Verdicts>(
 
 /// What a group's job gave next: verdicts found early, or its end.
 enum Step<T> {
-    Early(Box<EvaluateResponse>),
+    Early(Vec<EvaluateResponse>),
     Done(T),
 }
 

@@ -1,0 +1,380 @@
+//! How a job's early verdicts ([`super::early`]) reach its stream: a channel, and beside it a
+//! slot for the verdicts that wait for the job's next search. Answers of quick searches wait
+//! there to share a message with the answers after them. If the job's next boundary is slow
+//! in coming (a search that takes seconds), the stream takes them once they have waited
+//! [`WAITED_TOO_LONG`], looking every [`LOOK_EVERY`] while the job runs: an answer found in
+//! microseconds does not wait for the search after it.
+//!
+//! Order: the job sends only while it holds the slot's lock, and always sends what waits in
+//! the slot before anything newer. The stream takes from the slot under the same lock, after
+//! draining the channel, so the messages keep the job's order whichever side sends them.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+
+use super::split::fit_response;
+use crate::proto::{EvaluateResponse, PackedVerdicts, Verdict};
+
+/// How long verdicts wait in the slot for the job's next search before the stream takes them.
+pub(crate) const WAITED_TOO_LONG: Duration = Duration::from_millis(20);
+
+/// How often the stream looks at the slot while a job runs.
+pub(crate) const LOOK_EVERY: Duration = Duration::from_millis(10);
+
+/// Verdicts waiting for the job's next search: one message, since the first of them came.
+struct Waiting {
+    response: EvaluateResponse,
+    since: Instant,
+}
+
+type Slot = Arc<Mutex<Option<Waiting>>>;
+
+/// The two ends of a job's hand-off; responses are cut to `max_bytes` before they go.
+pub(crate) fn handoff(max_bytes: usize) -> (JobSide, StreamSide) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let slot = Slot::default();
+    (
+        JobSide {
+            tx,
+            slot: slot.clone(),
+            max_bytes,
+        },
+        StreamSide {
+            rx,
+            slot,
+            max_bytes,
+        },
+    )
+}
+
+fn lock(slot: &Slot) -> MutexGuard<'_, Option<Waiting>> {
+    // Nothing panics while holding the lock; if something did, the slot still holds whole
+    // messages.
+    slot.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The job's end: it sends responses, and leaves verdicts waiting.
+pub(crate) struct JobSide {
+    tx: mpsc::UnboundedSender<EvaluateResponse>,
+    slot: Slot,
+    max_bytes: usize,
+}
+
+impl JobSide {
+    /// Sends a batch's last response, after (or with) the verdicts waiting.
+    pub(crate) fn send(&self, mut response: EvaluateResponse) {
+        let mut slot = lock(&self.slot);
+        match slot.take() {
+            None => self.send_fitted(response),
+            // Early responses carry no summary; one that does goes as it is.
+            Some(waiting) if response.graph.is_some() => {
+                self.send_fitted(waiting.response);
+                self.send_fitted(response);
+            }
+            Some(waiting) => {
+                let waiting = self.gather(
+                    Some(waiting),
+                    &mut response.verdicts,
+                    response.packed_verdicts.as_mut(),
+                );
+                self.send_fitted(waiting.response);
+            }
+        }
+    }
+
+    /// Sends the verdicts waiting and those pending (`verdicts`, then `packed`; taken from
+    /// the buffers, whose packed ids carry on), in one message when they can share one.
+    pub(crate) fn send_pending(
+        &self,
+        verdicts: &mut Vec<Verdict>,
+        packed: Option<&mut PackedVerdicts>,
+    ) {
+        let mut slot = lock(&self.slot);
+        let waiting = self.gather(slot.take(), verdicts, packed);
+        self.send_fitted(waiting.response);
+    }
+
+    /// Leaves the pending verdicts waiting for the next search, after those already waiting.
+    pub(crate) fn wait(&self, verdicts: &mut Vec<Verdict>, packed: Option<&mut PackedVerdicts>) {
+        let mut slot = lock(&self.slot);
+        let waiting = self.gather(slot.take(), verdicts, packed);
+        *slot = Some(waiting);
+    }
+
+    /// The verdicts of `waiting` followed by the pending ones, as one message; a message of
+    /// packed verdicts cannot take full verdicts after them, so it goes first on its own.
+    fn gather(
+        &self,
+        waiting: Option<Waiting>,
+        verdicts: &mut Vec<Verdict>,
+        packed: Option<&mut PackedVerdicts>,
+    ) -> Waiting {
+        let waiting = match waiting {
+            Some(waiting) if has_packed(&waiting.response) && !verdicts.is_empty() => {
+                self.send_fitted(waiting.response);
+                None
+            }
+            waiting => waiting,
+        };
+        let mut waiting = waiting.unwrap_or_else(|| Waiting {
+            response: EvaluateResponse::default(),
+            since: Instant::now(),
+        });
+        waiting.response.verdicts.append(verdicts);
+        if let Some(packed) = packed.filter(|packed| !packed.outcomes.is_empty()) {
+            let into = waiting
+                .response
+                .packed_verdicts
+                .get_or_insert_with(|| PackedVerdicts {
+                    first_query_id: packed.first_query_id,
+                    ..Default::default()
+                });
+            append_packed(into, packed);
+        }
+        waiting
+    }
+
+    fn send_fitted(&self, response: EvaluateResponse) {
+        let mut fitted = Vec::new();
+        fit_response(response, self.max_bytes, &mut fitted);
+        for response in fitted {
+            // The receiver goes only with the stream, whose answers nobody wants then.
+            let _ = self.tx.send(response);
+        }
+    }
+}
+
+/// The stream's end.
+pub(crate) struct StreamSide {
+    rx: mpsc::UnboundedReceiver<EvaluateResponse>,
+    slot: Slot,
+    max_bytes: usize,
+}
+
+impl StreamSide {
+    /// The next response the job sent; `None` once the job has ended and all were read.
+    pub(crate) async fn recv(&mut self) -> Option<EvaluateResponse> {
+        self.rx.recv().await
+    }
+
+    /// When the verdicts in the slot have waited [`WAITED_TOO_LONG`] at `now`: the responses
+    /// the job sent before them, then them. Nothing otherwise.
+    pub(crate) fn take_overdue(&mut self, now: Instant) -> Vec<EvaluateResponse> {
+        let Self {
+            rx,
+            slot,
+            max_bytes,
+        } = self;
+        let mut slot = lock(slot);
+        let overdue = slot
+            .as_ref()
+            .is_some_and(|waiting| now.saturating_duration_since(waiting.since) >= WAITED_TOO_LONG);
+        if !overdue {
+            return Vec::new();
+        }
+        drain_with(rx, *max_bytes, slot.take())
+    }
+
+    /// Once the job has ended (a failed job may leave verdicts waiting): every response it
+    /// sent, then the verdicts left in the slot.
+    pub(crate) fn rest(&mut self) -> Vec<EvaluateResponse> {
+        let waiting = lock(&self.slot).take();
+        drain_with(&mut self.rx, self.max_bytes, waiting)
+    }
+
+    /// The responses the job sent so far, the slot left alone.
+    #[cfg(test)]
+    pub(crate) fn sent(&mut self) -> Vec<EvaluateResponse> {
+        drain_with(&mut self.rx, self.max_bytes, None)
+    }
+}
+
+/// The responses in `rx`, then those `waiting`.
+fn drain_with(
+    rx: &mut mpsc::UnboundedReceiver<EvaluateResponse>,
+    max_bytes: usize,
+    waiting: Option<Waiting>,
+) -> Vec<EvaluateResponse> {
+    let mut responses = Vec::new();
+    while let Ok(response) = rx.try_recv() {
+        responses.push(response);
+    }
+    if let Some(waiting) = waiting {
+        fit_response(waiting.response, max_bytes, &mut responses);
+    }
+    responses
+}
+
+fn has_packed(response: &EvaluateResponse) -> bool {
+    response
+        .packed_verdicts
+        .as_ref()
+        .is_some_and(|packed| !packed.outcomes.is_empty())
+}
+
+/// Moves the packed verdicts of `from` to the end of `into` (whose ids they carry on), every
+/// index rebased, and `from`'s ids on past them; its columns keep their capacity. Every field
+/// is named: a field added to the proto must be carried here too.
+fn append_packed(into: &mut PackedVerdicts, from: &mut PackedVerdicts) {
+    let queries = into.outcomes.len() as u32;
+    let moves = into.move_sources.len() as u32;
+    let PackedVerdicts {
+        first_query_id,
+        outcomes,
+        nim_sums,
+        errors,
+        remotenesses,
+        over_budget,
+        move_counts,
+        move_sources,
+        move_targets,
+        move_outcomes,
+        move_remotenesses,
+        move_over_budget,
+        moves_omitted,
+    } = from;
+    debug_assert_eq!(
+        into.first_query_id.wrapping_add(u64::from(queries)),
+        *first_query_id
+    );
+    *first_query_id = first_query_id.wrapping_add(outcomes.len() as u64);
+    into.outcomes.append(outcomes);
+    into.nim_sums.append(nim_sums);
+    into.errors.extend(errors.drain(..).map(|mut error| {
+        error.index += queries;
+        error
+    }));
+    into.remotenesses.append(remotenesses);
+    into.over_budget
+        .extend(over_budget.drain(..).map(|index| index + queries));
+    into.move_counts.append(move_counts);
+    into.move_sources.append(move_sources);
+    into.move_targets.append(move_targets);
+    into.move_outcomes.append(move_outcomes);
+    into.move_remotenesses.append(move_remotenesses);
+    into.move_over_budget
+        .extend(move_over_budget.drain(..).map(|index| index + moves));
+    into.moves_omitted.append(moves_omitted);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::{PackedQueryError, QueryError};
+
+    fn verdict(query_id: u64) -> Verdict {
+        Verdict {
+            query_id,
+            ..Default::default()
+        }
+    }
+
+    /// `n` analysed packed verdicts from `first`, each with one move; query `error_at` is
+    /// malformed, query and move `over_at` over the budget.
+    fn packed(first: u64, n: u32, error_at: u32, over_at: u32) -> PackedVerdicts {
+        PackedVerdicts {
+            first_query_id: first,
+            outcomes: vec![1; n as usize],
+            nim_sums: (0..u64::from(n)).map(|i| first + i).collect(),
+            errors: vec![PackedQueryError {
+                index: error_at,
+                error: Some(QueryError::default()),
+            }],
+            remotenesses: vec![2; n as usize],
+            over_budget: vec![over_at],
+            move_counts: vec![1; n as usize],
+            move_sources: (0..n).collect(),
+            move_targets: (0..n).collect(),
+            move_outcomes: vec![2; n as usize],
+            move_remotenesses: vec![1; n as usize],
+            move_over_budget: vec![over_at],
+            moves_omitted: vec![0; n as usize],
+        }
+    }
+
+    #[test]
+    fn waiting_verdicts_are_taken_once_overdue_after_those_sent_before() {
+        let (job, mut stream) = handoff(usize::MAX);
+        job.send_pending(&mut vec![verdict(0)], None);
+        job.wait(&mut vec![verdict(1)], None);
+        job.wait(&mut vec![verdict(2)], None);
+        let now = Instant::now();
+        assert!(stream.take_overdue(now).is_empty(), "not overdue yet");
+        let taken = stream.take_overdue(now + WAITED_TOO_LONG);
+        let ids: Vec<Vec<u64>> = taken
+            .iter()
+            .map(|response| response.verdicts.iter().map(|v| v.query_id).collect())
+            .collect();
+        assert_eq!(ids, [vec![0], vec![1, 2]]);
+        assert!(stream.rest().is_empty());
+    }
+
+    #[test]
+    fn packed_verdicts_that_waited_share_a_message_with_every_index_rebased() {
+        let (job, mut stream) = handoff(usize::MAX);
+        let mut first = packed(10, 3, 1, 2);
+        job.wait(&mut Vec::new(), Some(&mut first));
+        assert_eq!(first.first_query_id, 13);
+        assert!(first.outcomes.is_empty() && first.errors.is_empty());
+        let mut second = packed(13, 2, 0, 1);
+        job.send_pending(&mut Vec::new(), Some(&mut second));
+        assert_eq!(second.first_query_id, 15);
+        let sent = stream.sent();
+        assert_eq!(sent.len(), 1);
+        let merged = sent[0].packed_verdicts.as_ref().unwrap();
+        assert_eq!(merged.first_query_id, 10);
+        assert_eq!(merged.nim_sums, [10, 11, 12, 13, 14]);
+        let errors: Vec<u32> = merged.errors.iter().map(|error| error.index).collect();
+        assert_eq!(errors, [1, 3]);
+        assert_eq!(merged.over_budget, [2, 4]);
+        assert_eq!(merged.move_sources, [0, 1, 2, 0, 1]);
+        assert_eq!(merged.move_over_budget, [2, 4]);
+        assert_eq!(merged.moves_omitted.len(), 5);
+    }
+
+    #[test]
+    fn full_verdicts_after_waiting_packed_ones_go_in_a_message_of_their_own() {
+        let (job, mut stream) = handoff(usize::MAX);
+        job.wait(&mut Vec::new(), Some(&mut packed(0, 2, 0, 0)));
+        job.send(EvaluateResponse {
+            verdicts: vec![verdict(2)],
+            ..Default::default()
+        });
+        let sent = stream.sent();
+        assert_eq!(sent.len(), 2);
+        assert!(sent[0].verdicts.is_empty());
+        assert_eq!(sent[0].packed_verdicts.as_ref().unwrap().outcomes.len(), 2);
+        assert_eq!(sent[1].verdicts, vec![verdict(2)]);
+        assert!(sent[1].packed_verdicts.is_none());
+    }
+
+    #[test]
+    fn a_batch_response_takes_the_waiting_verdicts_first() {
+        let (job, mut stream) = handoff(usize::MAX);
+        job.wait(&mut vec![verdict(0)], None);
+        job.send(EvaluateResponse {
+            verdicts: vec![verdict(1)],
+            packed_verdicts: Some(packed(2, 1, 0, 0)),
+            graph: None,
+        });
+        let sent = stream.sent();
+        assert_eq!(sent.len(), 1);
+        let ids: Vec<u64> = sent[0].verdicts.iter().map(|v| v.query_id).collect();
+        assert_eq!(ids, [0, 1]);
+        assert_eq!(sent[0].packed_verdicts.as_ref().unwrap().first_query_id, 2);
+        assert!(stream.rest().is_empty());
+    }
+
+    #[test]
+    fn a_failed_job_leaves_its_waiting_verdicts_to_the_rest() {
+        let (job, mut stream) = handoff(usize::MAX);
+        job.send_pending(&mut vec![verdict(0)], None);
+        job.wait(&mut vec![verdict(1)], None);
+        drop(job);
+        let rest = stream.rest();
+        assert_eq!(rest.len(), 2);
+        assert_eq!(rest[1].verdicts, vec![verdict(1)]);
+    }
+}
