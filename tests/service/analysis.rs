@@ -1,8 +1,12 @@
 //! Position analysis on a stream (`EvaluateStart.analysis`): remoteness and every move, in
 //! full verdicts and in packed columns alike, within the caps, sent as they are found.
 
+use std::time::Duration;
+
 use super::evaluate::{next, open, packed, start_server};
-use crate::support::server::{batch, full_verdicts, packed_verdicts, tokens};
+use crate::support::server::{
+    PATIENCE, batch, full_verdicts, packed_verdicts, serve_service, service_config, tokens,
+};
 use grundy::proto::{
     self, EvaluateRequest, EvaluateStart, Outcome, Query, evaluate_request::Payload,
     evaluate_start::GraphSource, grundy_service_client::GrundyServiceClient,
@@ -277,27 +281,29 @@ fn analysis_graph_and_a_large_dag(k: u32) -> proto::Graph {
 /// about 0.5 s of search, 25 times what the verdicts before it may wait.
 const SLOW_SEARCH_POSITIONS: u64 = 200_000;
 
+/// The stream of [`a_quick_search_answer_does_not_wait_for_a_slow_search_after_it`]: a quick
+/// search, then one that exhausts [`SLOW_SEARCH_POSITIONS`], in one packed batch from id 0.
+fn quick_then_slow_search() -> [EvaluateRequest; 2] {
+    let positions: [&[u32]; 2] = [&[0, 2], &[5, 5, 5, 6, 6]];
+    [
+        analysis_start(
+            analysis_graph_and_a_large_dag(40),
+            Some(proto::AnalysisOptions {
+                max_moves: 0,
+                position_budget: SLOW_SEARCH_POSITIONS,
+            }),
+        ),
+        packed(0, &positions),
+    ]
+}
+
 /// A quick search's answer goes while the slow search after it runs, not with its answer:
 /// the batch's last query is that slow search, so only the stream, taking the answers that
 /// waited too long for it, can send the first one on its own.
 #[tokio::test]
 async fn a_quick_search_answer_does_not_wait_for_a_slow_search_after_it() {
     let (_server, mut client) = start_server().await;
-    let positions: [&[u32]; 2] = [&[0, 2], &[5, 5, 5, 6, 6]];
-    let (tx, stream) = open(
-        &mut client,
-        vec![
-            analysis_start(
-                analysis_graph_and_a_large_dag(40),
-                Some(proto::AnalysisOptions {
-                    max_moves: 0,
-                    position_budget: SLOW_SEARCH_POSITIONS,
-                }),
-            ),
-            packed(0, &positions),
-        ],
-    )
-    .await;
+    let (tx, stream) = open(&mut client, quick_then_slow_search().into()).await;
     drop(tx);
     let mut stream = stream.unwrap();
     next(&mut stream).await;
@@ -310,4 +316,35 @@ async fn a_quick_search_answer_does_not_wait_for_a_slow_search_after_it() {
         .map(|part| (part.first_query_id, part.outcomes.len()))
         .collect();
     assert_eq!(ids, [(0, 1), (1, 1)], "{parts:?}");
+}
+
+/// A stream whose batch takes longer than the idle timeout (`--stream-idle-timeout`) to
+/// answer is not idle: the timeout counts only once every batch is answered and read. Once
+/// it is, and the client sends nothing more, the stream does end.
+#[tokio::test]
+async fn a_stream_answering_past_the_idle_timeout_is_left_alone() {
+    let server = serve_service(grundy::service::ServiceConfig {
+        stream_idle_timeout: Some(Duration::from_millis(100)),
+        ..service_config()
+    })
+    .await;
+    let mut client = server.client().await;
+    let (tx, stream) = open(&mut client, quick_then_slow_search().into()).await;
+    let mut stream = stream.unwrap();
+    next(&mut stream).await;
+    let mut answered = 0;
+    while answered < 2 {
+        let response = tokio::time::timeout(PATIENCE, stream.message())
+            .await
+            .expect("answered in time")
+            .expect("the busy stream is not ended")
+            .expect("the client keeps its stream open");
+        answered += response.packed_verdicts.map_or(0, |p| p.outcomes.len());
+    }
+    let ended = tokio::time::timeout(PATIENCE, stream.message())
+        .await
+        .expect("the quiet stream is ended in time")
+        .expect_err("ended for its silence");
+    assert_eq!(ended.code(), tonic::Code::DeadlineExceeded, "{ended:?}");
+    drop(tx);
 }
