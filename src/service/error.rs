@@ -349,7 +349,10 @@ pub(crate) fn request_stream_status(status: Status) -> Status {
     let rewritten = if is_message_size_error(status.code(), status.message()) {
         message_too_large(status.message())
     } else if is_decode_error(status.code(), status.message()) {
-        let message = format!("malformed request message: {}", excerpt(status.message()));
+        let message = format!(
+            "malformed request message: {}",
+            decoder_text(status.message())
+        );
         Status::from(ServiceError::protocol("request", message))
     } else {
         return status;
@@ -398,6 +401,21 @@ fn stated_limit(message: &str) -> Option<u64> {
 /// True for tonic's "decoded message length too large" status.
 pub(crate) fn is_message_size_error(code: Code, message: &str) -> bool {
     code == Code::OutOfRange && message.contains("message length too large")
+}
+
+/// Most characters kept of tonic's text about request bytes that do not decode.
+const DECODER_TEXT_CHARS: usize = 400;
+
+/// Tonic's text about undecodable request bytes (prost's path of message and field names,
+/// innermost first, and what was wrong): it comes from the schema and the decoder, not from
+/// the client, so it is kept whole, not cut to an excerpt whose first words would leave out
+/// the outer fields. Bounded all the same, as tonic's text, not ours.
+fn decoder_text(text: &str) -> String {
+    if text.chars().count() <= DECODER_TEXT_CHARS {
+        return text.to_string();
+    }
+    let prefix: String = text.chars().take(DECODER_TEXT_CHARS).collect();
+    format!("{prefix}... ({} bytes)", text.len())
 }
 
 /// Most characters of client-supplied text quoted in an error message.

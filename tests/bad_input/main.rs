@@ -274,6 +274,27 @@ async fn raw_malformed_frames_are_invalid_argument() {
     }
 }
 
+/// A message that does not decode deep inside is named down to the field: tonic's decoder
+/// text comes from the schema, not from the client, and is kept whole.
+#[tokio::test]
+async fn an_undecodable_field_is_named_by_its_path() {
+    let server = serve(config()).await;
+    // EvaluateRequest.start.graph, whose packed `targets` end inside a varint.
+    let graph = [0x08, 0x02, 0x1a, 0x02, 0xff, 0xff];
+    let start = [&[0x0a, graph.len() as u8][..], &graph].concat();
+    let request = [&[0x0a, start.len() as u8][..], &start].concat();
+    let (code, message) = raw_evaluate(&server, grpc_frame(0, &request)).await;
+    assert_eq!(code, Some(Code::InvalidArgument), "{message}");
+    // (grpc-message is percent-encoded; the names need no escapes.)
+    for named in [
+        "Graph.targets",
+        "EvaluateStart.graph_source",
+        "EvaluateRequest.payload",
+    ] {
+        assert!(message.contains(named), "{named} in {message}");
+    }
+}
+
 /// Sends `body` as the whole request body of an `Evaluate` call; returns grpc-status and
 /// grpc-message (from the headers of a trailers-only answer, or from the trailers).
 async fn raw_evaluate(server: &TestServer, body: Vec<u8>) -> (Option<Code>, String) {
