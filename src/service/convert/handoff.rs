@@ -66,22 +66,18 @@ impl JobSide {
     /// Sends a batch's last response, after (or with) the verdicts waiting.
     pub(crate) fn send(&self, mut response: EvaluateResponse) {
         let mut slot = lock(&self.slot);
-        match slot.take() {
-            None => self.send_fitted(response),
-            // Early responses carry no summary; one that does goes as it is.
-            Some(waiting) if response.graph.is_some() => {
-                self.send_fitted(waiting.response);
-                self.send_fitted(response);
-            }
-            Some(waiting) => {
-                let waiting = self.gather(
-                    Some(waiting),
-                    &mut response.verdicts,
-                    response.packed_verdicts.as_mut(),
-                );
-                self.send_fitted(waiting.response);
-            }
+        // Early responses carry no summary; one that does goes as it is.
+        if slot.is_none() || response.graph.is_some() {
+            self.send_waiting(&mut slot);
+            self.send_fitted(response);
+            return;
         }
+        self.gather(
+            &mut slot,
+            &mut response.verdicts,
+            response.packed_verdicts.as_mut(),
+        );
+        self.send_waiting(&mut slot);
     }
 
     /// Sends the verdicts waiting and those pending (`verdicts`, then `packed`; taken from
@@ -92,33 +88,28 @@ impl JobSide {
         packed: Option<&mut PackedVerdicts>,
     ) {
         let mut slot = lock(&self.slot);
-        let waiting = self.gather(slot.take(), verdicts, packed);
-        self.send_fitted(waiting.response);
+        self.gather(&mut slot, verdicts, packed);
+        self.send_waiting(&mut slot);
     }
 
     /// Leaves the pending verdicts waiting for the next search, after those already waiting.
     pub(crate) fn wait(&self, verdicts: &mut Vec<Verdict>, packed: Option<&mut PackedVerdicts>) {
-        let mut slot = lock(&self.slot);
-        let waiting = self.gather(slot.take(), verdicts, packed);
-        *slot = Some(waiting);
+        self.gather(&mut lock(&self.slot), verdicts, packed);
     }
 
-    /// The verdicts of `waiting` followed by the pending ones, as one message; a message of
-    /// packed verdicts cannot take full verdicts after them, so it goes first on its own.
+    /// Moves the pending verdicts to the end of those waiting in `slot`, where they share one
+    /// message (worked on in place: a run of quick searches adds to it at every query). A
+    /// message of packed verdicts cannot take full verdicts after them, so it goes first.
     fn gather(
         &self,
-        waiting: Option<Waiting>,
+        slot: &mut Option<Waiting>,
         verdicts: &mut Vec<Verdict>,
         packed: Option<&mut PackedVerdicts>,
-    ) -> Waiting {
-        let waiting = match waiting {
-            Some(waiting) if has_packed(&waiting.response) && !verdicts.is_empty() => {
-                self.send_fitted(waiting.response);
-                None
-            }
-            waiting => waiting,
-        };
-        let mut waiting = waiting.unwrap_or_else(|| Waiting {
+    ) {
+        if !verdicts.is_empty() && slot.as_ref().is_some_and(|w| has_packed(&w.response)) {
+            self.send_waiting(slot);
+        }
+        let waiting = slot.get_or_insert_with(|| Waiting {
             response: EvaluateResponse::default(),
             since: Instant::now(),
         });
@@ -133,7 +124,12 @@ impl JobSide {
                 });
             append_packed(into, packed);
         }
-        waiting
+    }
+
+    fn send_waiting(&self, slot: &mut Option<Waiting>) {
+        if let Some(waiting) = slot.take() {
+            self.send_fitted(waiting.response);
+        }
     }
 
     fn send_fitted(&self, response: EvaluateResponse) {
