@@ -10,7 +10,8 @@
 //!   deadline, cancellation, span, metrics) and the one response-stream helper;
 //! - `state`: [`GameService`], the state streams share, and admission; `lifecycle`: serving,
 //!   draining, cancelling; `deadline`: client deadlines; `departure`: clients that leave
-//!   mid-stream (counted as CANCELLED, or DEADLINE_EXCEEDED at their deadline);
+//!   mid-stream (counted as CANCELLED, or DEADLINE_EXCEEDED at their deadline); `activity`:
+//!   when a request's body last brought bytes (the idle timeout's clock);
 //!   `bounded_status`: client text that reflection quotes whole in a status, cut to an
 //!   excerpt;
 //! - `graphs`: resolving a stream's graph (by id, inline, in `PutGraph` chunks);
@@ -26,6 +27,7 @@
 //!   `telemetry`: OTLP trace export and `traceparent` propagation;
 //! - `web`: the browser playground served with `--web`: its files and `POST /render`.
 
+mod activity;
 mod args;
 mod auth;
 mod blocking;

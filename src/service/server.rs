@@ -25,6 +25,7 @@ use tonic_health::ServingStatus;
 use tonic_reflection::server::{v1, v1alpha};
 use tower::util::{MapRequestLayer, MapResponseLayer, option_layer};
 
+use super::activity::watch_activity;
 use super::auth::BearerAuth;
 use super::bounded_status::bound_status_messages;
 use super::config::ServerConfig;
@@ -143,6 +144,8 @@ where
         stamp_arrival;
     let watch: fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> =
         watch_departure;
+    let active: fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> =
+        watch_activity;
     let web = config.web.as_ref();
     let router = builder
         .accept_http1(web.is_some())
@@ -158,6 +161,8 @@ where
         .layer(MapRequestLayer::new(stamp))
         // A request body that fails marks its RPC as left by the client (CANCELLED).
         .layer(MapRequestLayer::new(watch))
+        // Each frame of a request body restarts its stream's idle timeout.
+        .layer(MapRequestLayer::new(active))
         // Health stays open for probes; everything else, reflection included, needs the token
         // when one is set (reflection describes the API to whoever may call it, and to no one
         // else: docs/operating.md).

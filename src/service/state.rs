@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use tonic::{Request, Status};
 
+use super::activity::BodyActivity;
 use super::blocking::WorkPool;
 use super::config::{DEFAULT_MAX_MESSAGE_BYTES, ServiceConfig};
 use super::convert::{StreamOptions, stream_analysis};
@@ -146,6 +147,7 @@ impl GameService {
                 active: self.lifecycle.enter(),
                 slot,
                 client_left: request.extensions().get::<ClientLeft>().cloned(),
+                activity: request.extensions().get::<BodyActivity>().cloned(),
             },
         );
         continue_remote_trace(&rpc.span, request.metadata());

@@ -1,6 +1,7 @@
 //! What hostile or careless clients do to a server over real gRPC, and what the server does
 //! about it: a flood of one-query messages in their own HTTP/2 frames, expensive analyses
-//! and searches abandoned mid-way, a huge unknown graph id, a stream that never sends `start`.
+//! and searches abandoned mid-way, a huge unknown graph id, a stream that never sends `start`,
+//! a stream that goes quiet, and one whose chunk arrives slowly.
 
 use std::time::{Duration, Instant};
 
@@ -323,6 +324,83 @@ async fn a_stream_without_start_is_ended_after_the_start_timeout() {
         .expect("the slot is free again")
         .into_inner();
     next(&mut stream).await.unwrap();
+}
+
+/// A message still arriving is no silence: a `PutGraph` chunk that a client on a slow link
+/// sends in 25 pieces 100 ms apart, 2.5 s in all against an idle timeout of 1 s, is taken
+/// whole and the graph registered.
+#[tokio::test]
+async fn a_chunk_arriving_slowly_is_not_ended_as_idle() {
+    const PIECES: usize = 25;
+    let server = serve_service(grundy::service::ServiceConfig {
+        stream_idle_timeout: Some(Duration::from_secs(1)),
+        ..service_config()
+    })
+    .await;
+    let n = 20_000u32;
+    let degrees = proto::PutGraphRequest {
+        chunk: Some(proto::Graph {
+            vertex_count: n,
+            out_degrees: (0..n).map(|v| u32::from(v + 1 < n)).collect(),
+            ..Default::default()
+        }),
+    };
+    let targets = proto::PutGraphRequest {
+        chunk: Some(proto::Graph {
+            targets: (1..n).collect(),
+            ..Default::default()
+        }),
+    };
+    let tcp = tokio::net::TcpStream::connect(server.address)
+        .await
+        .unwrap();
+    let (mut h2, connection) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(connection);
+    let (response, mut send) = h2
+        .send_request(server.raw_request("PutGraph"), false)
+        .unwrap();
+    let first = grpc_frame(0, &degrees.encode_to_vec());
+    send.send_data(bytes::Bytes::from(first), false).unwrap();
+    let second = grpc_frame(0, &targets.encode_to_vec());
+    // A server that ended the stream refuses the rest; its status says why.
+    for piece in second.chunks(second.len().div_ceil(PIECES)) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if send
+            .send_data(bytes::Bytes::copy_from_slice(piece), false)
+            .is_err()
+        {
+            break;
+        }
+    }
+    let _ = send.send_data(bytes::Bytes::new(), true);
+    let (parts, mut body) = tokio::time::timeout(PATIENCE, response)
+        .await
+        .expect("response headers in time")
+        .unwrap()
+        .into_parts();
+    let mut answered = Vec::new();
+    // A status in the headers (an answer of trailers only) ends the call there.
+    let mut status = parts.headers;
+    if !status.contains_key("grpc-status") {
+        while let Some(data) = tokio::time::timeout(PATIENCE, body.data())
+            .await
+            .expect("the answer in time")
+        {
+            let data = data.unwrap();
+            let _ = body.flow_control().release_capacity(data.len());
+            answered.extend_from_slice(&data);
+        }
+        status = body.trailers().await.unwrap().unwrap_or_default();
+    }
+    let field = |name: &str| status.get(name).map(|v| v.to_str().unwrap().to_string());
+    assert_eq!(
+        field("grpc-status").as_deref(),
+        Some("0"),
+        "{:?}",
+        field("grpc-message")
+    );
+    let registered = proto::PutGraphResponse::decode(&answered[5..]).expect("one response");
+    assert!(!registered.graph_id.is_empty());
 }
 
 /// A stream that goes quiet is ended after the idle timeout (`--stream-idle-timeout`) and

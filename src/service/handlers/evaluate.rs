@@ -156,13 +156,16 @@ async fn answer_stream(
     let mut queries_seen = 0u64;
     let mut pending = None;
     let idle_timeout = service.config.stream_idle_timeout;
+    let activity = out.rpc.activity.clone();
     loop {
         let next = match pending.take() {
             Some(next) => next,
             // Every batch read is answered: once the client has read the answers, it has the
             // idle timeout to send another.
             None => {
-                let next = within_idle_timeout(batches.recv(), out.all_read(), idle_timeout);
+                let quiet = out.all_read();
+                let next =
+                    within_idle_timeout(batches.recv(), quiet, idle_timeout, activity.clone());
                 match out.guard(next).await? {
                     Ok(Some(next)) => next,
                     Ok(None) => return Ok(()), // the client half-closed: all answered

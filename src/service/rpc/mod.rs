@@ -18,6 +18,7 @@ use tokio::time::Instant;
 use tonic::{Code, Status};
 use tracing::Span;
 
+use super::activity::BodyActivity;
 use super::deadline::{Deadline, deadline_passed};
 use super::departure::{ClientLeft, left_with};
 use super::error::{ServiceError, reason_name, request_stream_status, status_reason};
@@ -50,6 +51,9 @@ pub(crate) struct Rpc {
     metrics: Arc<Metrics>,
     /// Set when the client left mid-stream (absent when the service is called directly).
     client_left: Option<ClientLeft>,
+    /// When the request body last brought a frame (absent when the service is called
+    /// directly).
+    pub(crate) activity: Option<BodyActivity>,
     _active: ActiveGuard,
     _slot: OwnedSemaphorePermit,
 }
@@ -63,6 +67,7 @@ pub(crate) struct RpcParts {
     pub(crate) active: ActiveGuard,
     pub(crate) slot: OwnedSemaphorePermit,
     pub(crate) client_left: Option<ClientLeft>,
+    pub(crate) activity: Option<BodyActivity>,
 }
 
 /// Why a response stream stopped early.
@@ -108,6 +113,7 @@ impl Rpc {
             reason: None,
             metrics: parts.metrics,
             client_left: parts.client_left,
+            activity: parts.activity,
             _active: parts.active,
             _slot: parts.slot,
         }
@@ -236,13 +242,15 @@ fn deadline_exceeded(deadline: Option<Deadline>) -> Status {
 
 /// Awaits `next`, the client's next request; with `idle_timeout` set, gives up once the
 /// stream has been quiet that long, counted from when `quiet` is done (the client has read
-/// every response, say), and says how long it waited (the caller's IDLE_TIMEOUT). Await it
-/// under the RPC's guard, which stops it on the client's deadline and on the server's stop.
-/// A message still arriving counts as quiet: the timeout is for clients that send nothing.
+/// every response, say) or from the last frame of the request body (`activity`: a message
+/// still arriving is no silence), whichever is later, and says how long it waited (the
+/// caller's IDLE_TIMEOUT). Await it under the RPC's guard, which stops it on the client's
+/// deadline and on the server's stop.
 pub(crate) async fn within_idle_timeout<T>(
     next: impl Future<Output = T>,
     quiet: impl Future<Output = ()>,
     idle_timeout: Option<Duration>,
+    activity: Option<BodyActivity>,
 ) -> Result<T, Duration> {
     let Some(idle_timeout) = idle_timeout else {
         return Ok(next.await);
@@ -252,7 +260,15 @@ pub(crate) async fn within_idle_timeout<T>(
         request = next => Ok(request),
         () = async {
             quiet.await;
-            tokio::time::sleep(idle_timeout).await;
+            let quiet_since = Instant::now();
+            loop {
+                let last = activity.as_ref().map_or(quiet_since, |a| a.last().max(quiet_since));
+                let until = last + idle_timeout;
+                if Instant::now() >= until {
+                    break;
+                }
+                tokio::time::sleep_until(until).await;
+            }
         } => Err(idle_timeout),
     }
 }

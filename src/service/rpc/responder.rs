@@ -310,6 +310,7 @@ mod tests {
                 active: lifecycle.enter(),
                 slot: lifecycle.try_slot().expect("a free slot"),
                 client_left: None,
+                activity: None,
             },
         )
     }
