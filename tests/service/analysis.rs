@@ -299,7 +299,8 @@ fn quick_then_slow_search() -> [EvaluateRequest; 2] {
 
 /// A quick search's answer goes while the slow search after it runs, not with its answer:
 /// the batch's last query is that slow search, so only the stream, taking the answers that
-/// waited too long for it, can send the first one on its own.
+/// waited too long for it, can send the first one on its own (or the job, when the quick
+/// search itself took a millisecond on a loaded machine).
 #[tokio::test]
 async fn a_quick_search_answer_does_not_wait_for_a_slow_search_after_it() {
     let (_server, mut client) = start_server().await;

@@ -33,7 +33,8 @@ const SEARCH_GAP: Duration = Duration::from_millis(1);
 /// leaves them for the batch's response.
 pub(crate) struct EarlyVerdicts<'a> {
     out: Option<&'a JobSide>,
-    /// When the batch began, or verdicts last went.
+    /// When the batch began, or verdicts last went from the job (not when the stream took
+    /// those that waited too long).
     last: Instant,
     /// Whether a query that may search was answered since then.
     searched: bool,

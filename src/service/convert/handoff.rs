@@ -5,11 +5,13 @@
 //! [`WAITED_TOO_LONG`], looking every [`LOOK_EVERY`] while the job runs: an answer found in
 //! microseconds does not wait for the search after it.
 //!
-//! Order: the job sends only while it holds the slot's lock, and always sends what waits in
-//! the slot before anything newer. The stream takes from the slot under the same lock, after
-//! draining the channel, so the messages keep the job's order whichever side sends them.
+//! Order: the job takes what waits out of the slot (under its lock) before it sends anything
+//! newer, and sends it first; the stream, holding the lock, drains the channel before it takes
+//! what waits. Whatever the job sent before it left verdicts waiting is in the channel by
+//! then, so the messages keep the job's order whichever side sends them. The lock is held
+//! only to move verdicts in and out, never to encode or send them.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
@@ -65,19 +67,31 @@ pub(crate) struct JobSide {
 impl JobSide {
     /// Sends a batch's last response, after (or with) the verdicts waiting.
     pub(crate) fn send(&self, mut response: EvaluateResponse) {
-        let mut slot = lock(&self.slot);
-        // Early responses carry no summary; one that does goes as it is.
-        if slot.is_none() || response.graph.is_some() {
-            self.send_waiting(&mut slot);
-            self.send_fitted(response);
-            return;
+        let waiting = lock(&self.slot).take();
+        match waiting {
+            // Early responses carry no summary; one that does goes as it is.
+            Some(mut waiting)
+                if response.graph.is_none()
+                    && can_follow(&waiting.response, &response.verdicts) =>
+            {
+                append_pending(
+                    &mut waiting.response,
+                    &mut response.verdicts,
+                    response.packed_verdicts.as_mut(),
+                );
+                // A batch of no packed queries still answers with its empty packed verdicts.
+                if waiting.response.packed_verdicts.is_none() {
+                    waiting.response.packed_verdicts = response.packed_verdicts;
+                }
+                self.send_fitted(waiting.response);
+            }
+            waiting => {
+                if let Some(waiting) = waiting {
+                    self.send_fitted(waiting.response);
+                }
+                self.send_fitted(response);
+            }
         }
-        self.gather(
-            &mut slot,
-            &mut response.verdicts,
-            response.packed_verdicts.as_mut(),
-        );
-        self.send_waiting(&mut slot);
     }
 
     /// Sends the verdicts waiting and those pending (`verdicts`, then `packed`; taken from
@@ -87,49 +101,31 @@ impl JobSide {
         verdicts: &mut Vec<Verdict>,
         packed: Option<&mut PackedVerdicts>,
     ) {
-        let mut slot = lock(&self.slot);
-        self.gather(&mut slot, verdicts, packed);
-        self.send_waiting(&mut slot);
+        let waiting = lock(&self.slot).take();
+        let mut message = match waiting {
+            Some(waiting) if can_follow(&waiting.response, verdicts) => waiting.response,
+            Some(waiting) => {
+                self.send_fitted(waiting.response);
+                EvaluateResponse::default()
+            }
+            None => EvaluateResponse::default(),
+        };
+        append_pending(&mut message, verdicts, packed);
+        self.send_fitted(message);
     }
 
-    /// Leaves the pending verdicts waiting for the next search, after those already waiting.
+    /// Leaves the pending verdicts waiting for the next search, after those already waiting
+    /// (added to their message in place: a run of quick searches adds to it at every query).
     pub(crate) fn wait(&self, verdicts: &mut Vec<Verdict>, packed: Option<&mut PackedVerdicts>) {
-        self.gather(&mut lock(&self.slot), verdicts, packed);
-    }
-
-    /// Moves the pending verdicts to the end of those waiting in `slot`, where they share one
-    /// message (worked on in place: a run of quick searches adds to it at every query). A
-    /// message of packed verdicts cannot take full verdicts after them, so it goes first.
-    fn gather(
-        &self,
-        slot: &mut Option<Waiting>,
-        verdicts: &mut Vec<Verdict>,
-        packed: Option<&mut PackedVerdicts>,
-    ) {
-        if !verdicts.is_empty() && slot.as_ref().is_some_and(|w| has_packed(&w.response)) {
-            self.send_waiting(slot);
+        let mut slot = lock(&self.slot);
+        if let Some(waiting) = slot.take_if(|waiting| !can_follow(&waiting.response, verdicts)) {
+            self.send_fitted(waiting.response);
         }
         let waiting = slot.get_or_insert_with(|| Waiting {
             response: EvaluateResponse::default(),
             since: Instant::now(),
         });
-        waiting.response.verdicts.append(verdicts);
-        if let Some(packed) = packed.filter(|packed| !packed.outcomes.is_empty()) {
-            let into = waiting
-                .response
-                .packed_verdicts
-                .get_or_insert_with(|| PackedVerdicts {
-                    first_query_id: packed.first_query_id,
-                    ..Default::default()
-                });
-            append_packed(into, packed);
-        }
-    }
-
-    fn send_waiting(&self, slot: &mut Option<Waiting>) {
-        if let Some(waiting) = slot.take() {
-            self.send_fitted(waiting.response);
-        }
+        append_pending(&mut waiting.response, verdicts, packed);
     }
 
     fn send_fitted(&self, response: EvaluateResponse) {
@@ -156,58 +152,82 @@ impl StreamSide {
     }
 
     /// When the verdicts in the slot have waited [`WAITED_TOO_LONG`] at `now`: the responses
-    /// the job sent before them, then them. Nothing otherwise.
+    /// the job sent before them, then them. Nothing otherwise, nor while the job holds the
+    /// slot (for moments: the next look comes soon).
     pub(crate) fn take_overdue(&mut self, now: Instant) -> Vec<EvaluateResponse> {
-        let Self {
-            rx,
-            slot,
-            max_bytes,
-        } = self;
-        let mut slot = lock(slot);
+        let mut slot = match self.slot.try_lock() {
+            Ok(slot) => slot,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => return Vec::new(),
+        };
         let overdue = slot
             .as_ref()
             .is_some_and(|waiting| now.saturating_duration_since(waiting.since) >= WAITED_TOO_LONG);
         if !overdue {
             return Vec::new();
         }
-        drain_with(rx, *max_bytes, slot.take())
+        let waiting = slot.take();
+        let mut responses = drained(&mut self.rx);
+        drop(slot);
+        if let Some(waiting) = waiting {
+            fit_response(waiting.response, self.max_bytes, &mut responses);
+        }
+        responses
     }
 
     /// Once the job has ended (a failed job may leave verdicts waiting): every response it
     /// sent, then the verdicts left in the slot.
     pub(crate) fn rest(&mut self) -> Vec<EvaluateResponse> {
         let waiting = lock(&self.slot).take();
-        drain_with(&mut self.rx, self.max_bytes, waiting)
+        let mut responses = drained(&mut self.rx);
+        if let Some(waiting) = waiting {
+            fit_response(waiting.response, self.max_bytes, &mut responses);
+        }
+        responses
     }
 
     /// The responses the job sent so far, the slot left alone.
     #[cfg(test)]
     pub(crate) fn sent(&mut self) -> Vec<EvaluateResponse> {
-        drain_with(&mut self.rx, self.max_bytes, None)
+        drained(&mut self.rx)
     }
 }
 
-/// The responses in `rx`, then those `waiting`.
-fn drain_with(
-    rx: &mut mpsc::UnboundedReceiver<EvaluateResponse>,
-    max_bytes: usize,
-    waiting: Option<Waiting>,
-) -> Vec<EvaluateResponse> {
+/// The responses waiting in `rx`.
+fn drained(rx: &mut mpsc::UnboundedReceiver<EvaluateResponse>) -> Vec<EvaluateResponse> {
     let mut responses = Vec::new();
     while let Ok(response) = rx.try_recv() {
         responses.push(response);
     }
-    if let Some(waiting) = waiting {
-        fit_response(waiting.response, max_bytes, &mut responses);
-    }
     responses
 }
 
-fn has_packed(response: &EvaluateResponse) -> bool {
-    response
+/// Whether full `verdicts` can follow those of `message` in it: not after packed ones.
+fn can_follow(message: &EvaluateResponse, verdicts: &[Verdict]) -> bool {
+    let has_packed = message
         .packed_verdicts
         .as_ref()
-        .is_some_and(|packed| !packed.outcomes.is_empty())
+        .is_some_and(|packed| !packed.outcomes.is_empty());
+    verdicts.is_empty() || !has_packed
+}
+
+/// Moves the pending verdicts to the end of `message` (the caller checked [`can_follow`]);
+/// packed ones only when there are some.
+fn append_pending(
+    message: &mut EvaluateResponse,
+    verdicts: &mut Vec<Verdict>,
+    packed: Option<&mut PackedVerdicts>,
+) {
+    message.verdicts.append(verdicts);
+    if let Some(packed) = packed.filter(|packed| !packed.outcomes.is_empty()) {
+        let into = message
+            .packed_verdicts
+            .get_or_insert_with(|| PackedVerdicts {
+                first_query_id: packed.first_query_id,
+                ..Default::default()
+            });
+        append_packed(into, packed);
+    }
 }
 
 /// Moves the packed verdicts of `from` to the end of `into` (whose ids they carry on), every
@@ -361,6 +381,25 @@ mod tests {
         assert_eq!(ids, [0, 1]);
         assert_eq!(sent[0].packed_verdicts.as_ref().unwrap().first_query_id, 2);
         assert!(stream.rest().is_empty());
+    }
+
+    #[test]
+    fn a_batch_of_no_packed_queries_keeps_its_empty_packed_verdicts() {
+        let (job, mut stream) = handoff(usize::MAX);
+        job.wait(&mut vec![verdict(0)], None);
+        let empty = PackedVerdicts {
+            first_query_id: 1,
+            ..Default::default()
+        };
+        job.send(EvaluateResponse {
+            verdicts: vec![verdict(1)],
+            packed_verdicts: Some(empty.clone()),
+            graph: None,
+        });
+        let sent = stream.sent();
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0].verdicts, vec![verdict(0), verdict(1)]);
+        assert_eq!(sent[0].packed_verdicts, Some(empty));
     }
 
     #[test]

@@ -104,6 +104,12 @@ impl QueryEvaluator {
         self.options.asks_for_more()
     }
 
+    /// Whether answers may search (the stream asked for analyses): only then do verdicts
+    /// wait in the hand-off's slot for the search after them.
+    pub(crate) fn searches(&self) -> bool {
+        self.options.analysis.is_some()
+    }
+
     /// Answers one request batch: `queries` as full verdicts, then `packed_tokens` as packed
     /// verdicts (as full verdicts when the stream asked for moves). Malformed queries get
     /// per-query errors; only a packed batch whose arrays disagree in length fails as a whole.

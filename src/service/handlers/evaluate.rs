@@ -8,7 +8,7 @@ use std::sync::Arc;
 use prometheus_client::metrics::histogram::Histogram;
 use prost::Message;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
-use tokio::time::MissedTickBehavior;
+use tokio::time::{Instant, Interval, MissedTickBehavior};
 use tonic::{Request, Response, Status, Streaming};
 use tracing::Instrument;
 
@@ -254,10 +254,10 @@ impl Drop for AbortOnDrop {
 /// limit, or of a stream with moves or analyses, whose verdicts go as they are found (the job
 /// hands them over while it runs). The evaluator goes to the pool and comes back, keeping its
 /// buffers and the moves it found for the next group. A batch that fails ends the stream after
-/// the responses of the batches before it (and the verdicts of its own that went early). A
-/// stream that ends while its group is evaluated (cancelled, past its deadline, its client
-/// gone, the server stopping) drops this future, which interrupts the job: it stops at its
-/// next query instead of searching on for nobody.
+/// the responses of the batches before it (and the verdicts of its own that went early or
+/// waited for a search). A stream that ends while its group is evaluated (cancelled, past its
+/// deadline, its client gone, the server stopping) drops this future, which interrupts the
+/// job: it stops at its next query instead of searching on for nobody.
 async fn answer_batches<M: Verdicts>(
     out: &mut Responder<M>,
     service: &GameService,
@@ -271,6 +271,13 @@ async fn answer_batches<M: Verdicts>(
     // Verdicts found before their batch is answered, on a stream with moves or analyses; as
     // many as the job's own responses at most, which it would hold anyway. Other streams
     // send none, and take no hand-off.
+    // Verdicts wait for the search after them only on a stream with analyses: the stream
+    // looks at them while its job runs, from a first look after LOOK_EVERY.
+    let mut look = evaluator.searches().then(|| {
+        let mut look = tokio::time::interval_at(Instant::now() + LOOK_EVERY, LOOK_EVERY);
+        look.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        look
+    });
     let (job_side, stream_side) = match evaluator.answers_early() {
         true => {
             let (job_side, stream_side) = handoff(max_bytes);
@@ -300,8 +307,6 @@ async fn answer_batches<M: Verdicts>(
         None => out.guard(work).await?,
         Some(mut stream_side) => {
             tokio::pin!(work);
-            let mut look = tokio::time::interval(LOOK_EVERY);
-            look.set_missed_tick_behavior(MissedTickBehavior::Delay);
             let done = loop {
                 let step = out.guard(async {
                     tokio::select! {
@@ -309,7 +314,9 @@ async fn answer_batches<M: Verdicts>(
                         Some(response) = stream_side.recv() => Step::Early(vec![response]),
                         done = &mut work => Step::Done(done),
                         // Verdicts that waited too long for the search after them.
-                        _ = look.tick() => Step::Early(stream_side.take_overdue(std::time::Instant::now())),
+                        () = next_look(&mut look) => {
+                            Step::Early(stream_side.take_overdue(std::time::Instant::now()))
+                        }
                     }
                 });
                 match step.await? {
@@ -335,6 +342,16 @@ async fn answer_batches<M: Verdicts>(
     match failure {
         Some(error) => Err(error.into()),
         None => Ok(evaluator),
+    }
+}
+
+/// The next tick of `look`; never without one.
+async fn next_look(look: &mut Option<Interval>) {
+    match look {
+        Some(look) => {
+            look.tick().await;
+        }
+        None => std::future::pending().await,
     }
 }
 
