@@ -208,6 +208,18 @@ async fn analysis_comes_in_full_verdicts_and_packed_columns_alike() {
     assert!(plain.moves.is_empty() && plain.remoteness.is_none() && plain.best_move.is_none());
 }
 
+/// The packed verdicts of every message after the summary, in order, to the stream's end.
+async fn packed_messages(
+    mut stream: tonic::Streaming<proto::EvaluateResponse>,
+) -> Vec<proto::PackedVerdicts> {
+    next(&mut stream).await;
+    let mut parts = Vec::new();
+    while let Some(response) = stream.message().await.expect("no stream error") {
+        parts.push(response.packed_verdicts.expect("packed columns"));
+    }
+    parts
+}
+
 /// A stream's analysed verdicts go as they are found: a position of several tokens is searched
 /// (seconds, on a large graph), and the quick answers before it do not wait for it. However
 /// the rest is grouped, each message's ids carry on from the one before, and its indexes
@@ -225,12 +237,7 @@ async fn analysed_verdicts_go_before_a_searched_position() {
     )
     .await;
     drop(tx);
-    let mut stream = stream.unwrap();
-    next(&mut stream).await;
-    let mut parts = Vec::new();
-    while let Some(response) = stream.message().await.expect("no stream error") {
-        parts.push(response.packed_verdicts.expect("packed columns"));
-    }
+    let parts = packed_messages(stream.unwrap()).await;
     let mut expected_first = 40;
     for part in &parts {
         assert_eq!(part.first_query_id, expected_first, "{parts:?}");
@@ -306,12 +313,7 @@ async fn a_quick_search_answer_does_not_wait_for_a_slow_search_after_it() {
     let (_server, mut client) = start_server().await;
     let (tx, stream) = open(&mut client, quick_then_slow_search().into()).await;
     drop(tx);
-    let mut stream = stream.unwrap();
-    next(&mut stream).await;
-    let mut parts = Vec::new();
-    while let Some(response) = stream.message().await.expect("no stream error") {
-        parts.push(response.packed_verdicts.expect("packed columns"));
-    }
+    let parts = packed_messages(stream.unwrap()).await;
     let ids: Vec<(u64, usize)> = parts
         .iter()
         .map(|part| (part.first_query_id, part.outcomes.len()))
