@@ -4,7 +4,6 @@
 //! message limit) is not ended as idle while it comes.
 
 use std::sync::Arc;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -12,33 +11,35 @@ use http_body_util::BodyExt;
 use tokio::time::Instant;
 
 /// When the last frame of a request's body arrived (absent when the service is called
-/// directly), in nanoseconds after [`epoch`].
+/// directly).
 #[derive(Debug, Clone)]
-pub(crate) struct BodyActivity(Arc<AtomicU64>);
+pub(crate) struct BodyActivity(Arc<Clock>);
 
-/// The instant the activity clocks count from: the first one read in the process.
-fn epoch() -> Instant {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    *EPOCH.get_or_init(Instant::now)
+/// An instant, and nanoseconds after it.
+#[derive(Debug)]
+struct Clock {
+    began: Instant,
+    last: AtomicU64,
 }
 
 impl BodyActivity {
     /// Activity that began now.
     fn new() -> Self {
-        let activity = Self(Arc::default());
-        activity.touch();
-        activity
+        Self(Arc::new(Clock {
+            began: Instant::now(),
+            last: AtomicU64::new(0),
+        }))
     }
 
     fn touch(&self) {
-        let since = epoch().elapsed().as_nanos();
-        self.0
-            .store(u64::try_from(since).unwrap_or(u64::MAX), Ordering::Relaxed);
+        let since = self.0.began.elapsed().as_nanos();
+        let since = u64::try_from(since).unwrap_or(u64::MAX);
+        self.0.last.store(since, Ordering::Relaxed);
     }
 
     /// When the body last brought a frame (or the request came).
     pub(crate) fn last(&self) -> Instant {
-        epoch() + Duration::from_nanos(self.0.load(Ordering::Relaxed))
+        self.0.began + Duration::from_nanos(self.0.last.load(Ordering::Relaxed))
     }
 }
 

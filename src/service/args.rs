@@ -109,8 +109,9 @@ pub struct ServerArgs {
           default_value_t = crate::engine::DEFAULT_POSITION_BUDGET)]
     pub analysis_position_budget: u64,
 
-    /// How long a new Evaluate or PutGraph stream may take to send its first message
-    /// (`start`, or the first chunk) before it is ended with DEADLINE_EXCEEDED.
+    /// How long a new Evaluate or PutGraph stream may send nothing before its first message
+    /// (`start`, or the first chunk) is whole, before it is ended with DEADLINE_EXCEEDED
+    /// (each frame of a large first message still arriving starts it again).
     #[arg(long, env = "GRUNDY_START_TIMEOUT", value_parser = parse_duration, default_value = "10s")]
     pub start_timeout: Duration,
 

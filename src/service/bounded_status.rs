@@ -12,7 +12,8 @@ use super::error::excerpt;
 
 /// Longest `grpc-message` (in bytes as sent, percent-encoded) that passes unchanged. The
 /// service's own messages stay under it, excerpts included: 80 characters of client text take
-/// at most 960 bytes encoded (four UTF-8 bytes each, three characters a byte).
+/// at most 960 bytes encoded (four UTF-8 bytes each, three characters a byte), and the 400
+/// ASCII characters kept of tonic's decoder text at most 1,200.
 const MAX_MESSAGE_BYTES: usize = 2048;
 
 /// Bounds the status message of `response`, in its headers and in its trailers.

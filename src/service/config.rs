@@ -53,8 +53,9 @@ pub struct ServiceConfig {
     /// Graph ids whose analysis failed a limit (the cyclic work budget, a value overflow)
     /// remembered, most recent first: sent again, such a graph is refused at once.
     pub failed_graphs: usize,
-    /// How long a `PutGraph` or `Evaluate` stream may take to send its first message (the
-    /// `start` or first chunk) before it is ended with DEADLINE_EXCEEDED, freeing its slot.
+    /// How long a `PutGraph` or `Evaluate` stream may send nothing before its first message
+    /// (the `start` or first chunk) is whole, before it is ended with DEADLINE_EXCEEDED,
+    /// freeing its slot.
     pub start_timeout: Duration,
     /// How long an `Evaluate` stream whose client has read every answer, or a `PutGraph`
     /// stream between chunks, may send nothing before it is ended with DEADLINE_EXCEEDED,

@@ -409,8 +409,17 @@ const DECODER_TEXT_CHARS: usize = 400;
 /// Tonic's text about undecodable request bytes (prost's path of message and field names,
 /// innermost first, and what was wrong): it comes from the schema and the decoder, not from
 /// the client, so it is kept whole, not cut to an excerpt whose first words would leave out
-/// the outer fields. Bounded all the same, as tonic's text, not ours.
+/// the outer fields. Bounded all the same, as tonic's text, not ours; a text of another shape
+/// is quoted as client text would be.
 fn decoder_text(text: &str) -> String {
+    const DECODERS: [&str; 3] = [
+        "failed to decode Protobuf message",
+        "Unexpected EOF decoding stream",
+        "Error decompressing",
+    ];
+    if !DECODERS.iter().any(|decoder| text.starts_with(decoder)) {
+        return excerpt(text);
+    }
     if text.chars().count() <= DECODER_TEXT_CHARS {
         return text.to_string();
     }

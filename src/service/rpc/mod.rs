@@ -145,20 +145,26 @@ impl Rpc {
     }
 
     /// Reads the first message of a request stream under the same guards, ending the RPC
-    /// with DEADLINE_EXCEEDED when none arrives within `start_timeout`: a stream that never
-    /// starts must not hold its concurrency slot forever.
+    /// with DEADLINE_EXCEEDED when the request body brings nothing for `start_timeout` before
+    /// it is whole: a stream that never starts must not hold its concurrency slot forever,
+    /// while a large first message on a slow link arrives as long as its frames keep coming.
     /// Its size is recorded in the request-size metric.
     pub(crate) async fn first_message<T: WireMessage>(
         &mut self,
         next: impl Future<Output = Result<Option<T>, Status>>,
         start_timeout: Duration,
     ) -> Result<Option<T>, Status> {
-        let first = match self
-            .guard(tokio::time::timeout(start_timeout, next))
-            .await?
-        {
-            Ok(message) => message.map_err(request_stream_status)?,
-            Err(_) => return Err(ServiceError::StartTimeout(start_timeout).into()),
+        let activity = self.activity.clone();
+        let first = async {
+            tokio::select! {
+                biased;
+                message = next => Some(message),
+                () = silent_for(start_timeout, Instant::now(), activity.as_ref()) => None,
+            }
+        };
+        let first = match self.guard(first).await? {
+            Some(message) => message.map_err(request_stream_status)?,
+            None => return Err(ServiceError::StartTimeout(start_timeout).into()),
         };
         if let Some(first) = &first {
             self.sizes.request.observe(first.wire_len() as f64);
@@ -260,15 +266,22 @@ pub(crate) async fn within_idle_timeout<T>(
         request = next => Ok(request),
         () = async {
             quiet.await;
-            let quiet_since = Instant::now();
-            loop {
-                let last = activity.as_ref().map_or(quiet_since, |a| a.last().max(quiet_since));
-                let until = last + idle_timeout;
-                if Instant::now() >= until {
-                    break;
-                }
-                tokio::time::sleep_until(until).await;
-            }
+            silent_for(idle_timeout, Instant::now(), activity.as_ref()).await;
         } => Err(idle_timeout),
+    }
+}
+
+/// Done once the request body has brought no frame for `timeout`, counted from `since` or
+/// from its last frame, whichever is later (never, for a timeout past the clock's range).
+async fn silent_for(timeout: Duration, since: Instant, activity: Option<&BodyActivity>) {
+    loop {
+        let last = activity.map_or(since, |activity| activity.last().max(since));
+        let Some(until) = last.checked_add(timeout) else {
+            return std::future::pending().await;
+        };
+        if Instant::now() >= until {
+            return;
+        }
+        tokio::time::sleep_until(until).await;
     }
 }
