@@ -161,7 +161,7 @@ where
         .layer(MapRequestLayer::new(stamp))
         // A request body that fails marks its RPC as left by the client (CANCELLED).
         .layer(MapRequestLayer::new(watch))
-        // Each frame of a request body restarts its stream's idle timeout.
+        // Each frame of a request body restarts its stream's start and idle timeouts.
         .layer(MapRequestLayer::new(active))
         // Health stays open for probes; everything else, reflection included, needs the token
         // when one is set (reflection describes the API to whoever may call it, and to no one

@@ -271,13 +271,6 @@ async fn answer_batches<M: Verdicts>(
     // Verdicts found before their batch is answered, on a stream with moves or analyses; as
     // many as the job's own responses at most, which it would hold anyway. Other streams
     // send none, and take no hand-off.
-    // Verdicts wait for the search after them only on a stream with analyses: the stream
-    // looks at them while its job runs, from a first look after LOOK_EVERY.
-    let mut look = evaluator.searches().then(|| {
-        let mut look = tokio::time::interval_at(Instant::now() + LOOK_EVERY, LOOK_EVERY);
-        look.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        look
-    });
     let (job_side, stream_side) = match evaluator.answers_early() {
         true => {
             let (job_side, stream_side) = handoff(max_bytes);
@@ -285,6 +278,13 @@ async fn answer_batches<M: Verdicts>(
         }
         false => (None, None),
     };
+    // Verdicts wait for the search after them only on a stream with analyses: the stream
+    // looks at them while its job runs, from a first look after LOOK_EVERY.
+    let mut look = evaluator.searches().then(|| {
+        let mut look = tokio::time::interval_at(Instant::now() + LOOK_EVERY, LOOK_EVERY);
+        look.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        look
+    });
     let work = service.pool.evaluate(cost, move || {
         let mut responses = Vec::with_capacity(batches.len());
         let mut failure = None;
