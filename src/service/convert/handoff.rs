@@ -119,7 +119,11 @@ impl JobSide {
     pub(crate) fn wait(&self, verdicts: &mut Vec<Verdict>, packed: Option<&mut PackedVerdicts>) {
         let mut slot = lock(&self.slot);
         if let Some(waiting) = slot.take_if(|waiting| !can_follow(&waiting.response, verdicts)) {
+            // Full verdicts after packed ones (never within a batch): those go first, sent
+            // with the slot empty and unlocked.
+            drop(slot);
             self.send_fitted(waiting.response);
+            slot = lock(&self.slot);
         }
         let waiting = slot.get_or_insert_with(|| Waiting {
             response: EvaluateResponse::default(),
@@ -364,6 +368,20 @@ mod tests {
         assert_eq!(sent[0].packed_verdicts.as_ref().unwrap().outcomes.len(), 2);
         assert_eq!(sent[1].verdicts, vec![verdict(2)]);
         assert!(sent[1].packed_verdicts.is_none());
+    }
+
+    #[test]
+    fn full_verdicts_left_waiting_after_packed_ones_send_those_first() {
+        let (job, mut stream) = handoff(usize::MAX);
+        job.wait(&mut Vec::new(), Some(&mut packed(0, 2, 0, 0)));
+        job.wait(&mut vec![verdict(2)], None);
+        let sent = stream.sent();
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0].packed_verdicts.as_ref().unwrap().outcomes.len(), 2);
+        let rest = stream.rest();
+        assert_eq!(rest.len(), 1);
+        assert_eq!(rest[0].verdicts, vec![verdict(2)]);
+        assert!(rest[0].packed_verdicts.is_none());
     }
 
     #[test]
