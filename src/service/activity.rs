@@ -1,7 +1,7 @@
-//! When a request's body last brought bytes: the clock of the idle timeout
-//! (`--stream-idle-timeout`). A message still arriving, frame by frame, is no silence: a
-//! large `PutGraph` chunk or query batch from a client on a slow link (minutes, near the
-//! message limit) is not ended as idle while it comes.
+//! When a request's body last brought bytes: the clock of the start and idle timeouts
+//! (`--start-timeout`, `--stream-idle-timeout`). A message still arriving, frame by frame, is
+//! no silence: a large `PutGraph` chunk or query batch from a client on a slow link (minutes,
+//! near the message limit) is not ended while it comes.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,8 +10,7 @@ use std::time::Duration;
 use http_body_util::BodyExt;
 use tokio::time::Instant;
 
-/// When the last frame of a request's body arrived (absent when the service is called
-/// directly).
+/// When the last frame of a request's body arrived.
 #[derive(Debug, Clone)]
 pub(crate) struct BodyActivity(Arc<Clock>);
 

@@ -366,11 +366,13 @@ pub(crate) fn request_stream_status(status: Status) -> Status {
 /// length-prefixed frame, a frame that does not decompress. (A compressed flag without
 /// `grpc-encoding` stays INTERNAL: the gRPC compression spec requires that code.)
 fn is_decode_error(code: Code, message: &str) -> bool {
-    code == Code::Internal
-        && ["failed to decode", "Unexpected EOF", "Error decompressing"]
-            .iter()
-            .any(|needle| message.contains(needle))
+    code == Code::Internal && DECODER_TEXTS.iter().any(|text| message.contains(text))
 }
+
+/// How tonic's texts about request bytes that are no valid message begin: prost's
+/// "failed to decode Protobuf message", "Unexpected EOF decoding stream", "Error
+/// decompressing".
+const DECODER_TEXTS: [&str; 3] = ["failed to decode", "Unexpected EOF", "Error decompressing"];
 
 /// RESOURCE_EXHAUSTED for tonic's "message length too large" `message`, naming the limit,
 /// with its details (the limit's value read from tonic's message, which states it).
@@ -412,12 +414,10 @@ const DECODER_TEXT_CHARS: usize = 400;
 /// the outer fields. Bounded all the same, as tonic's text, not ours; a text of another shape
 /// is quoted as client text would be.
 fn decoder_text(text: &str) -> String {
-    const DECODERS: [&str; 3] = [
-        "failed to decode Protobuf message",
-        "Unexpected EOF decoding stream",
-        "Error decompressing",
-    ];
-    if !DECODERS.iter().any(|decoder| text.starts_with(decoder)) {
+    if !DECODER_TEXTS
+        .iter()
+        .any(|decoder| text.starts_with(decoder))
+    {
         return excerpt(text);
     }
     if text.chars().count() <= DECODER_TEXT_CHARS {

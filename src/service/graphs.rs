@@ -131,7 +131,7 @@ impl GameService {
                 .hash(rpc, chunk)
                 .await?;
             let idle_timeout = self.config.stream_idle_timeout;
-            let activity = rpc.activity.clone();
+            let activity = rpc.activity();
             let next_chunk =
                 within_idle_timeout(inbound.message(), async {}, idle_timeout, activity);
             next = rpc

@@ -11,7 +11,7 @@
 //! - `state`: [`GameService`], the state streams share, and admission; `lifecycle`: serving,
 //!   draining, cancelling; `deadline`: client deadlines; `departure`: clients that leave
 //!   mid-stream (counted as CANCELLED, or DEADLINE_EXCEEDED at their deadline); `activity`:
-//!   when a request's body last brought bytes (the idle timeout's clock);
+//!   when a request's body last brought bytes (the start and idle timeouts' clock);
 //!   `bounded_status`: client text that reflection quotes whole in a status, cut to an
 //!   excerpt;
 //! - `graphs`: resolving a stream's graph (by id, inline, in `PutGraph` chunks);

@@ -144,7 +144,7 @@ where
         stamp_arrival;
     let watch: fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> =
         watch_departure;
-    let active: fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> =
+    let activity: fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> =
         watch_activity;
     let web = config.web.as_ref();
     let router = builder
@@ -162,7 +162,7 @@ where
         // A request body that fails marks its RPC as left by the client (CANCELLED).
         .layer(MapRequestLayer::new(watch))
         // Each frame of a request body restarts its stream's start and idle timeouts.
-        .layer(MapRequestLayer::new(active))
+        .layer(MapRequestLayer::new(activity))
         // Health stays open for probes; everything else, reflection included, needs the token
         // when one is set (reflection describes the API to whoever may call it, and to no one
         // else: docs/operating.md).

@@ -288,8 +288,8 @@ fn analysis_graph_and_a_large_dag(k: u32) -> proto::Graph {
 /// about 0.5 s of search, 25 times what the verdicts before it may wait.
 const SLOW_SEARCH_POSITIONS: u64 = 200_000;
 
-/// The stream of [`a_quick_search_answer_does_not_wait_for_a_slow_search_after_it`]: a quick
-/// search, then one that exhausts [`SLOW_SEARCH_POSITIONS`], in one packed batch from id 0.
+/// A stream of a quick search, then one that exhausts [`SLOW_SEARCH_POSITIONS`], in one
+/// packed batch from id 0 (for the two tests below).
 fn quick_then_slow_search() -> [EvaluateRequest; 2] {
     let positions: [&[u32]; 2] = [&[0, 2], &[5, 5, 5, 6, 6]];
     [
@@ -335,6 +335,7 @@ async fn a_stream_answering_past_the_idle_timeout_is_left_alone() {
     let (tx, stream) = open(&mut client, quick_then_slow_search().into()).await;
     let mut stream = stream.unwrap();
     next(&mut stream).await;
+    let asked = std::time::Instant::now();
     let mut answered = 0;
     while answered < 2 {
         let response = tokio::time::timeout(PATIENCE, stream.message())
@@ -344,6 +345,12 @@ async fn a_stream_answering_past_the_idle_timeout_is_left_alone() {
             .expect("the client keeps its stream open");
         answered += response.packed_verdicts.map_or(0, |p| p.outcomes.len());
     }
+    // Otherwise the timeout was never at stake.
+    assert!(
+        asked.elapsed() > Duration::from_millis(100),
+        "{:?}",
+        asked.elapsed()
+    );
     let ended = tokio::time::timeout(PATIENCE, stream.message())
         .await
         .expect("the quiet stream is ended in time")

@@ -331,7 +331,7 @@ async fn a_stream_without_start_is_ended_after_the_start_timeout() {
 /// 1 s (the first chunk under the start timeout, the second under the idle one), are taken
 /// whole and the graph registered.
 #[tokio::test]
-async fn chunks_arriving_slowly_are_not_ended_as_idle() {
+async fn chunks_arriving_slowly_are_not_ended_by_the_start_or_idle_timeout() {
     const PIECES: usize = 16;
     let server = serve_service(grundy::service::ServiceConfig {
         start_timeout: Duration::from_secs(1),

@@ -16,11 +16,13 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use super::split::fit_response;
+use super::split::{append_packed, fit_response};
 use crate::proto::{EvaluateResponse, PackedVerdicts, Verdict};
 
-/// How long verdicts wait in the slot for the job's next search before the stream takes them.
-pub(crate) const WAITED_TOO_LONG: Duration = Duration::from_millis(20);
+/// How long verdicts wait in the slot for the job's next search before the stream takes them:
+/// the bound `early` puts on verdicts the job sends itself (its `EARLY_AFTER`), kept apart
+/// so that the hand-off needs nothing of the rules that use it.
+const WAITED_TOO_LONG: Duration = Duration::from_millis(20);
 
 /// How often the stream looks at the slot while a job runs.
 pub(crate) const LOOK_EVERY: Duration = Duration::from_millis(10);
@@ -67,31 +69,24 @@ pub(crate) struct JobSide {
 impl JobSide {
     /// Sends a batch's last response, after (or with) the verdicts waiting.
     pub(crate) fn send(&self, mut response: EvaluateResponse) {
-        let waiting = lock(&self.slot).take();
-        match waiting {
-            // Early responses carry no summary; one that does goes as it is.
-            Some(mut waiting)
-                if response.graph.is_none()
-                    && can_follow(&waiting.response, &response.verdicts) =>
-            {
-                append_pending(
-                    &mut waiting.response,
-                    &mut response.verdicts,
-                    response.packed_verdicts.as_mut(),
-                );
-                // A batch of no packed queries still answers with its empty packed verdicts.
-                if waiting.response.packed_verdicts.is_none() {
-                    waiting.response.packed_verdicts = response.packed_verdicts;
-                }
-                self.send_fitted(waiting.response);
-            }
-            waiting => {
-                if let Some(waiting) = waiting {
-                    self.send_fitted(waiting.response);
-                }
-                self.send_fitted(response);
-            }
+        debug_assert!(
+            response.graph.is_none(),
+            "a batch's response has no summary"
+        );
+        let Some(mut message) = self.take_waiting(&response.verdicts) else {
+            self.send_fitted(response);
+            return;
+        };
+        append_pending(
+            &mut message,
+            &mut response.verdicts,
+            response.packed_verdicts.as_mut(),
+        );
+        // A batch of no packed queries still answers with its empty packed verdicts.
+        if message.packed_verdicts.is_none() {
+            message.packed_verdicts = response.packed_verdicts;
         }
+        self.send_fitted(message);
     }
 
     /// Sends the verdicts waiting and those pending (`verdicts`, then `packed`; taken from
@@ -101,17 +96,20 @@ impl JobSide {
         verdicts: &mut Vec<Verdict>,
         packed: Option<&mut PackedVerdicts>,
     ) {
-        let waiting = lock(&self.slot).take();
-        let mut message = match waiting {
-            Some(waiting) if can_follow(&waiting.response, verdicts) => waiting.response,
-            Some(waiting) => {
-                self.send_fitted(waiting.response);
-                EvaluateResponse::default()
-            }
-            None => EvaluateResponse::default(),
-        };
+        let mut message = self.take_waiting(verdicts).unwrap_or_default();
         append_pending(&mut message, verdicts, packed);
         self.send_fitted(message);
+    }
+
+    /// The message waiting in the slot, taken out for full `verdicts` to follow in it; sent
+    /// on its own first when they cannot (see [`can_follow`]).
+    fn take_waiting(&self, verdicts: &[Verdict]) -> Option<EvaluateResponse> {
+        let waiting = lock(&self.slot).take()?;
+        if can_follow(&waiting.response, verdicts) {
+            return Some(waiting.response);
+        }
+        self.send_fitted(waiting.response);
+        None
     }
 
     /// Leaves the pending verdicts waiting for the next search, after those already waiting
@@ -232,51 +230,6 @@ fn append_pending(
             });
         append_packed(into, packed);
     }
-}
-
-/// Moves the packed verdicts of `from` to the end of `into` (whose ids they carry on), every
-/// index rebased, and `from`'s ids on past them; its columns keep their capacity. Every field
-/// is named: a field added to the proto must be carried here too.
-fn append_packed(into: &mut PackedVerdicts, from: &mut PackedVerdicts) {
-    let queries = into.outcomes.len() as u32;
-    let moves = into.move_sources.len() as u32;
-    let PackedVerdicts {
-        first_query_id,
-        outcomes,
-        nim_sums,
-        errors,
-        remotenesses,
-        over_budget,
-        move_counts,
-        move_sources,
-        move_targets,
-        move_outcomes,
-        move_remotenesses,
-        move_over_budget,
-        moves_omitted,
-    } = from;
-    debug_assert_eq!(
-        into.first_query_id.wrapping_add(u64::from(queries)),
-        *first_query_id
-    );
-    *first_query_id = first_query_id.wrapping_add(outcomes.len() as u64);
-    into.outcomes.append(outcomes);
-    into.nim_sums.append(nim_sums);
-    into.errors.extend(errors.drain(..).map(|mut error| {
-        error.index += queries;
-        error
-    }));
-    into.remotenesses.append(remotenesses);
-    into.over_budget
-        .extend(over_budget.drain(..).map(|index| index + queries));
-    into.move_counts.append(move_counts);
-    into.move_sources.append(move_sources);
-    into.move_targets.append(move_targets);
-    into.move_outcomes.append(move_outcomes);
-    into.move_remotenesses.append(move_remotenesses);
-    into.move_over_budget
-        .extend(move_over_budget.drain(..).map(|index| index + moves));
-    into.moves_omitted.append(moves_omitted);
 }
 
 #[cfg(test)]

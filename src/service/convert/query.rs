@@ -104,9 +104,9 @@ impl QueryEvaluator {
         self.options.asks_for_more()
     }
 
-    /// Whether answers may search (the stream asked for analyses): only then do verdicts
-    /// wait in the hand-off's slot for the search after them.
-    pub(crate) fn searches(&self) -> bool {
+    /// Whether the stream asked for analyses, whose answers may search: only then do
+    /// verdicts wait in the hand-off's slot for the search after them.
+    pub(crate) fn has_analyses(&self) -> bool {
         self.options.analysis.is_some()
     }
 
@@ -119,14 +119,14 @@ impl QueryEvaluator {
     /// without moves or analysis, a few nanoseconds a query, is answered whole.
     ///
     /// A stream that asked for moves or analyses gets its verdicts as they are found: those
-    /// answered so far go to `early` (such a stream's hand-off) before a query that may
-    /// search, or once they have waited a moment ([`EarlyVerdicts`]); the response returned
-    /// holds the rest.
+    /// answered so far go to such a stream's `handoff` before a query that may search, or
+    /// once they have waited a moment ([`EarlyVerdicts`]); the response returned holds the
+    /// rest.
     pub(crate) fn answer(
         &mut self,
         batch: &proto::QueryBatch,
         interrupt: &Interrupt,
-        early: Option<&JobSide>,
+        handoff: Option<&JobSide>,
     ) -> Result<proto::EvaluateResponse, ServiceError> {
         self.interrupt = interrupt.clone();
         // Checked before any query is answered: the batch fails whole, none of its verdicts
@@ -143,7 +143,7 @@ impl QueryEvaluator {
                 ));
             }
         }
-        let mut early = EarlyVerdicts::new(early);
+        let mut early = EarlyVerdicts::new(handoff);
         let expensive = self.answers_early();
         let mut response = proto::EvaluateResponse {
             verdicts: Vec::with_capacity(batch.queries.len()),
@@ -152,7 +152,7 @@ impl QueryEvaluator {
         for query in &batch.queries {
             still_wanted(&self.interrupt)?;
             if expensive {
-                let searches = self.options.analysis.is_some() && !is_one_token(query);
+                let searches = self.has_analyses() && !is_one_token(query);
                 early.before_query(&mut response.verdicts, None, searches);
             }
             let verdict = self.verdict(query);
@@ -279,7 +279,7 @@ impl QueryEvaluator {
     ) -> Result<(), ServiceError> {
         for (index, offset, tokens) in packed_queries(packed) {
             still_wanted(&self.interrupt)?;
-            let searches = self.options.analysis.is_some() && tokens.len() > 1;
+            let searches = self.has_analyses() && tokens.len() > 1;
             early.before_query(verdicts, None, searches);
             let query_id = packed.first_query_id.wrapping_add(index as u64);
             self.position.items.clear();

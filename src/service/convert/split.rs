@@ -1,7 +1,9 @@
 //! Responses cut to fit the message size limit: the verdicts of one batch may be more bytes
 //! than `max_message_bytes` (with `explain`, or with large nim-sums), and a client with the
 //! same limit refuses a larger message. [`fit_response`] splits them over several messages,
-//! in order; every verdict keeps its query id, so the client sees the same sequence.
+//! in order; every verdict keeps its query id, so the client sees the same sequence. The
+//! reverse, packed verdicts joined into one message ([`append_packed`], for the hand-off of
+//! early verdicts), is here too: every packed column is named in these two places.
 
 use std::ops::Range;
 
@@ -159,6 +161,51 @@ impl Run {
             ..Self::default()
         };
     }
+}
+
+/// Moves the packed verdicts of `from` to the end of `into` (whose ids they carry on), every
+/// index rebased, and `from`'s ids on past them; its columns keep their capacity. Every field
+/// is named: a field added to the proto must be carried here too.
+pub(super) fn append_packed(into: &mut PackedVerdicts, from: &mut PackedVerdicts) {
+    let queries = into.outcomes.len() as u32;
+    let moves = into.move_sources.len() as u32;
+    let PackedVerdicts {
+        first_query_id,
+        outcomes,
+        nim_sums,
+        errors,
+        remotenesses,
+        over_budget,
+        move_counts,
+        move_sources,
+        move_targets,
+        move_outcomes,
+        move_remotenesses,
+        move_over_budget,
+        moves_omitted,
+    } = from;
+    debug_assert_eq!(
+        into.first_query_id.wrapping_add(u64::from(queries)),
+        *first_query_id
+    );
+    *first_query_id = first_query_id.wrapping_add(outcomes.len() as u64);
+    into.outcomes.append(outcomes);
+    into.nim_sums.append(nim_sums);
+    into.errors.extend(errors.drain(..).map(|mut error| {
+        error.index += queries;
+        error
+    }));
+    into.remotenesses.append(remotenesses);
+    into.over_budget
+        .extend(over_budget.drain(..).map(|index| index + queries));
+    into.move_counts.append(move_counts);
+    into.move_sources.append(move_sources);
+    into.move_targets.append(move_targets);
+    into.move_outcomes.append(move_outcomes);
+    into.move_remotenesses.append(move_remotenesses);
+    into.move_over_budget
+        .extend(move_over_budget.drain(..).map(|index| index + moves));
+    into.moves_omitted.append(moves_omitted);
 }
 
 /// Queries `queries` of `packed` (their moves are `moves` of its move columns) as a message

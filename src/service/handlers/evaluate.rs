@@ -156,7 +156,7 @@ async fn answer_stream(
     let mut queries_seen = 0u64;
     let mut pending = None;
     let idle_timeout = service.config.stream_idle_timeout;
-    let activity = out.rpc.activity.clone();
+    let activity = out.rpc.activity();
     loop {
         let next = match pending.take() {
             Some(next) => next,
@@ -271,20 +271,13 @@ async fn answer_batches<M: Verdicts>(
     // Verdicts found before their batch is answered, on a stream with moves or analyses; as
     // many as the job's own responses at most, which it would hold anyway. Other streams
     // send none, and take no hand-off.
-    let (job_side, stream_side) = match evaluator.answers_early() {
-        true => {
-            let (job_side, stream_side) = handoff(max_bytes);
-            (Some(job_side), Some(stream_side))
-        }
-        false => (None, None),
-    };
+    let (job_side, stream_side) = evaluator
+        .answers_early()
+        .then(|| handoff(max_bytes))
+        .unzip();
     // Verdicts wait for the search after them only on a stream with analyses: the stream
     // looks at them while its job runs, from a first look after LOOK_EVERY.
-    let mut look = evaluator.searches().then(|| {
-        let mut look = tokio::time::interval_at(Instant::now() + LOOK_EVERY, LOOK_EVERY);
-        look.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        look
-    });
+    let has_analyses = evaluator.has_analyses();
     let work = service.pool.evaluate(cost, move || {
         let mut responses = Vec::with_capacity(batches.len());
         let mut failure = None;
@@ -307,6 +300,11 @@ async fn answer_batches<M: Verdicts>(
         None => out.guard(work).await?,
         Some(mut stream_side) => {
             tokio::pin!(work);
+            let mut look = has_analyses.then(|| {
+                let mut look = tokio::time::interval_at(Instant::now() + LOOK_EVERY, LOOK_EVERY);
+                look.set_missed_tick_behavior(MissedTickBehavior::Delay);
+                look
+            });
             let done = loop {
                 let step = out.guard(async {
                     tokio::select! {

@@ -53,7 +53,7 @@ pub(crate) struct Rpc {
     client_left: Option<ClientLeft>,
     /// When the request body last brought a frame (absent when the service is called
     /// directly).
-    pub(crate) activity: Option<BodyActivity>,
+    activity: Option<BodyActivity>,
     _active: ActiveGuard,
     _slot: OwnedSemaphorePermit,
 }
@@ -137,6 +137,12 @@ impl Rpc {
     fn failed_with(&mut self, status: &Status) {
         self.code = Some(status.code());
         self.reason = status_reason(status);
+    }
+
+    /// When the request body last brought a frame, for [`within_idle_timeout`] (absent when
+    /// the service is called directly).
+    pub(crate) fn activity(&self) -> Option<BodyActivity> {
+        self.activity.clone()
     }
 
     /// Marks a unary RPC as answered.
