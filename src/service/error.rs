@@ -420,11 +420,15 @@ fn decoder_text(text: &str) -> String {
     {
         return excerpt(text);
     }
-    if text.chars().count() <= DECODER_TEXT_CHARS {
-        return text.to_string();
+    match cut(text, DECODER_TEXT_CHARS) {
+        None => text.to_string(),
+        Some(prefix) => format!("{prefix}... ({} bytes)", text.len()),
     }
-    let prefix: String = text.chars().take(DECODER_TEXT_CHARS).collect();
-    format!("{prefix}... ({} bytes)", text.len())
+}
+
+/// The first `chars` characters of `text`, when it has more.
+fn cut(text: &str, chars: usize) -> Option<&str> {
+    text.char_indices().nth(chars).map(|(end, _)| &text[..end])
 }
 
 /// Most characters of client-supplied text quoted in an error message.
@@ -433,16 +437,26 @@ const EXCERPT_CHARS: usize = 80;
 /// Client-supplied text for an error message: quoted, and cut to a short prefix (with its
 /// full length) when long, so that a status never echoes unbounded input into its header.
 pub(crate) fn excerpt(text: &str) -> String {
-    if text.chars().count() <= EXCERPT_CHARS {
-        return format!("{text:?}");
+    match cut(text, EXCERPT_CHARS) {
+        None => format!("{text:?}"),
+        Some(prefix) => format!("{prefix:?}... ({} bytes)", text.len()),
     }
-    let prefix: String = text.chars().take(EXCERPT_CHARS).collect();
-    format!("{prefix:?}... ({} bytes)", text.len())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_is_cut_only_past_its_bound() {
+        let at_bound = "é".repeat(EXCERPT_CHARS);
+        assert_eq!(excerpt(&at_bound), format!("{at_bound:?}"));
+        let past = format!("{at_bound}x");
+        assert_eq!(
+            excerpt(&past),
+            format!("{at_bound:?}... ({} bytes)", past.len())
+        );
+    }
 
     #[test]
     fn long_client_text_is_quoted_in_a_bounded_excerpt() {
