@@ -15,14 +15,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::handoff::JobSide;
+use super::handoff::{EARLY_AFTER, JobSide};
 use crate::proto;
-
-/// The most the verdicts already answered wait for quick queries after them: once this long
-/// has passed since the batch began or since verdicts last went, they go before the next
-/// query. Short enough to read as "at once" at a terminal; long enough that quick queries
-/// still share messages.
-const EARLY_AFTER: Duration = Duration::from_millis(20);
 
 /// How long after the verdicts last went a search's answer waits for the next search: at
 /// most a message a millisecond for a run of quick searches.

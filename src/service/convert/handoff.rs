@@ -2,7 +2,7 @@
 //! slot for the verdicts that wait for the job's next search. Answers of quick searches wait
 //! there to share a message with the answers after them. If the job's next boundary is slow
 //! in coming (a search that takes seconds), the stream takes them once they have waited
-//! [`WAITED_TOO_LONG`], looking every [`LOOK_EVERY`] while the job runs: an answer found in
+//! [`EARLY_AFTER`], looking every [`LOOK_EVERY`] while the job runs: an answer found in
 //! microseconds does not wait for the search after it.
 //!
 //! Order: the job takes what waits out of the slot (under its lock) before it sends anything
@@ -19,10 +19,12 @@ use tokio::sync::mpsc;
 use super::split::{append_packed, fit_response};
 use crate::proto::{EvaluateResponse, PackedVerdicts, Verdict};
 
-/// How long verdicts wait in the slot for the job's next search before the stream takes them:
-/// the bound `early` puts on verdicts the job sends itself (its `EARLY_AFTER`), kept apart
-/// so that the hand-off needs nothing of the rules that use it.
-const WAITED_TOO_LONG: Duration = Duration::from_millis(20);
+/// The most answered verdicts wait before they go: the job sends them before its next query
+/// once they have waited this long since the batch began or verdicts last went
+/// ([`super::early`]), and the stream takes those waiting in the slot for a search once they
+/// have waited this long. Short enough to read as "at once" at a terminal; long enough that
+/// quick queries still share messages.
+pub(super) const EARLY_AFTER: Duration = Duration::from_millis(20);
 
 /// How often the stream looks at the slot while a job runs.
 pub(crate) const LOOK_EVERY: Duration = Duration::from_millis(10);
@@ -153,7 +155,7 @@ impl StreamSide {
         self.rx.recv().await
     }
 
-    /// When the verdicts in the slot have waited [`WAITED_TOO_LONG`] at `now`: the responses
+    /// When the verdicts in the slot have waited [`EARLY_AFTER`] at `now`: the responses
     /// the job sent before them, then them. Nothing otherwise, nor while the job holds the
     /// slot (for moments: the next look comes soon).
     pub(crate) fn take_overdue(&mut self, now: Instant) -> Vec<EvaluateResponse> {
@@ -164,7 +166,7 @@ impl StreamSide {
         };
         let overdue = slot
             .as_ref()
-            .is_some_and(|waiting| now.saturating_duration_since(waiting.since) >= WAITED_TOO_LONG);
+            .is_some_and(|waiting| now.saturating_duration_since(waiting.since) >= EARLY_AFTER);
         if !overdue {
             return Vec::new();
         }
@@ -275,7 +277,7 @@ mod tests {
         job.wait(&mut vec![verdict(2)], None);
         let now = Instant::now();
         assert!(stream.take_overdue(now).is_empty(), "not overdue yet");
-        let taken = stream.take_overdue(now + WAITED_TOO_LONG);
+        let taken = stream.take_overdue(now + EARLY_AFTER);
         let ids: Vec<Vec<u64>> = taken
             .iter()
             .map(|response| response.verdicts.iter().map(|v| v.query_id).collect())
