@@ -17,7 +17,7 @@ use crate::proto::{
     self, EvaluateBatchRequest, EvaluateBatchResponse, EvaluateRequest, EvaluateResponse,
     EvaluateStart, evaluate_request::Payload,
 };
-use crate::service::convert::handoff::{LOOK_EVERY, handoff};
+use crate::service::convert::handoff::{LOOK_EVERY, StreamSide, handoff};
 use crate::service::convert::{
     QueryEvaluator, StreamOptions, batch_heap_bytes, batch_query_count, fit_response, graph_summary,
 };
@@ -275,8 +275,6 @@ async fn answer_batches<M: Verdicts>(
         .answers_early()
         .then(|| handoff(max_bytes))
         .unzip();
-    // Verdicts wait for the search after them only on a stream with analyses: the stream
-    // looks at them while its job runs, from a first look after LOOK_EVERY.
     let has_analyses = evaluator.has_analyses();
     let work = service.pool.evaluate(cost, move || {
         let mut responses = Vec::with_capacity(batches.len());
@@ -298,40 +296,7 @@ async fn answer_batches<M: Verdicts>(
     });
     let done = match stream_side {
         None => out.guard(work).await?,
-        Some(mut stream_side) => {
-            tokio::pin!(work);
-            let mut look = has_analyses.then(|| {
-                let mut look = tokio::time::interval_at(Instant::now() + LOOK_EVERY, LOOK_EVERY);
-                look.set_missed_tick_behavior(MissedTickBehavior::Delay);
-                look
-            });
-            let done = loop {
-                let step = out.guard(async {
-                    tokio::select! {
-                        biased;
-                        Some(response) = stream_side.recv() => Step::Early(vec![response]),
-                        done = &mut work => Step::Done(done),
-                        // Verdicts that waited too long for the search after them.
-                        () = next_look(&mut look) => {
-                            Step::Early(stream_side.take_overdue(std::time::Instant::now()))
-                        }
-                    }
-                });
-                match step.await? {
-                    Step::Done(done) => break done,
-                    Step::Early(responses) => {
-                        for response in responses {
-                            out.send_verdicts(response).await?;
-                        }
-                    }
-                }
-            };
-            // Sent before the job returned, so before its own responses (or its failure).
-            for response in stream_side.rest() {
-                out.send_verdicts(response).await?;
-            }
-            done
-        }
+        Some(stream_side) => relay_early(out, work, stream_side, has_analyses).await?,
     };
     let (evaluator, responses, failure) = done?;
     for response in responses {
@@ -341,6 +306,50 @@ async fn answer_batches<M: Verdicts>(
         Some(error) => Err(error.into()),
         None => Ok(evaluator),
     }
+}
+
+/// Awaits `work`, a job that hands verdicts over through `stream_side` as it finds them, and
+/// sends them on `out` in order meanwhile; every one it handed over goes before its result
+/// returns. With `looks` (a stream with analyses, whose verdicts may wait for the search
+/// after them), also those that waited too long, looked for every LOOK_EVERY from LOOK_EVERY
+/// in.
+async fn relay_early<M: Verdicts, T>(
+    out: &mut Responder<M>,
+    work: impl Future<Output = T>,
+    mut stream_side: StreamSide,
+    looks: bool,
+) -> Result<T, Stop> {
+    tokio::pin!(work);
+    let mut look = looks.then(|| {
+        let mut look = tokio::time::interval_at(Instant::now() + LOOK_EVERY, LOOK_EVERY);
+        look.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        look
+    });
+    let done = loop {
+        let step = out.guard(async {
+            tokio::select! {
+                biased;
+                Some(response) = stream_side.recv() => Step::Early(vec![response]),
+                done = &mut work => Step::Done(done),
+                () = next_look(&mut look) => {
+                    Step::Early(stream_side.take_overdue(std::time::Instant::now()))
+                }
+            }
+        });
+        match step.await? {
+            Step::Done(done) => break done,
+            Step::Early(responses) => {
+                for response in responses {
+                    out.send_verdicts(response).await?;
+                }
+            }
+        }
+    };
+    // Sent before the job returned, so before its own responses (or its failure).
+    for response in stream_side.rest() {
+        out.send_verdicts(response).await?;
+    }
+    Ok(done)
 }
 
 /// The next tick of `look`; never without one.
