@@ -17,7 +17,8 @@ use bytes::Bytes;
 use cases::{Call, Case, config, evaluate_cases, other_cases, packed};
 use grundy::proto::{self, Query, grundy_service_client::GrundyServiceClient, query::Position};
 use support::server::{
-    PATIENCE, TestServer, batch, chain, grpc_frame, next, sample_graph, serve, start, tokens,
+    PATIENCE, TestServer, batch, chain, grpc_frame, next, raw_answer, sample_graph, serve, start,
+    tokens,
 };
 use tonic::transport::Channel;
 use tonic::{Code, Status};
@@ -303,36 +304,13 @@ async fn raw_evaluate(server: &TestServer, body: Vec<u8>) -> (Option<Code>, Stri
 
 /// [`raw_evaluate`] for a call of `method`.
 async fn raw_call(server: &TestServer, method: &str, body: Vec<u8>) -> (Option<Code>, String) {
-    let work = async {
-        let tcp = tokio::net::TcpStream::connect(server.address)
-            .await
-            .unwrap();
-        let (mut client, connection) = h2::client::handshake(tcp).await.unwrap();
-        tokio::spawn(connection);
-        let request = server.raw_request(method);
-        let (response, mut send) = client.send_request(request, false).unwrap();
-        send.send_data(Bytes::from(body), true).unwrap();
-        let (parts, mut body) = response.await.unwrap().into_parts();
-        let mut headers = parts.headers;
-        if !headers.contains_key("grpc-status") {
-            while let Some(data) = body.data().await {
-                let data = data.unwrap();
-                let _ = body.flow_control().release_capacity(data.len());
-            }
-            headers = body.trailers().await.unwrap().unwrap_or_default();
-        }
-        let code = headers
-            .get("grpc-status")
-            .map(|v| Code::from_i32(v.to_str().unwrap().parse().unwrap()));
-        let message = headers
-            .get("grpc-message")
-            .map(|v| v.to_str().unwrap().to_string())
-            .unwrap_or_default();
-        (code, message)
-    };
-    tokio::time::timeout(PATIENCE, work)
-        .await
-        .expect("an answer in time")
+    let mut client = server.raw_client().await;
+    let (response, mut send) = client
+        .send_request(server.raw_request(method), false)
+        .unwrap();
+    send.send_data(Bytes::from(body), true).unwrap();
+    let answer = raw_answer(response).await;
+    (answer.code, answer.message)
 }
 
 /// A long chain and many streams do not matter: every case above used one connection, and

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use crate::support::process::ServerProcess;
 use crate::support::server::{
-    PATIENCE, batch, grpc_frame, next, open_stream, sample_graph, sample_outcome, serve_service,
-    service_config, start, tokens, tournament_with_self_loop,
+    PATIENCE, batch, grpc_frame, next, open_stream, raw_answer, sample_graph, sample_outcome,
+    serve_service, service_config, start, tokens, tournament_with_self_loop,
 };
 use grundy::generate::{Rng, Shape, graph};
 use grundy::proto::{
@@ -353,12 +353,9 @@ async fn chunks_arriving_slowly_are_not_ended_by_the_start_or_idle_timeout() {
             ..Default::default()
         }),
     };
-    let tcp = tokio::net::TcpStream::connect(server.address)
+    let (response, mut send) = server
+        .raw_client()
         .await
-        .unwrap();
-    let (mut h2, connection) = h2::client::handshake(tcp).await.unwrap();
-    tokio::spawn(connection);
-    let (response, mut send) = h2
         .send_request(server.raw_request("PutGraph"), false)
         .unwrap();
     // A server that ended the stream refuses the rest; its status says why.
@@ -375,33 +372,9 @@ async fn chunks_arriving_slowly_are_not_ended_by_the_start_or_idle_timeout() {
         }
     }
     let _ = send.send_data(bytes::Bytes::new(), true);
-    let (parts, mut body) = tokio::time::timeout(PATIENCE, response)
-        .await
-        .expect("response headers in time")
-        .unwrap()
-        .into_parts();
-    let mut answered = Vec::new();
-    // A status in the headers (an answer of trailers only) ends the call there.
-    let mut status = parts.headers;
-    if !status.contains_key("grpc-status") {
-        while let Some(data) = tokio::time::timeout(PATIENCE, body.data())
-            .await
-            .expect("the answer in time")
-        {
-            let data = data.unwrap();
-            let _ = body.flow_control().release_capacity(data.len());
-            answered.extend_from_slice(&data);
-        }
-        status = body.trailers().await.unwrap().unwrap_or_default();
-    }
-    let field = |name: &str| status.get(name).map(|v| v.to_str().unwrap().to_string());
-    assert_eq!(
-        field("grpc-status").as_deref(),
-        Some("0"),
-        "{:?}",
-        field("grpc-message")
-    );
-    let registered = proto::PutGraphResponse::decode(&answered[5..]).expect("one response");
+    let answer = raw_answer(response).await;
+    assert_eq!(answer.code, Some(Code::Ok), "{}", answer.message);
+    let registered = proto::PutGraphResponse::decode(&answer.body[5..]).expect("one response");
     assert!(!registered.graph_id.is_empty());
 }
 

@@ -371,11 +371,7 @@ async fn client_deadline_ends_an_idle_stream_with_deadline_exceeded() {
 #[tokio::test]
 async fn a_client_leaving_at_its_deadline_is_counted_as_deadline_exceeded() {
     let server = serve(server_config()).await;
-    let tcp = tokio::net::TcpStream::connect(server.address)
-        .await
-        .unwrap();
-    let (mut h2, connection) = h2::client::handshake(tcp).await.unwrap();
-    tokio::spawn(connection);
+    let mut h2 = server.raw_client().await;
     let mut request = server.raw_evaluate_request();
     request
         .headers_mut()

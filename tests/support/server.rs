@@ -117,6 +117,15 @@ impl TestServer {
             .unwrap()
     }
 
+    /// A raw HTTP/2 client on a connection of its own (driven by a task), for the byte-level
+    /// tests: it writes its own gRPC frames after [`Self::raw_request`]'s headers.
+    pub async fn raw_client(&self) -> h2::client::SendRequest<bytes::Bytes> {
+        let tcp = tokio::net::TcpStream::connect(self.address).await.unwrap();
+        let (client, connection) = h2::client::handshake(tcp).await.unwrap();
+        tokio::spawn(connection);
+        client
+    }
+
     /// A new plaintext client.
     pub async fn client(&self) -> GrundyServiceClient<Channel> {
         GrundyServiceClient::new(self.channel().await)
@@ -322,6 +331,44 @@ pub async fn open_stream(
         .into_inner();
     assert!(next(&mut responses).await.unwrap().graph.is_some());
     (requests, responses)
+}
+
+/// What a raw call got: the body's bytes, then its status, from the headers of an answer of
+/// trailers only or from the trailers.
+#[derive(Debug)]
+pub struct RawAnswer {
+    pub body: Vec<u8>,
+    pub code: Option<tonic::Code>,
+    /// `grpc-message` as sent (percent-encoded).
+    pub message: String,
+}
+
+/// Reads a raw call's answer to its end (within [`PATIENCE`] for each part).
+pub async fn raw_answer(response: h2::client::ResponseFuture) -> RawAnswer {
+    let (parts, mut body) = tokio::time::timeout(PATIENCE, response)
+        .await
+        .expect("response headers in time")
+        .unwrap()
+        .into_parts();
+    let mut bytes = Vec::new();
+    let mut status = parts.headers;
+    if !status.contains_key("grpc-status") {
+        while let Some(data) = tokio::time::timeout(PATIENCE, body.data())
+            .await
+            .expect("the answer in time")
+        {
+            let data = data.unwrap();
+            let _ = body.flow_control().release_capacity(data.len());
+            bytes.extend_from_slice(&data);
+        }
+        status = body.trailers().await.unwrap().unwrap_or_default();
+    }
+    let field = |name: &str| status.get(name).map(|v| v.to_str().unwrap().to_string());
+    RawAnswer {
+        body: bytes,
+        code: field("grpc-status").map(|code| tonic::Code::from_i32(code.parse().unwrap())),
+        message: field("grpc-message").unwrap_or_default(),
+    }
 }
 
 /// A gRPC length-prefixed message: the flags byte, the big-endian length, the payload.
