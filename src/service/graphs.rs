@@ -121,6 +121,8 @@ impl GameService {
         let mut hashing: Option<ChunkHashing> = None;
         let start_timeout = self.config.start_timeout;
         let mut next = rpc.first_message(inbound.message(), start_timeout).await?;
+        let idle_timeout = self.config.stream_idle_timeout;
+        let activity = rpc.activity();
         while let Some(request) = next {
             let chunk = request.chunk.unwrap_or_default();
             let (vertex_count, edge_count) = assembler.counts_with(&chunk)?;
@@ -130,10 +132,8 @@ impl GameService {
                 .get_or_insert_with(|| ChunkHashing::new(self.pool.clone(), vertex_count))
                 .hash(rpc, chunk)
                 .await?;
-            let idle_timeout = self.config.stream_idle_timeout;
-            let activity = rpc.activity();
             let next_chunk =
-                within_idle_timeout(inbound.message(), async {}, idle_timeout, activity);
+                within_idle_timeout(inbound.message(), async {}, idle_timeout, activity.as_ref());
             next = rpc
                 .guard(next_chunk)
                 .await?

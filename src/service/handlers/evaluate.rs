@@ -165,7 +165,7 @@ async fn answer_stream(
             None => {
                 let quiet = out.all_read();
                 let next =
-                    within_idle_timeout(batches.recv(), quiet, idle_timeout, activity.clone());
+                    within_idle_timeout(batches.recv(), quiet, idle_timeout, activity.as_ref());
                 match out.guard(next).await? {
                     Ok(Some(next)) => next,
                     Ok(None) => return Ok(()), // the client half-closed: all answered

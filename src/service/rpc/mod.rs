@@ -262,7 +262,7 @@ pub(crate) async fn within_idle_timeout<T>(
     next: impl Future<Output = T>,
     quiet: impl Future<Output = ()>,
     idle_timeout: Option<Duration>,
-    activity: Option<BodyActivity>,
+    activity: Option<&BodyActivity>,
 ) -> Result<T, Duration> {
     let Some(idle_timeout) = idle_timeout else {
         return Ok(next.await);
@@ -272,7 +272,7 @@ pub(crate) async fn within_idle_timeout<T>(
         request = next => Ok(request),
         () = async {
             quiet.await;
-            silent_for(idle_timeout, Instant::now(), activity.as_ref()).await;
+            silent_for(idle_timeout, Instant::now(), activity).await;
         } => Err(idle_timeout),
     }
 }
