@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use http_body_util::BodyExt;
 use tokio::time::Instant;
 
 /// When the last frame of a request's body arrived.
@@ -23,14 +22,15 @@ struct Clock {
 
 impl BodyActivity {
     /// Activity that began now.
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self(Arc::new(Clock {
             began: Instant::now(),
             last: AtomicU64::new(0),
         }))
     }
 
-    fn touch(&self) {
+    /// Notes a frame that arrived now (set by the server's watch of request bodies).
+    pub(crate) fn touch(&self) {
         let since = self.0.began.elapsed().as_nanos();
         let since = u64::try_from(since).unwrap_or(u64::MAX);
         self.0.last.store(since, Ordering::Relaxed);
@@ -40,21 +40,6 @@ impl BodyActivity {
     pub(crate) fn last(&self) -> Instant {
         self.0.began + Duration::from_nanos(self.0.last.load(Ordering::Relaxed))
     }
-}
-
-/// Watches a request's body (a layer of [`super::server`]): every frame it brings sets the
-/// request's [`BodyActivity`], which its RPC reads from the extensions.
-pub(crate) fn watch_activity(
-    mut request: http::Request<tonic::body::Body>,
-) -> http::Request<tonic::body::Body> {
-    let activity = BodyActivity::new();
-    request.extensions_mut().insert(activity.clone());
-    request.map(|body| {
-        tonic::body::Body::new(body.map_frame(move |frame| {
-            activity.touch();
-            frame
-        }))
-    })
 }
 
 #[cfg(test)]

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use http_body_util::BodyExt;
 use tokio::time::Instant;
 use tonic::Code;
 
@@ -25,21 +24,11 @@ impl ClientLeft {
     pub(crate) fn left(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
-}
 
-/// Watches a request's body (a layer of [`super::server`]): a body error sets the request's
-/// [`ClientLeft`], which its RPC reads from the extensions.
-pub(crate) fn watch_departure(
-    mut request: http::Request<tonic::body::Body>,
-) -> http::Request<tonic::body::Body> {
-    let flag = ClientLeft::default();
-    request.extensions_mut().insert(flag.clone());
-    request.map(|body| {
-        tonic::body::Body::new(body.map_err(move |error| {
-            flag.0.store(true, Ordering::Relaxed);
-            error
-        }))
-    })
+    /// Notes that the request body failed (set by the server's watch of request bodies).
+    pub(crate) fn mark(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// How an RPC whose client left ended, the client's deadline being `deadline` and the time

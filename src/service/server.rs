@@ -12,6 +12,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use http_body_util::BodyExt;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -25,12 +26,12 @@ use tonic_health::ServingStatus;
 use tonic_reflection::server::{v1, v1alpha};
 use tower::util::{MapRequestLayer, MapResponseLayer, option_layer};
 
-use super::activity::watch_activity;
+use super::activity::BodyActivity;
 use super::auth::BearerAuth;
 use super::bounded_status::bound_status_messages;
 use super::config::ServerConfig;
 use super::deadline::stamp_arrival;
-use super::departure::watch_departure;
+use super::departure::ClientLeft;
 use super::error::request_stream_status;
 use super::state::GameService;
 use crate::proto::{self, grundy_service_server::GrundyServiceServer};
@@ -143,9 +144,7 @@ where
     let stamp: fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> =
         stamp_arrival;
     let watch: fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> =
-        watch_departure;
-    let activity: fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> =
-        watch_activity;
+        watch_request_body;
     let web = config.web.as_ref();
     let router = builder
         .accept_http1(web.is_some())
@@ -159,10 +158,9 @@ where
         .layer(MapResponseLayer::new(bound))
         // Before tonic's grpc-timeout timer starts, so that deadlines end as DEADLINE_EXCEEDED.
         .layer(MapRequestLayer::new(stamp))
-        // A request body that fails marks its RPC as left by the client (CANCELLED).
+        // A request body that fails marks its RPC as left by the client (CANCELLED); each of
+        // its frames restarts its stream's start and idle timeouts.
         .layer(MapRequestLayer::new(watch))
-        // Each frame of a request body restarts its stream's start and idle timeouts.
-        .layer(MapRequestLayer::new(activity))
         // Health stays open for probes; everything else, reflection included, needs the token
         // when one is set (reflection describes the API to whoever may call it, and to no one
         // else: docs/operating.md).
@@ -184,6 +182,31 @@ where
     }
 
     drain(&service, &health, config, server, stop_serving).await
+}
+
+/// Watches a request's body (a layer of the router), with the RPC reading both from the
+/// extensions: each frame it brings notes the time in its [`BodyActivity`], and an error
+/// (the client reset the stream or closed its connection) sets its [`ClientLeft`]. One
+/// wrapper for both, the body boxed once.
+fn watch_request_body(
+    mut request: http::Request<tonic::body::Body>,
+) -> http::Request<tonic::body::Body> {
+    let activity = BodyActivity::new();
+    let left = ClientLeft::default();
+    request.extensions_mut().insert(activity.clone());
+    request.extensions_mut().insert(left.clone());
+    request.map(|body| {
+        let watched = body
+            .map_frame(move |frame| {
+                activity.touch();
+                frame
+            })
+            .map_err(move |error| {
+                left.mark();
+                error
+            });
+        tonic::body::Body::new(watched)
+    })
 }
 
 /// The reflection services, v1 and v1alpha. Each version describes every service the server
