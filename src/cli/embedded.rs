@@ -108,6 +108,8 @@ pub(super) fn embedded_config(max_message_bytes: usize) -> ServerConfig {
             analysis: AnalysisCaps {
                 max_moves: u32::MAX,
                 position_budget: u64::MAX,
+                // Not asked by clients: the engine's default bounds each query's search.
+                work_budget: crate::engine::DEFAULT_WORK_BUDGET,
             },
             ..ServiceConfig::default()
         },

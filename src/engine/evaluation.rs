@@ -464,9 +464,28 @@ impl Analysis {
                 .expect("positions hold vertices of the graph")
                 .outcome
         };
+        // The outcome after one slide, from what decides the position's own (computed once).
+        let summary = match &self.table {
+            Table::Loopy(table) => {
+                let mut summary = loopy::SumSummary::default();
+                for &vertex in tokens {
+                    summary.add(table, vertex, 1);
+                }
+                Some((table, summary))
+            }
+            Table::Acyclic(_) | Table::Split(_) => None,
+        };
+        let values = self.values();
+        let outcome_after_slide = |from: u32, to: u32| match &summary {
+            Some((table, summary)) => summary.after_slide(table, from, to).outcome(table),
+            None => Outcome::of_nim_sum(
+                evaluation.nim_sum ^ values[from as usize] ^ values[to as usize],
+            ),
+        };
         let rules = position::SumRules {
             graph: &self.game.graph,
             outcome: &outcome,
+            outcome_after_slide: &outcome_after_slide,
         };
         Ok(position::analyse_sliding(
             &rules,

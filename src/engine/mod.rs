@@ -54,6 +54,7 @@ pub use limits::{AnalysisError, DEFAULT_CYCLIC_WORK_BUDGET, Limits};
 pub use order::Cycle;
 pub use outcome::Outcome;
 pub use remoteness::{
-    AnalysisOptions, DEFAULT_POSITION_BUDGET, MoveAnalysis, PositionAnalysis, Remoteness,
+    AnalysisOptions, DEFAULT_POSITION_BUDGET, DEFAULT_WORK_BUDGET, MoveAnalysis, PositionAnalysis,
+    Remoteness,
 };
 pub use targets::CheckedTargets;

@@ -14,8 +14,10 @@
 //!
 //! 1. Closure: from each seed (the position, then its moves' positions), every position
 //!    reachable by these relevant moves is enumerated and indexed; a LOSE position records
-//!    how many distinct positions its moves lead to. The budget bounds the positions indexed
-//!    that the table does not answer.
+//!    how many distinct positions its moves lead to. Two budgets bound it: the positions
+//!    indexed that the table does not answer (`position_budget`), and the work done
+//!    (`work_budget`: every position generated costs its width plus a constant, so a wide
+//!    position or a high out-degree costs what it really does).
 //! 2. Retrograde: positions are settled in non-decreasing remoteness, merging two sorted
 //!    streams: the table-answered positions sorted by remoteness, and a FIFO queue of the
 //!    positions settled here, each at `1 + ` the one that settled it. A settled LOSE position
@@ -23,12 +25,20 @@
 //!    WIN position counts down its LOSE parents, the last one settling them (their largest
 //!    move). Parents are found by reversing moves: replace one token vertex `w` by a
 //!    predecessor `u` of it, using the edges out of the vertices of the positions expanded.
+//!    The settling has a work budget of its own, as large; if it runs out, no remoteness
+//!    found by the search is reported.
 //!
 //! One algorithm serves acyclic and cyclic graphs alike: on a DAG the same positions would be
 //! visited by a memoised depth-first search. Seeds are closed one after another; when the
 //! budget runs out, the seeds already closed keep their exact remoteness and the others are
 //! [`Remoteness::OverBudget`] (a position outside a complete closure may be settled wrongly,
 //! so it is never reported).
+//!
+//! The moves of the position itself are listed without building the positions they lead to:
+//! their outcomes come from the position's own verdict in O(1) a move
+//! ([`SumRules::outcome_after_slide`]), and only the moves whose remoteness is searched, and
+//! the first `max_moves` of each class whose remoteness is not, are kept. So neither the
+//! listing nor the search holds memory in the square of the tokens.
 
 use super::graph::Digraph;
 use super::interrupt::Interrupt;
@@ -36,27 +46,40 @@ use super::outcome::Outcome;
 use super::position_set::{PositionSet, replace_sorted};
 use super::remoteness::{AnalysisOptions, DRAW, MoveAnalysis, PositionAnalysis, Remoteness};
 
-/// What the search needs to know of the game: its graph, and the outcome of any position of
-/// the sum (given as its token vertices, [`SINK`] for tokens that can no longer move), which
-/// the analysis already knows from its table.
+/// What the search needs to know of the game: its graph, the outcome of any position of the
+/// sum (given as its token vertices, [`SINK`] for tokens that can no longer move), and the
+/// outcome after one slide `from -> to` of the position analysed, in O(1) (the analysis keeps
+/// the position's nim-sum or the summary of its infinite tokens).
 pub(super) struct SumRules<'a> {
     pub(super) graph: &'a Digraph,
     pub(super) outcome: &'a dyn Fn(&[u32]) -> Outcome,
+    pub(super) outcome_after_slide: &'a dyn Fn(u32, u32) -> Outcome,
 }
 
 /// A token moved to a vertex without followers. Largest `u32`, so it sorts last.
 pub(super) const SINK: u32 = u32::MAX;
 
-/// Positions searched between two reads of the interrupt (microseconds of work).
-const INTERRUPT_CHECK: u64 = 1 << 12;
+/// Work units between two reads of the interrupt: some tens of microseconds of work.
+const INTERRUPT_CHECK: u64 = 1 << 14;
+
+/// Work units a generated position costs beyond its width (its hash, its slot, its outcome's
+/// bookkeeping): a position of `k` tokens costs `k + STEP_COST`.
+const STEP_COST: u64 = 8;
 
 /// Remoteness of a position not settled (yet).
 const UNSETTLED: u64 = u64::MAX;
 
 /// Analyses a token-sliding position: see `Analysis::analyse_position`. `table` is the
-/// one-token remoteness table, and `outcome` and `nim_sum` the verdict on `tokens`. Once
-/// `interrupt` is raised the search stops as if its budget had run out (read every
-/// [`INTERRUPT_CHECK`] positions searched): the caller then discards the answer.
+/// one-token remoteness table, and `outcome` and `nim_sum` the verdict on `tokens`.
+///
+/// What it costs is bounded by `options` whatever the position: the moves are listed without
+/// building the positions they lead to (O(1) each, O(out-degree) memory for the best
+/// `max_moves` of each class), and the search spends at most `work_budget` units on its
+/// closures and as many on settling (a unit is a token copied or compared; a position of `k`
+/// tokens generated costs `k + STEP_COST`), so its memory is linear in the budget and not in
+/// the square of the tokens. Once `interrupt` is raised (read every [`INTERRUPT_CHECK`]
+/// units, in the listing and the settling too) the search stops as if its budget had run
+/// out: the caller then discards the answer.
 pub(super) fn analyse_sliding(
     rules: &SumRules<'_>,
     table: &[u32],
@@ -72,54 +95,70 @@ pub(super) fn analyse_sliding(
         .filter(|&v| graph.out_degree(v) > 0)
         .collect();
     root.sort_unstable();
-    let mut search = SumSearch::new(rules, table, root.len(), options.position_budget);
-    search.interrupt = interrupt;
+    let mut search = SumSearch::new(rules, table, root.len(), options, interrupt);
+    let root_seed = search.close(&root);
 
-    // Every distinct move, with the position it leads to.
-    let mut moves: Vec<(MoveAnalysis, Vec<u32>)> = Vec::new();
+    // Moves by class (winning, drawing, losing for the mover), each class in `(from, to)`
+    // order: the order in which their positions are closed. A move whose remoteness cannot
+    // be known (over the budget) sorts last in its class by `(from, to)`, so of those only the
+    // first `max_moves` of a class can be listed; the others are only counted.
+    let search_moves = options.max_moves > 0;
+    let mut kept: Vec<(MoveAnalysis, Seed)> = Vec::new();
+    let mut total_moves = 0u64;
     let mut followers = Vec::new();
-    for (index, &from) in root.iter().enumerate() {
-        if index > 0 && root[index - 1] == from {
-            continue;
-        }
-        followers.clear();
-        followers.extend_from_slice(graph.successors(from));
-        followers.sort_unstable();
-        followers.dedup();
-        for &to in &followers {
-            let child = search.moved(&root, index, to);
-            let outcome = match search.outcome(&child) {
-                Outcome::Win => Outcome::Lose,
-                Outcome::Lose => Outcome::Win,
-                Outcome::Draw => Outcome::Draw,
-            };
-            // Filled in by the search below (or left out by `max_moves == 0`).
-            let remoteness = Remoteness::Draw;
-            let analysed = MoveAnalysis {
-                from,
-                to,
-                outcome,
-                remoteness,
-            };
-            moves.push((analysed, child));
+    for wanted in [Outcome::Win, Outcome::Draw, Outcome::Lose] {
+        let mut unknown_kept = 0u64;
+        for (index, &from) in root.iter().enumerate() {
+            if index > 0 && root[index - 1] == from {
+                continue;
+            }
+            if !search.listing(graph.out_degree(from)) {
+                break; // interrupted: the caller discards the answer
+            }
+            followers.clear();
+            followers.extend_from_slice(graph.successors(from));
+            followers.sort_unstable();
+            followers.dedup();
+            for &to in &followers {
+                let mover = match (rules.outcome_after_slide)(from, to) {
+                    Outcome::Win => Outcome::Lose,
+                    Outcome::Lose => Outcome::Win,
+                    Outcome::Draw => Outcome::Draw,
+                };
+                if mover != wanted {
+                    continue;
+                }
+                total_moves += 1;
+                let seed = match mover {
+                    Outcome::Draw => Seed::Draw,
+                    _ if search_moves => search.close_child(&root, index, to),
+                    _ => Seed::OverBudget,
+                };
+                if seed == Seed::OverBudget || seed == Seed::Draw {
+                    if unknown_kept >= u64::from(options.max_moves) {
+                        continue;
+                    }
+                    unknown_kept += 1;
+                }
+                let analysed = MoveAnalysis {
+                    from,
+                    to,
+                    outcome: mover,
+                    remoteness: Remoteness::Draw, // read from the seed below
+                };
+                kept.push((analysed, seed));
+            }
         }
     }
-    // Seeds in the order they are closed: the position, then its moves, best class first.
-    moves.sort_by_key(|(analysed, _)| (class(analysed.outcome), analysed.from, analysed.to));
-    let listed = if options.max_moves == 0 {
-        0
-    } else {
-        moves.len()
-    };
-    let mut seeds = vec![root];
-    seeds.extend(moves[..listed].iter().map(|(_, child)| child.clone()));
-    let remotenesses = search.remoteness_of(&seeds);
-    let remoteness = remotenesses[0];
-    for ((analysed, _), &found) in moves.iter_mut().zip(&remotenesses[1..]) {
-        analysed.remoteness = found;
-    }
-
-    let mut moves: Vec<MoveAnalysis> = moves.into_iter().map(|(analysed, _)| analysed).collect();
+    search.settle();
+    let remoteness = search.remoteness(root_seed);
+    let mut moves: Vec<MoveAnalysis> = kept
+        .into_iter()
+        .map(|(analysed, seed)| MoveAnalysis {
+            remoteness: search.remoteness(seed),
+            ..analysed
+        })
+        .collect();
     moves.sort_by_key(|m| {
         let class = class(m.outcome);
         // Winning moves by increasing, losing moves by decreasing remoteness; unknown last.
@@ -132,14 +171,13 @@ pub(super) fn analyse_sliding(
         (class, rank, m.from, m.to)
     });
     let kept = moves.len().min(options.max_moves as usize);
-    let moves_omitted = (moves.len() - kept) as u64;
     moves.truncate(kept);
     PositionAnalysis {
         outcome,
         nim_sum,
         remoteness,
+        moves_omitted: total_moves - kept as u64,
         moves,
-        moves_omitted,
     }
 }
 
@@ -152,15 +190,44 @@ fn class(outcome: Outcome) -> u8 {
     }
 }
 
+/// What closing a seed (the position, or a move's position) found, read once the search is
+/// settled ([`SumSearch::remoteness`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seed {
+    /// A DRAW: no remoteness.
+    Draw,
+    /// At most one movable token: the one-token table's remoteness.
+    Table(u32),
+    /// Indexed by a closure that completed: its remoteness once settled.
+    Searched(u32),
+    /// Its closure ran out of budget, or it was never closed.
+    OverBudget,
+}
+
 /// The search of one query: positions indexed, and what is known of each.
 struct SumSearch<'a> {
     rules: &'a SumRules<'a>,
     table: &'a [u32],
+    /// Tokens per position.
+    width: usize,
     budget: u64,
     /// Ends the search as the budget does, once raised.
     interrupt: Option<&'a Interrupt>,
-    /// Positions indexed that the table does not answer: what the budget counts.
+    /// Positions indexed that the table does not answer: what the position budget counts.
     searched: u64,
+    /// Work units spent by the closures (and, afresh, by the settling), against
+    /// `work_budget`.
+    work: u64,
+    work_budget: u64,
+    /// The work count at which the interrupt is read next.
+    next_check: u64,
+    /// Moves listed so far, and the count at which the listing reads the interrupt next.
+    listed: u64,
+    next_listing_check: u64,
+    /// A closure ran out of budget (or the interrupt was raised): no more seeds are closed.
+    exhausted: bool,
+    /// The settling ran out of its budget: no searched remoteness is known.
+    unsettled: bool,
     positions: PositionSet,
     outcomes: Vec<Outcome>,
     remoteness: Vec<u64>,
@@ -171,88 +238,151 @@ struct SumSearch<'a> {
     expanded: Vec<bool>,
     /// Positions answered from the one-token table.
     answered: Vec<u32>,
+    /// A buffer for positions being built.
+    scratch: Vec<u32>,
 }
 
 impl<'a> SumSearch<'a> {
-    fn new(rules: &'a SumRules<'a>, table: &'a [u32], width: usize, budget: u64) -> Self {
+    fn new(
+        rules: &'a SumRules<'a>,
+        table: &'a [u32],
+        width: usize,
+        options: &AnalysisOptions,
+        interrupt: Option<&'a Interrupt>,
+    ) -> Self {
         Self {
             rules,
             table,
-            budget,
-            interrupt: None,
+            width,
+            budget: options.position_budget,
+            interrupt,
             searched: 0,
+            work: 0,
+            work_budget: options.work_budget,
+            next_check: INTERRUPT_CHECK,
+            listed: 0,
+            next_listing_check: INTERRUPT_CHECK,
+            exhausted: false,
+            unsettled: false,
             positions: PositionSet::new(width),
             outcomes: Vec::new(),
             remoteness: Vec::new(),
             unsettled_moves: Vec::new(),
             expanded: Vec::new(),
             answered: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
-    /// `position` with its token `index` moved to `to`, sorted.
-    fn moved(&self, position: &[u32], index: usize, to: u32) -> Vec<u32> {
-        let mut child = position.to_vec();
+    /// Spends `units` of work; false once the budget is spent or the interrupt was raised
+    /// (read every [`INTERRUPT_CHECK`] units).
+    fn spend(&mut self, units: u64) -> bool {
+        self.work = self.work.saturating_add(units);
+        if self.work >= self.next_check {
+            self.next_check = self.work.saturating_add(INTERRUPT_CHECK);
+            if self.interrupt.is_some_and(Interrupt::is_interrupted) {
+                self.work_budget = 0;
+                return false;
+            }
+        }
+        self.work <= self.work_budget
+    }
+
+    /// Counts the listing of the moves out of one vertex, reading the interrupt as
+    /// [`Self::spend`] does (the listing is not paid from the budget: every move is listed
+    /// or counted, O(1) each); false once the interrupt was raised.
+    fn listing(&mut self, moves: u32) -> bool {
+        self.listed = self.listed.saturating_add(u64::from(moves) + 1);
+        if self.listed >= self.next_listing_check {
+            self.next_listing_check = self.listed.saturating_add(INTERRUPT_CHECK);
+            if self.interrupt.is_some_and(Interrupt::is_interrupted) {
+                self.exhausted = true;
+                self.work_budget = 0;
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The seed of `position` (sorted, of the search's width), closing it if it needs a
+    /// search and the budget allows.
+    fn close(&mut self, position: &[u32]) -> Seed {
+        if self.outcome(position) == Outcome::Draw {
+            return Seed::Draw;
+        }
+        if let Some(remoteness) = self.table_answer(position) {
+            return Seed::Table(remoteness);
+        }
+        if self.exhausted {
+            return Seed::OverBudget;
+        }
+        let mut frontier: Vec<u32> = Vec::new();
+        let seed = match self.index(position) {
+            Some((index, true)) => {
+                frontier.push(index);
+                index
+            }
+            Some((index, false)) => index,
+            None => {
+                self.exhausted = true;
+                return Seed::OverBudget;
+            }
+        };
+        while let Some(next) = frontier.pop() {
+            if !self.expand(next, &mut frontier) {
+                self.exhausted = true;
+                return Seed::OverBudget;
+            }
+        }
+        Seed::Searched(seed)
+    }
+
+    /// [`Self::close`] of `position` with its token `index` moved to `to`. Over the budget,
+    /// a position of at most two tokens is still built (it may have one movable token left,
+    /// answered from the table); a wider one is not.
+    fn close_child(&mut self, position: &[u32], index: usize, to: u32) -> Seed {
+        if !self.exhausted && !self.spend(self.width as u64 + STEP_COST) {
+            self.exhausted = true;
+        }
+        if self.exhausted && self.width > 2 {
+            return Seed::OverBudget;
+        }
+        let mut child = std::mem::take(&mut self.scratch);
+        self.moved_into(position, index, to, &mut child);
+        let seed = self.close(&child);
+        self.scratch = child;
+        seed
+    }
+
+    /// The remoteness of a seed, once [`Self::settle`] ran.
+    fn remoteness(&self, seed: Seed) -> Remoteness {
+        match seed {
+            Seed::Draw => Remoteness::Draw,
+            Seed::Table(remoteness) => Remoteness::Known(u64::from(remoteness)),
+            Seed::Searched(index) if !self.unsettled => {
+                Remoteness::Known(self.remoteness[index as usize])
+            }
+            Seed::Searched(_) | Seed::OverBudget => Remoteness::OverBudget {
+                budget: self.budget,
+                positions_explored: self.searched,
+            },
+        }
+    }
+
+    /// `position` with its token `index` moved to `to`, sorted, into `child`.
+    fn moved_into(&self, position: &[u32], index: usize, to: u32, child: &mut Vec<u32>) {
+        child.clear();
+        child.extend_from_slice(position);
         let to = if self.rules.graph.out_degree(to) == 0 {
             SINK
         } else {
             to
         };
-        replace_sorted(&mut child, index, to);
-        child
+        replace_sorted(child, index, to);
     }
 
     fn outcome(&self, position: &[u32]) -> Outcome {
         (self.rules.outcome)(position)
-    }
-
-    /// The remoteness of each seed (all of the same width), sharing one budget.
-    fn remoteness_of(&mut self, seeds: &[Vec<u32>]) -> Vec<Remoteness> {
-        // Positions below `trusted` were indexed by closures that completed.
-        let mut trusted = 0;
-        let mut exhausted = false;
-        let mut frontier: Vec<u32> = Vec::new();
-        for seed in seeds {
-            if exhausted || self.outcome(seed) == Outcome::Draw {
-                continue;
-            }
-            match self.index(seed) {
-                Some((index, true)) => frontier.push(index),
-                Some((_, false)) => {}
-                None => exhausted = true,
-            }
-            while let Some(position) = frontier.pop() {
-                if !self.expand(position, &mut frontier) {
-                    exhausted = true;
-                    break;
-                }
-            }
-            if !exhausted {
-                trusted = self.positions.len();
-            }
-        }
-        self.settle();
-        let over_budget = Remoteness::OverBudget {
-            budget: self.budget,
-            positions_explored: self.searched,
-        };
-        seeds
-            .iter()
-            .map(|seed| {
-                if self.outcome(seed) == Outcome::Draw {
-                    return Remoteness::Draw;
-                }
-                if let Some(remoteness) = self.table_answer(seed) {
-                    return Remoteness::Known(u64::from(remoteness));
-                }
-                match self.positions.find(seed) {
-                    Some(index) if (index as usize) < trusted => {
-                        Remoteness::Known(self.remoteness[index as usize])
-                    }
-                    _ => over_budget,
-                }
-            })
-            .collect()
     }
 
     /// The remoteness of a position with at most one movable token, from the table.
@@ -268,23 +398,16 @@ impl<'a> SumSearch<'a> {
         }
     }
 
-    /// Whether the interrupt was raised, read once every [`INTERRUPT_CHECK`] positions
-    /// searched (`searched` stays put once it was: every later call reads it again).
-    fn interrupted(&self) -> bool {
-        self.searched.is_multiple_of(INTERRUPT_CHECK)
-            && self.interrupt.is_some_and(Interrupt::is_interrupted)
-    }
-
     /// Indexes `position` (WIN or LOSE); `(index, new)`, or `None` over the budget. A position
     /// with at most one movable token is settled at once from the table (`new` is false: it
-    /// needs no expansion), and is not counted in the budget.
+    /// needs no expansion), and is not counted in the position budget.
     fn index(&mut self, position: &[u32]) -> Option<(u32, bool)> {
         if let Some(index) = self.positions.find(position) {
             return Some((index, false));
         }
         let answered = self.table_answer(position);
         if answered.is_none() {
-            if self.searched >= self.budget || self.interrupted() {
+            if self.searched >= self.budget {
                 return None;
             }
             self.searched += 1;
@@ -308,12 +431,14 @@ impl<'a> SumSearch<'a> {
     }
 
     /// Indexes the relevant moves of `position`, pushing new positions on `frontier`; false
-    /// when the budget ran out.
+    /// when the budget ran out (or the interrupt was raised).
     fn expand(&mut self, position: u32, frontier: &mut Vec<u32>) -> bool {
         let graph = self.rules.graph;
+        let step = self.width as u64 + STEP_COST;
         let tokens = self.positions.get(position).to_vec();
         let loses = self.outcomes[position as usize] == Outcome::Lose;
         let mut children = Vec::new();
+        let mut child = std::mem::take(&mut self.scratch);
         for (index, &from) in tokens.iter().enumerate() {
             if from == SINK || (index > 0 && tokens[index - 1] == from) {
                 continue;
@@ -322,7 +447,11 @@ impl<'a> SumSearch<'a> {
                 if to == from {
                     continue; // a self-loop leads back here: never a LOSE move, and not counted
                 }
-                let child = self.moved(&tokens, index, to);
+                if !self.spend(step) {
+                    self.scratch = child;
+                    return false;
+                }
+                self.moved_into(&tokens, index, to, &mut child);
                 let child_outcome = self.outcome(&child);
                 debug_assert!(!loses || child_outcome == Outcome::Win);
                 if !loses && child_outcome != Outcome::Lose {
@@ -335,10 +464,14 @@ impl<'a> SumSearch<'a> {
                         }
                         children.push(child);
                     }
-                    None => return false,
+                    None => {
+                        self.scratch = child;
+                        return false;
+                    }
                 }
             }
         }
+        self.scratch = child;
         if loses {
             children.sort_unstable();
             children.dedup();
@@ -348,9 +481,22 @@ impl<'a> SumSearch<'a> {
         true
     }
 
-    /// Phase 2: the retrograde settling of every expanded position whose closure is complete.
+    /// Phase 2: the retrograde settling of every expanded position whose closure is complete,
+    /// on a work budget of its own (as large as the closures'); when that runs out, or the
+    /// interrupt is raised, no searched remoteness is known.
     fn settle(&mut self) {
-        let reverse = ReverseMoves::of(self);
+        self.work = 0;
+        self.next_check = INTERRUPT_CHECK;
+        if !self.settle_within_budget() {
+            self.unsettled = true;
+        }
+    }
+
+    fn settle_within_budget(&mut self) -> bool {
+        let Some(reverse) = ReverseMoves::of(self) else {
+            return false;
+        };
+        let step = self.width as u64 + STEP_COST;
         let mut answered = std::mem::take(&mut self.answered);
         answered.sort_unstable_by_key(|&p| self.remoteness[p as usize]);
         let mut answered = answered.into_iter().peekable();
@@ -358,6 +504,7 @@ impl<'a> SumSearch<'a> {
         let mut head = 0;
         let mut parents = Vec::new();
         let mut parent = Vec::new();
+        let mut tokens = Vec::new();
         loop {
             let from_queue = queue.get(head).copied();
             let settled = match (answered.peek(), from_queue) {
@@ -376,7 +523,8 @@ impl<'a> SumSearch<'a> {
             };
             let next = self.remoteness[settled as usize] + 1;
             let settled_loses = self.outcomes[settled as usize] == Outcome::Lose;
-            let tokens = self.positions.get(settled).to_vec();
+            tokens.clear();
+            tokens.extend_from_slice(self.positions.get(settled));
             parents.clear();
             for (index, &w) in tokens.iter().enumerate() {
                 if index > 0 && tokens[index - 1] == w {
@@ -385,6 +533,9 @@ impl<'a> SumSearch<'a> {
                 for u in reverse.sources_into(w) {
                     if u == w {
                         continue;
+                    }
+                    if !self.spend(step) {
+                        return false;
                     }
                     parent.clone_from(&tokens);
                     replace_sorted(&mut parent, index, u);
@@ -416,6 +567,7 @@ impl<'a> SumSearch<'a> {
                 }
             }
         }
+        true
     }
 }
 
@@ -427,7 +579,9 @@ struct ReverseMoves {
 }
 
 impl ReverseMoves {
-    fn of(search: &SumSearch<'_>) -> Self {
+    /// The reverse edges the settling of `search` needs, paid for from its budget; `None`
+    /// when that runs out.
+    fn of(search: &mut SumSearch<'_>) -> Option<Self> {
         let graph = search.rules.graph;
         let mut sources: Vec<u32> = Vec::new();
         for p in 0..search.positions.len() as u32 {
@@ -440,6 +594,9 @@ impl ReverseMoves {
         sources.dedup();
         let mut edges = Vec::new();
         for &u in &sources {
+            if !search.spend(u64::from(graph.out_degree(u)) + 1) {
+                return None;
+            }
             for &w in graph.successors(u) {
                 let w = if graph.out_degree(w) == 0 { SINK } else { w };
                 edges.push((w, u));
@@ -447,7 +604,7 @@ impl ReverseMoves {
         }
         edges.sort_unstable();
         edges.dedup();
-        Self { edges }
+        Some(Self { edges })
     }
 
     /// The sources `u` of the edges into `w`, in increasing order.

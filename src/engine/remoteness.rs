@@ -44,6 +44,13 @@ pub const DRAW: u32 = u32::MAX;
 /// each plus 4 per token, besides the edges out of their vertices.
 pub const DEFAULT_POSITION_BUDGET: u64 = 1_000_000;
 
+/// Default [`AnalysisOptions::work_budget`]: 2^24 units (a unit is a token copied or
+/// compared; a position of `k` tokens generated costs `k + 8`), for the closures and as much
+/// again for the settling: 0.1-0.3 s of one core on the slowest searches measured (random
+/// graphs of 10^3-10^5 vertices, sums of 2 to 1,000 tokens: `examples/analysis_cost.rs`) and
+/// a peak of some 40 MiB; four times the budget took 1-3 s there.
+pub const DEFAULT_WORK_BUDGET: u64 = 1 << 24;
+
 /// What [`super::Analysis::analyse_position`] may spend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AnalysisOptions {
@@ -51,16 +58,22 @@ pub struct AnalysisOptions {
     /// moves together (one shared memo). Positions with fewer than two movable tokens are
     /// answered from the table and cost nothing.
     pub position_budget: u64,
+    /// Work units the search may spend, for the position and all its moves together (and as
+    /// many again to settle them): what bounds its time and memory whatever the width of the
+    /// position and the out-degrees of the graph. Over it, as over the position budget, a
+    /// remoteness is [`Remoteness::OverBudget`].
+    pub work_budget: u64,
     /// Moves listed at most, the best ones; the rest are counted in
     /// [`PositionAnalysis::moves_omitted`].
     pub max_moves: u32,
 }
 
 impl Default for AnalysisOptions {
-    /// [`DEFAULT_POSITION_BUDGET`] and every move.
+    /// [`DEFAULT_POSITION_BUDGET`], [`DEFAULT_WORK_BUDGET`] and every move.
     fn default() -> Self {
         Self {
             position_budget: DEFAULT_POSITION_BUDGET,
+            work_budget: DEFAULT_WORK_BUDGET,
             max_moves: u32::MAX,
         }
     }
@@ -73,8 +86,8 @@ pub enum Remoteness {
     Known(u64),
     /// The position is a DRAW: play goes on forever.
     Draw,
-    /// The position is WIN or LOSE, but the search of its sum needed more positions than the
-    /// budget.
+    /// The position is WIN or LOSE, but the search of its sum needed more positions or more
+    /// work than its budgets.
     OverBudget {
         /// [`AnalysisOptions::position_budget`].
         budget: u64,

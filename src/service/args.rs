@@ -109,6 +109,15 @@ pub struct ServerArgs {
           default_value_t = crate::engine::DEFAULT_POSITION_BUDGET)]
     pub analysis_position_budget: u64,
 
+    /// Most work the remoteness search of one query may do, in units of a token copied or
+    /// compared (a position of k tokens generated costs k + 8), and as much again to settle
+    /// what it found: what keeps a query under a second of one core (0.1-0.3 s measured) and some 40 MB
+    /// whatever its width and the graph's out-degrees. Over it, as over the position budget,
+    /// the verdict says the remoteness is over the budget.
+    #[arg(long, env = "GRUNDY_ANALYSIS_WORK_BUDGET",
+          default_value_t = crate::engine::DEFAULT_WORK_BUDGET)]
+    pub analysis_work_budget: u64,
+
     /// How long a new Evaluate or PutGraph stream may send nothing before its first message
     /// (`start`, or the first chunk) is whole, before it is ended with DEADLINE_EXCEEDED
     /// (each frame of a large first message still arriving starts it again).
@@ -239,6 +248,7 @@ impl ServerArgs {
             analysis: AnalysisCaps {
                 max_moves: self.analysis_max_moves,
                 position_budget: self.analysis_position_budget,
+                work_budget: self.analysis_work_budget,
             },
             start_timeout: self.start_timeout,
             stream_idle_timeout: off_as_none(self.stream_idle_timeout),

@@ -512,6 +512,7 @@ fn budget_stops_a_large_sum() {
     let options = AnalysisOptions {
         position_budget: 10_000,
         max_moves: 1,
+        ..AnalysisOptions::default()
     };
     let found = analysis.analyse_position(&[0, 1], &options).unwrap();
     assert_eq!((found.outcome, found.nim_sum), (Outcome::Win, 1));

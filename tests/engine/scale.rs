@@ -1,11 +1,14 @@
 //! Engine tier at scale: deep and large graphs through the public API, checked by a linear
 //! pass that re-derives the mex rule (no timing assertions: benchmarks measure speed), and the
-//! memory `analyse` takes, measured by a counting allocator.
+//! memory `analyse` and the position analysis take, measured by a counting allocator.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use grundy::engine::{Analysis, Game, Limits, Outcome, VertexValue, analyse};
+use grundy::engine::{
+    Analysis, AnalysisOptions, DEFAULT_POSITION_BUDGET, Game, Interrupt, Limits, Outcome,
+    Remoteness, VertexValue, analyse,
+};
 use grundy::generate::{Shape, graph};
 
 /// The system allocator, counting the live and peak bytes of the threads that ask for it (tests
@@ -146,4 +149,110 @@ fn large_cyclic_graph_gets_finite_and_infinite_values() {
             VertexValue::Infinite { .. } => assert_eq!(outcome, Outcome::Draw, "vertex {v}"),
         }
     }
+}
+
+/// Tokens of the wide positions below: 12,000, each on its own vertex of out-degree 8.
+const WIDE: u32 = 12_000;
+
+/// A DAG where vertex `v` points at `v + 1 ..= v + 8` (those that exist), and a position of
+/// one token on each of its first [`WIDE`] vertices: 96,000 distinct moves, each to a
+/// position of 12,000 tokens (48 KB).
+fn wide_position() -> (Analysis, Vec<u32>) {
+    let n = WIDE + 8;
+    let mut edges = Vec::new();
+    let mut out_degrees = Vec::new();
+    for v in 0..n {
+        let before = edges.len();
+        edges.extend((v + 1..=v + 8).filter(|&w| w < n));
+        out_degrees.push((edges.len() - before) as u32);
+    }
+    let graph = grundy::engine::Digraph::from_out_degrees(n, &out_degrees, edges).unwrap();
+    let analysis = analyse(Game::token_sliding(graph), &Limits::default()).unwrap();
+    (analysis, (0..WIDE).collect())
+}
+
+/// The moves of a wide position are listed and counted without building the positions they
+/// lead to, so memory stays linear in the tokens: at a position budget of 1 and one move
+/// listed, a few hundred kilobytes (building every move's position took 4.6 GB).
+#[test]
+fn budget_a_wide_position_is_analysed_in_memory_linear_in_its_tokens() {
+    let (analysis, tokens) = wide_position();
+    let options = AnalysisOptions {
+        position_budget: 1,
+        max_moves: 1,
+        ..AnalysisOptions::default()
+    };
+    let (found, peak) = peak_bytes_of(|| analysis.analyse_position(&tokens, &options).unwrap());
+    eprintln!("peak during the analysis of {WIDE} tokens: {peak} B");
+    assert!(matches!(found.remoteness, Remoteness::OverBudget { .. }));
+    assert_eq!(found.moves.len(), 1);
+    assert_eq!(
+        found.moves.len() as u64 + found.moves_omitted,
+        8 * u64::from(WIDE)
+    );
+    assert!(peak < 8 << 20, "peak {peak} B");
+}
+
+/// At the default budgets, the work budget bounds the search of a wide position whatever
+/// the position budget would allow: the search stops long before its million positions, in
+/// memory bounded by the budget, and every move is still listed with its outcome.
+#[test]
+fn budget_the_work_budget_bounds_a_wide_search() {
+    let (analysis, tokens) = wide_position();
+    let options = AnalysisOptions::default();
+    let (found, peak) = peak_bytes_of(|| analysis.analyse_position(&tokens, &options).unwrap());
+    eprintln!("peak during the analysis of {WIDE} tokens at the default budgets: {peak} B");
+    let Remoteness::OverBudget {
+        positions_explored, ..
+    } = found.remoteness
+    else {
+        panic!("{:?}", found.remoteness);
+    };
+    assert!(positions_explored < DEFAULT_POSITION_BUDGET);
+    assert_eq!(found.moves.len() as u64, 8 * u64::from(WIDE));
+    let expected = analysis.evaluate_tokens(&tokens).unwrap().outcome;
+    assert_eq!(found.outcome, expected);
+    assert!(peak < 256 << 20, "peak {peak} B");
+}
+
+/// An interrupt stops the analysis of a wide position in its listing too (not only every
+/// few thousand positions searched): with the flag raised before it starts, it returns
+/// having built almost nothing.
+#[test]
+fn an_interrupt_stops_the_listing_of_a_wide_position() {
+    let (analysis, tokens) = wide_position();
+    let options = AnalysisOptions {
+        position_budget: u64::MAX,
+        work_budget: u64::MAX,
+        max_moves: u32::MAX,
+    };
+    let interrupt = Interrupt::new();
+    interrupt.interrupt();
+    let (found, peak) =
+        peak_bytes_of(|| analysis.analyse_position_interruptible(&tokens, &options, &interrupt));
+    assert!(found.is_err(), "cancelled");
+    assert!(peak < 8 << 20, "peak {peak} B");
+}
+
+/// A sum of two tokens on a large random DAG, whose full search visits millions of positions
+/// (26 s of CPU at the default position budget when only positions were counted): the work
+/// budget stops it first, and what it reports is exact or over the budget.
+#[test]
+fn budget_the_work_budget_stops_a_sum_on_a_large_graph_first() {
+    let dag = graph(Shape::Dag, 100_000, 1_000_000, 7);
+    let analysis = analyse(Game::token_sliding(dag), &Limits::default()).unwrap();
+    let found = analysis
+        .analyse_position(&[0, 1], &AnalysisOptions::default())
+        .unwrap();
+    let Remoteness::OverBudget {
+        positions_explored, ..
+    } = found.remoteness
+    else {
+        panic!("{:?}", found.remoteness);
+    };
+    assert!(positions_explored < DEFAULT_POSITION_BUDGET / 4);
+    assert_eq!(
+        found.outcome,
+        analysis.evaluate_tokens(&[0, 1]).unwrap().outcome
+    );
 }

@@ -136,7 +136,7 @@ impl SumSummary {
     }
 
     /// The summary after one token slides from `from` to `to`.
-    fn after_slide(&self, table: &LoopyTable, from: u32, to: u32) -> Self {
+    pub(in crate::engine) fn after_slide(&self, table: &LoopyTable, from: u32, to: u32) -> Self {
         let mut next = *self;
         match table.value(from) {
             Some(value) => next.nim_sum ^= value,

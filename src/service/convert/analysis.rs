@@ -20,6 +20,10 @@ pub struct AnalysisCaps {
     /// Most positions one query's remoteness search may visit
     /// (`--analysis-position-budget`).
     pub position_budget: u64,
+    /// Most work one query's remoteness search may do (`--analysis-work-budget`): what keeps
+    /// a query under a second and a bounded memory whatever its width and the graph's
+    /// out-degrees. Not asked by clients: the server's own.
+    pub work_budget: u64,
 }
 
 /// Default [`AnalysisCaps::max_moves`].
@@ -30,6 +34,7 @@ impl Default for AnalysisCaps {
         Self {
             max_moves: DEFAULT_ANALYSIS_MAX_MOVES,
             position_budget: engine::DEFAULT_POSITION_BUDGET,
+            work_budget: engine::DEFAULT_WORK_BUDGET,
         }
     }
 }
@@ -45,6 +50,7 @@ pub(crate) fn stream_analysis(
     Some(AnalysisOptions {
         max_moves: within(u64::from(requested.max_moves), u64::from(caps.max_moves)) as u32,
         position_budget: within(requested.position_budget, caps.position_budget),
+        work_budget: caps.work_budget,
     })
 }
 
@@ -164,6 +170,7 @@ mod tests {
         let caps = AnalysisCaps {
             max_moves: 10,
             position_budget: 1000,
+            work_budget: 77,
         };
         assert_eq!(stream_analysis(None, &caps), None);
         let asked = |max_moves, position_budget| proto::AnalysisOptions {
