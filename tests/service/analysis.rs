@@ -358,3 +358,55 @@ async fn a_stream_answering_past_the_idle_timeout_is_left_alone() {
     assert_eq!(ended.code(), tonic::Code::DeadlineExceeded, "{ended:?}");
     drop(tx);
 }
+
+/// Counts of tokens that a client gives as values are its own numbers: their sum may
+/// overflow, and a position past the analysis's token cap is answered (outcome and nim-sum,
+/// the remoteness over the budget) without sizing anything by it. Such queries once aborted
+/// the server (an allocation of 4 TB) or panicked it (capacity overflow); the stream goes on.
+#[tokio::test]
+async fn values_whose_token_count_overflows_are_answered_without_analysis() {
+    let (_server, mut client) = start_server().await;
+    let sparse = |id, values: [u64; 2]| Query {
+        id,
+        position: Some(proto::query::Position::SparseValues(proto::SparseValues {
+            vertices: vec![0, 2],
+            values: values.to_vec(),
+        })),
+    };
+    let dense = Query {
+        id: 2,
+        position: Some(proto::query::Position::DenseValues(proto::DenseValues {
+            values: vec![u64::MAX, 2, 0, 0, 0],
+        })),
+    };
+    let queries = vec![
+        sparse(0, [1 << 40, u64::MAX - (1 << 40) + 2]),
+        sparse(1, [1 << 63, 1 << 63]),
+        dense,
+        tokens(3, &[0, 2]),
+    ];
+    let (tx, stream) = open(
+        &mut client,
+        vec![
+            analysis_start(analysis_graph(), Some(proto::AnalysisOptions::default())),
+            batch(queries),
+        ],
+    )
+    .await;
+    drop(tx);
+    let mut stream = stream.unwrap();
+    next(&mut stream).await;
+    let verdicts = full_verdicts(&mut stream, 4).await;
+    for verdict in &verdicts[..3] {
+        assert_eq!(verdict.error, None, "{verdict:?}");
+        assert_eq!(verdict.remoteness, None, "{verdict:?}");
+        assert!(verdict.moves.is_empty(), "{verdict:?}");
+    }
+    assert_eq!(
+        verdicts[0].remoteness_unknown(),
+        proto::RemotenessUnknown::OverBudget
+    );
+    // The stream goes on: the next query is analysed as usual.
+    assert_eq!(verdicts[3].error, None);
+    assert!(verdicts[3].remoteness.is_some(), "{:?}", verdicts[3]);
+}

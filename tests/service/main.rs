@@ -11,6 +11,8 @@
 //!   auth, TLS;
 //! - `hostile_clients`: floods of tiny frames, abandoned analyses, huge ids, streams that
 //!   never start;
+//! - `hostile_values`: client-supplied numbers at their extremes, to every RPC (a property
+//!   test);
 //! - `transport`: the HTTP/2 settings the server announces, and the frame size a client then
 //!   sends it;
 //! - `reflection`, `web` (the `--web` playground's HTTP side), `otlp_traces`.
@@ -26,6 +28,7 @@ mod analysis;
 mod error_details;
 mod evaluate;
 mod hostile_clients;
+mod hostile_values;
 mod operations;
 mod otlp_traces;
 mod reflection;

@@ -380,8 +380,14 @@ impl QueryEvaluator {
             verdict.best_move = verdict.moves.first().and_then(|m| m.r#move.clone());
             return;
         }
-        let total: u64 = self.position.items.iter().map(|&(_, count)| count).sum();
-        if total > MAX_ANALYSED_TOKENS {
+        // Counts are the client's: their sum may overflow, and is never trusted to size a
+        // buffer before it is checked.
+        let total = self
+            .position
+            .items
+            .iter()
+            .try_fold(0u64, |total, &(_, count)| total.checked_add(count));
+        if total.is_none_or(|total| total > MAX_ANALYSED_TOKENS) {
             analysed::fill_too_many_tokens(verdict);
             return;
         }
