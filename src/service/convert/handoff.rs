@@ -37,9 +37,15 @@ struct Waiting {
 
 type Slot = Arc<Mutex<Option<Waiting>>>;
 
+/// Responses the job may have sent that the stream has not taken: past them, the job waits
+/// for the stream, which waits for the client's reading. So a client that does not read
+/// makes the job wait with at most this many messages (each within the message limit) here,
+/// besides the stream's own response buffer, instead of holding every answer it finds.
+pub(crate) const HANDED_OVER: usize = 2;
+
 /// The two ends of a job's hand-off; responses are cut to `max_bytes` before they go.
 pub(crate) fn handoff(max_bytes: usize) -> (JobSide, StreamSide) {
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (tx, rx) = mpsc::channel(HANDED_OVER);
     let slot = Slot::default();
     (
         JobSide {
@@ -63,7 +69,7 @@ fn lock(slot: &Slot) -> MutexGuard<'_, Option<Waiting>> {
 
 /// The job's end: it sends responses, and leaves verdicts waiting.
 pub(crate) struct JobSide {
-    tx: mpsc::UnboundedSender<EvaluateResponse>,
+    tx: mpsc::Sender<EvaluateResponse>,
     slot: Slot,
     max_bytes: usize,
 }
@@ -136,15 +142,19 @@ impl JobSide {
         let mut fitted = Vec::new();
         fit_response(response, self.max_bytes, &mut fitted);
         for response in fitted {
-            // The receiver goes only with the stream, whose answers nobody wants then.
-            let _ = self.tx.send(response);
+            // Waits while the stream has [`HANDED_OVER`] responses to take (the job runs on
+            // the work pool, never on the runtime). The receiver goes only with the stream,
+            // whose answers nobody wants then: the job stops at its next query.
+            if self.tx.blocking_send(response).is_err() {
+                return;
+            }
         }
     }
 }
 
 /// The stream's end.
 pub(crate) struct StreamSide {
-    rx: mpsc::UnboundedReceiver<EvaluateResponse>,
+    rx: mpsc::Receiver<EvaluateResponse>,
     slot: Slot,
     max_bytes: usize,
 }
@@ -198,7 +208,7 @@ impl StreamSide {
 }
 
 /// The responses waiting in `rx`.
-fn drained(rx: &mut mpsc::UnboundedReceiver<EvaluateResponse>) -> Vec<EvaluateResponse> {
+fn drained(rx: &mut mpsc::Receiver<EvaluateResponse>) -> Vec<EvaluateResponse> {
     let mut responses = Vec::new();
     while let Ok(response) = rx.try_recv() {
         responses.push(response);
@@ -384,5 +394,35 @@ mod tests {
         let rest = stream.rest();
         assert_eq!(rest.len(), 2);
         assert_eq!(rest[1].verdicts, vec![verdict(1)]);
+    }
+
+    #[test]
+    fn a_job_waits_once_the_stream_has_not_taken_what_it_sent() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::time::Duration;
+        let (job, mut stream) = handoff(usize::MAX);
+        let sent = Arc::new(AtomicUsize::new(0));
+        let counted = sent.clone();
+        let worker = std::thread::spawn(move || {
+            for id in 0..=HANDED_OVER as u64 {
+                job.send_pending(&mut vec![verdict(id)], None);
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while sent.load(Ordering::SeqCst) < HANDED_OVER && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        assert_eq!(sent.load(Ordering::SeqCst), HANDED_OVER);
+        // The next send finds the channel full: the job waits for the stream.
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(sent.load(Ordering::SeqCst), HANDED_OVER, "the job went on");
+        let mut taken = 0;
+        while taken <= HANDED_OVER && Instant::now() < deadline {
+            taken += stream.sent().len();
+            std::thread::yield_now();
+        }
+        worker.join().expect("the job ends once the stream takes");
+        assert_eq!(taken, HANDED_OVER + 1);
     }
 }
