@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use prost::Message;
 
-use crate::proto::{EvaluateResponse, PackedQueryError, PackedVerdicts};
+use crate::proto::{EvaluateResponse, PackedQueryError, PackedVerdicts, Verdict};
 use crate::wire::size;
 
 /// Appends `response` to `out` as one message when it fits in `max_bytes`, else as several,
@@ -36,8 +36,11 @@ pub(crate) fn fit_response(
         graph,
         ..Default::default()
     });
-    for verdict in verdicts {
-        let cost = size::verdict_field_len(&verdict);
+    for mut verdict in verdicts {
+        let mut cost = size::verdict_field_len(&verdict);
+        if cost > budget {
+            cost = fit_moves(&mut verdict, budget);
+        }
         part.make_room(cost, budget, out);
         part.size += cost;
         part.message.verdicts.push(verdict);
@@ -46,6 +49,27 @@ pub(crate) fn fit_response(
         split_packed(packed, budget, &mut part, out);
     }
     part.finish(out);
+}
+
+/// Cuts the listed moves of a verdict larger than `budget` from its end (the worst ones;
+/// counted in `moves_omitted`, as those left out by `max_moves` are) until it fits, so that
+/// no message exceeds the limit, compressed or not; returns its size then. The best move
+/// stays whenever the verdict fits with it: a verdict without moves is some tens of bytes.
+fn fit_moves(verdict: &mut Verdict, budget: usize) -> usize {
+    let mut cost = size::verdict_field_len(verdict);
+    // One move at a time from the end would be quadratic in the moves: halve the excess's
+    // share instead, then step.
+    while cost > budget && !verdict.moves.is_empty() {
+        let per_move = cost.div_ceil(verdict.moves.len() + 1).max(1);
+        let excess = (cost - budget)
+            .div_ceil(per_move)
+            .clamp(1, verdict.moves.len());
+        let kept = verdict.moves.len() - excess;
+        verdict.moves_omitted = verdict.moves_omitted.saturating_add(excess as u64);
+        verdict.moves.truncate(kept);
+        cost = size::verdict_field_len(verdict);
+    }
+    cost
 }
 
 /// A cheap upper bound of the encoded size of a response of packed verdicts only (the common
@@ -409,6 +433,44 @@ mod tests {
         let mut out = Vec::new();
         fit_response(original.clone(), 1 << 20, &mut out);
         assert_eq!(out, vec![original]);
+    }
+
+    /// A verdict larger than the limit on its own (256 analysed moves under 1 KiB) loses its
+    /// worst moves, counted as omitted, instead of going over the limit (which a client that
+    /// took it compressed refused only once it had inflated it).
+    #[test]
+    fn a_verdict_over_the_limit_alone_keeps_its_best_moves_that_fit() {
+        use crate::proto::AnalysedMove;
+        let mut big = verdict(1);
+        big.moves = (0..256)
+            .map(|i| AnalysedMove {
+                r#move: verdict(i).best_move,
+                outcome: 1,
+                remoteness: Some(i as u32),
+                over_budget: false,
+            })
+            .collect();
+        big.moves_omitted = 3;
+        let limit = 1024;
+        let original = EvaluateResponse {
+            verdicts: vec![verdict(0), big.clone(), verdict(2)],
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        fit_response(original, limit, &mut out);
+        let sent: Vec<&Verdict> = out.iter().flat_map(|part| &part.verdicts).collect();
+        assert_eq!(sent.len(), 3);
+        for part in &out {
+            assert!(part.encoded_len() <= limit, "{} bytes", part.encoded_len());
+        }
+        let cut = sent[1];
+        assert!(!cut.moves.is_empty() && cut.moves.len() < 256);
+        assert_eq!(
+            cut.moves[..],
+            big.moves[..cut.moves.len()],
+            "the best kept, in order"
+        );
+        assert_eq!(cut.moves_omitted, 3 + 256 - cut.moves.len() as u64);
     }
 
     #[test]
