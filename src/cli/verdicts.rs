@@ -1,14 +1,12 @@
 //! A test case's verdicts turned into judge lines (or the JSON lines of `analyse`), checked
 //! to arrive in query order.
 
-use super::analysis_lines::{
-    AnalysedQuery, SlidingMove, verdict_moves, write_sliding, write_split,
-};
+use super::analysis_lines::{AnalysedQuery, verdict_moves, write_sliding, write_split};
 use super::args::{JudgeFormat, Report};
 use super::error::RunError;
 use super::output::{VerdictError, append_chess_lines, format_outcome, format_verdict};
 use super::query_log::QueryLog;
-use crate::proto::{Outcome, PackedVerdicts, RemotenessUnknown, Verdict};
+use crate::proto::{Outcome, PackedVerdicts, Verdict};
 
 /// Turns a case's verdicts into judge lines, checking that they arrive in query order.
 pub(super) struct JudgeLines<'a> {
@@ -90,9 +88,13 @@ impl<'a> JudgeLines<'a> {
                 self.label, error.field, error.message
             )));
         }
-        if let Some(log) = self.log.clone() {
-            self.append_packed_analysis(&log, packed, text);
-            return Ok(());
+        if self.log.is_some() && !packed.outcomes.is_empty() {
+            // A server answers analysed queries in full verdicts; only one older than the
+            // client put them in columns, which it no longer reads.
+            return Err(self.failure(
+                "the server answered analysed queries in packed columns (a grundy-server older \
+                 than this client): upgrade the server",
+            ));
         }
         if self.format == JudgeFormat::Chess {
             let appended = append_chess_lines(&packed.outcomes, text);
@@ -112,65 +114,6 @@ impl<'a> JudgeLines<'a> {
             text.push(b'\n');
         }
         Ok(())
-    }
-
-    /// The JSON lines of packed verdicts with their analysis columns (token sliding).
-    fn append_packed_analysis(
-        &mut self,
-        log: &QueryLog,
-        packed: &PackedVerdicts,
-        text: &mut Vec<u8>,
-    ) {
-        let mut next_move = 0usize;
-        let mut index = 0usize;
-        let mut over_budget = packed.over_budget.iter().peekable();
-        let mut move_over_budget = packed.move_over_budget.iter().peekable();
-        log.take(packed.outcomes.len(), |position| {
-            let moves = packed.move_counts.get(index).map_or(0, |&n| n as usize);
-            let first_move = next_move;
-            next_move += moves;
-            let over = over_budget.next_if(|&&i| i as usize == index).is_some();
-            let remoteness = packed.remotenesses.get(index).copied();
-            let outcome = packed.outcomes[index];
-            let known = !over && outcome != i32::from(Outcome::Draw);
-            let mut listed = Vec::with_capacity(moves);
-            for m in first_move..next_move.min(packed.move_sources.len()) {
-                let move_over = move_over_budget.next_if(|&&i| i as usize == m).is_some();
-                let move_outcome = packed.move_outcomes.get(m).copied().unwrap_or(0);
-                let move_known = !move_over && move_outcome != i32::from(Outcome::Draw);
-                listed.push(SlidingMove {
-                    from: packed.move_sources[m],
-                    to: packed.move_targets.get(m).copied().unwrap_or(0),
-                    outcome: move_outcome,
-                    remoteness: packed
-                        .move_remotenesses
-                        .get(m)
-                        .copied()
-                        .filter(|_| move_known),
-                    over_budget: move_over,
-                });
-            }
-            self.received += 1;
-            write_sliding(
-                AnalysedQuery {
-                    case: self.number,
-                    query: self.received,
-                    position,
-                    outcome,
-                    nim_sum: packed.nim_sums.get(index).copied().unwrap_or(0),
-                    remoteness: remoteness.filter(|_| known),
-                    unknown: if over {
-                        RemotenessUnknown::OverBudget
-                    } else {
-                        RemotenessUnknown::Unspecified
-                    },
-                    moves: listed.into_iter(),
-                    moves_omitted: packed.moves_omitted.get(index).copied().unwrap_or(0),
-                },
-                text,
-            );
-            index += 1;
-        });
     }
 
     fn expect_id(&self, id: u64) -> Result<(), RunError> {

@@ -13,6 +13,10 @@
 //! field added to the proto stops this file from compiling until the codec writes and reads
 //! it too, so no field can be dropped on the wire unnoticed.
 
+// The deprecated analysis columns of `PackedVerdicts` are never written by the server, but
+// still read and written exactly as prost would, for old peers.
+#![allow(deprecated)]
+
 use bytes::BufMut;
 
 use super::fields::{Field, Fields, read_fields};

@@ -68,18 +68,11 @@ pub(crate) fn verdict_field_len(verdict: &Verdict) -> usize {
 /// and the key and length of each of its packed arrays. At most 1 + 5 + 11 + 11 * (1 + 5).
 pub(crate) const PACKED_VERDICTS_FRAME: usize = 96;
 
-/// An upper bound of the bytes query `index` of `packed` adds to its message (outcome,
-/// nim-sum, and the analysis columns when present), its malformed-query entry aside, with
-/// `moves` its number of listed moves.
-pub(crate) fn packed_verdict_len(packed: &PackedVerdicts, index: usize, moves: usize) -> usize {
+/// An upper bound of the bytes query `index` of `packed` adds to its message (its outcome and
+/// nim-sum), its malformed-query entry aside.
+pub(crate) fn packed_verdict_len(packed: &PackedVerdicts, index: usize) -> usize {
     // An outcome is one byte (values 0 to 3).
-    let mut len = 1 + packed.nim_sums.get(index).map_or(1, |&n| len_u64(n));
-    if !packed.move_counts.is_empty() || !packed.remotenesses.is_empty() {
-        // Remoteness, an over-budget index, the move count, the omitted count; per move a
-        // source, a target, an outcome, a remoteness and an over-budget index.
-        len += 5 + 5 + 5 + 10 + moves * (5 + 5 + 1 + 5 + 5);
-    }
-    len
+    1 + packed.nim_sums.get(index).map_or(1, |&n| len_u64(n))
 }
 
 /// A cheap upper bound of the bytes of a packed-verdicts message of `queries` queries

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::evaluate::{next, open, packed, start_server};
 use crate::support::server::{
-    PATIENCE, batch, full_verdicts, packed_verdicts, serve_service, service_config, tokens,
+    PATIENCE, batch, full_verdicts, serve_service, service_config, tokens,
 };
 use grundy::proto::{
     self, EvaluateRequest, EvaluateStart, Outcome, Query, evaluate_request::Payload,
@@ -60,14 +60,14 @@ fn verdict_moves(verdict: &proto::Verdict) -> Vec<(u32, u32, i32, Option<u32>, b
         .collect()
 }
 
-/// `positions` analysed under `options` on one stream of [`analysis_graph`], once as full
-/// verdicts (query ids from 0) and once as packed columns (the same ids), each read over as
-/// many messages as it came in.
+/// `positions` analysed under `options` on one stream of [`analysis_graph`], once as message
+/// queries (ids from 0) and once as packed queries (the same ids): both answered in full
+/// verdicts, each read over as many messages as it came in (no message carries columns).
 async fn analysed_both_ways(
     client: &mut GrundyServiceClient<Channel>,
     options: proto::AnalysisOptions,
     positions: &[&[u32]],
-) -> (Vec<proto::Verdict>, proto::PackedVerdicts) {
+) -> (Vec<proto::Verdict>, Vec<proto::Verdict>) {
     let full: Vec<Query> = positions
         .iter()
         .enumerate()
@@ -85,23 +85,28 @@ async fn analysed_both_ways(
     drop(tx);
     let mut stream = stream.unwrap();
     next(&mut stream).await;
-    let verdicts = full_verdicts(&mut stream, positions.len()).await;
-    let columns = packed_verdicts(&mut stream, positions.len()).await;
-    (verdicts, columns)
+    let mut all = Vec::new();
+    while all.len() < 2 * positions.len() {
+        let message = next(&mut stream).await;
+        assert_eq!(message.packed_verdicts, None, "no columns");
+        all.extend(message.verdicts);
+    }
+    let packed = all.split_off(positions.len());
+    (all, packed)
 }
 
-/// The analysis of a position is the same in full verdicts and in packed columns, and it is
-/// the engine's (checked against an independent retrograde oracle in the engine tier);
-/// the caps on moves and positions hold; a stream that does not ask gets none of it.
+/// The analysis of a position is the same for message and packed queries (both answered in
+/// full verdicts), and it is the engine's (checked against an independent retrograde oracle
+/// in the engine tier); the caps on moves and positions hold; a stream that does not ask gets
+/// none of it.
 #[tokio::test]
-async fn analysis_comes_in_full_verdicts_and_packed_columns_alike() {
+async fn analysis_comes_in_full_verdicts_for_message_and_packed_queries_alike() {
     let (_server, mut client) = start_server().await;
     let positions: [&[u32]; 6] = [&[0], &[3], &[0, 2], &[1, 1], &[4], &[0, 4, 2]];
     let options = proto::AnalysisOptions::default();
-    let (verdicts, columns) = analysed_both_ways(&mut client, options, &positions).await;
+    let (verdicts, packed) = analysed_both_ways(&mut client, options, &positions).await;
     let game = grundy::service::game_from_proto(analysis_graph()).unwrap();
     let engine = grundy::engine::analyse(game, &Default::default()).unwrap();
-    let mut next_move = 0usize;
     for (index, position) in positions.iter().enumerate() {
         let expected = engine
             .analyse_position(position, &grundy::engine::AnalysisOptions::default())
@@ -117,22 +122,11 @@ async fn analysis_comes_in_full_verdicts_and_packed_columns_alike() {
         let engine_moves: Vec<_> = expected.moves.iter().map(|m| (m.from, m.to)).collect();
         let listed: Vec<_> = moves.iter().map(|m| (m.0, m.1)).collect();
         assert_eq!(listed, engine_moves, "{position:?}");
-        // The same in columns.
-        assert_eq!(columns.outcomes[index], verdict.outcome);
-        assert_eq!(columns.remotenesses[index], verdict.remoteness.unwrap_or(0));
-        let count = columns.move_counts[index] as usize;
-        assert_eq!(count, moves.len());
-        for (k, m) in moves.iter().enumerate() {
-            let at = next_move + k;
-            assert_eq!(
-                (columns.move_sources[at], columns.move_targets[at]),
-                (m.0, m.1)
-            );
-            assert_eq!(columns.move_outcomes[at], m.2);
-            assert_eq!(columns.move_remotenesses[at], m.3.unwrap_or(0));
-        }
-        next_move += count;
     }
+    assert_eq!(
+        packed, verdicts,
+        "packed queries answered as message queries are"
+    );
     // Vertex 0 with a multi-edge to 2: one move per (from, to).
     assert_eq!(verdict_moves(&verdicts[0]).len(), 2);
     // One token on the sink: LOSE in 0, no move.
@@ -168,29 +162,16 @@ async fn analysis_comes_in_full_verdicts_and_packed_columns_alike() {
     assert_eq!(verdicts[1].moves.len(), 1);
     assert_eq!(verdicts[1].moves_omitted, 1);
 
-    // The same caps in columns, the quick first query sent before the first search, so that
-    // the flags over the budget stand in a later message, counted from its own first query
-    // and move: merged, they are the full verdicts' flags.
+    // The same caps on packed queries: the same verdicts.
     let positions: [&[u32]; 4] = [&[0], &[0, 2], &[1, 1], &[4, 0]];
-    let (verdicts, columns) = analysed_both_ways(&mut client, tight, &positions).await;
-    let over_budget: Vec<u32> = (0..positions.len() as u32)
-        .filter(|&i| {
-            verdicts[i as usize].remoteness_unknown() == proto::RemotenessUnknown::OverBudget
-        })
-        .collect();
-    assert!(!over_budget.is_empty(), "{verdicts:?}");
-    assert_eq!(columns.over_budget, over_budget);
-    let moves_over_budget: Vec<u32> = verdicts
-        .iter()
-        .flat_map(|verdict| verdict.moves.iter().map(|m| m.over_budget))
-        .enumerate()
-        .filter_map(|(at, over)| over.then_some(at as u32))
-        .collect();
-    assert_eq!(columns.move_over_budget, moves_over_budget);
-    let omitted: Vec<u64> = verdicts.iter().map(|v| v.moves_omitted).collect();
-    assert_eq!(columns.moves_omitted, omitted);
-    let nim_sums: Vec<u64> = verdicts.iter().map(|v| v.nim_sum).collect();
-    assert_eq!(columns.nim_sums, nim_sums);
+    let (verdicts, packed) = analysed_both_ways(&mut client, tight, &positions).await;
+    assert!(
+        verdicts
+            .iter()
+            .any(|v| v.remoteness_unknown() == proto::RemotenessUnknown::OverBudget),
+        "{verdicts:?}"
+    );
+    assert_eq!(packed, verdicts);
 
     // Without `analysis`: none of it.
     let (tx, stream) = open(
@@ -208,24 +189,22 @@ async fn analysis_comes_in_full_verdicts_and_packed_columns_alike() {
     assert!(plain.moves.is_empty() && plain.remoteness.is_none() && plain.best_move.is_none());
 }
 
-/// The packed verdicts of every message after the summary, in order, to the stream's end.
-async fn packed_messages(
-    mut stream: tonic::Streaming<proto::EvaluateResponse>,
-) -> Vec<proto::PackedVerdicts> {
+/// The query ids of every message after the summary, in order, to the stream's end.
+async fn message_ids(mut stream: tonic::Streaming<proto::EvaluateResponse>) -> Vec<Vec<u64>> {
     next(&mut stream).await;
-    let mut parts = Vec::new();
+    let mut messages = Vec::new();
     while let Some(response) = stream.message().await.expect("no stream error") {
-        parts.push(response.packed_verdicts.expect("packed columns"));
+        assert_eq!(response.packed_verdicts, None, "no columns");
+        messages.push(response.verdicts.iter().map(|v| v.query_id).collect());
     }
-    parts
+    messages
 }
 
-/// A stream's analysed verdicts go as they are found: a position of several tokens is searched
-/// (seconds, on a large graph), and the quick answers before it do not wait for it. However
-/// the rest is grouped, each message's ids carry on from the one before, and its indexes
-/// count from its own first query.
+/// A stream's analysed packed queries are answered in full verdicts, each query once, in
+/// order, over as many messages as they went in; a bad vertex is named by its place among
+/// the packed vertices.
 #[tokio::test]
-async fn analysed_verdicts_go_before_a_searched_position() {
+async fn analysed_packed_queries_are_answered_once_each_in_order() {
     let (_server, mut client) = start_server().await;
     let positions: [&[u32]; 5] = [&[0], &[3], &[0, 2], &[9], &[1, 1]];
     let (tx, stream) = open(
@@ -237,33 +216,22 @@ async fn analysed_verdicts_go_before_a_searched_position() {
     )
     .await;
     drop(tx);
-    let parts = packed_messages(stream.unwrap()).await;
-    let mut expected_first = 40;
-    for part in &parts {
-        assert_eq!(part.first_query_id, expected_first, "{parts:?}");
-        expected_first += part.outcomes.len() as u64;
-        let listed: u32 = part.move_counts.iter().sum();
-        assert_eq!(listed as usize, part.move_sources.len(), "{part:?}");
-    }
-    assert_eq!(expected_first, 45, "every query answered once");
-    // The first search (query 42) begins a message: the answers before it went first.
+    let mut stream = stream.unwrap();
+    next(&mut stream).await;
+    let verdicts = full_verdicts(&mut stream, positions.len()).await;
+    let ids: Vec<u64> = verdicts.iter().map(|v| v.query_id).collect();
+    assert_eq!(ids, [40, 41, 42, 43, 44]);
+    let error = verdicts[3]
+        .error
+        .as_ref()
+        .expect("vertex 9 is out of range");
+    assert_eq!(error.field, "packed_tokens.vertices[4]");
     assert!(
-        parts.iter().any(|part| part.first_query_id == 42),
-        "{parts:?}"
-    );
-    // The bad vertex of query 43 is named at its index in its own message.
-    let holding = |id: u64| {
-        parts
+        verdicts
             .iter()
-            .find(|part| {
-                (part.first_query_id..part.first_query_id + part.outcomes.len() as u64)
-                    .contains(&id)
-            })
-            .expect("every query answered")
-    };
-    let part = holding(43);
-    let errors: Vec<u32> = part.errors.iter().map(|error| error.index).collect();
-    assert_eq!(errors, [(43 - part.first_query_id) as u32], "{part:?}");
+            .enumerate()
+            .all(|(i, v)| (i == 3) == v.error.is_some())
+    );
 }
 
 /// [`analysis_graph`] beside a DAG of `k` vertices (5.. 5 + k, each with edges one, two and
@@ -313,12 +281,8 @@ async fn a_quick_search_answer_does_not_wait_for_a_slow_search_after_it() {
     let (_server, mut client) = start_server().await;
     let (tx, stream) = open(&mut client, quick_then_slow_search().into()).await;
     drop(tx);
-    let parts = packed_messages(stream.unwrap()).await;
-    let ids: Vec<(u64, usize)> = parts
-        .iter()
-        .map(|part| (part.first_query_id, part.outcomes.len()))
-        .collect();
-    assert_eq!(ids, [(0, 1), (1, 1)], "{parts:?}");
+    let ids = message_ids(stream.unwrap()).await;
+    assert_eq!(ids, [vec![0], vec![1]]);
 }
 
 /// A stream whose batch takes longer than the idle timeout (`--stream-idle-timeout`) to
@@ -343,7 +307,7 @@ async fn a_stream_answering_past_the_idle_timeout_is_left_alone() {
             .expect("answered in time")
             .expect("the busy stream is not ended")
             .expect("the client keeps its stream open");
-        answered += response.packed_verdicts.map_or(0, |p| p.outcomes.len());
+        answered += response.verdicts.len();
     }
     // Otherwise the timeout was never at stake.
     assert!(

@@ -269,50 +269,6 @@ pub async fn full_verdicts(
     verdicts
 }
 
-/// The next `count` packed verdicts of `stream` as one set of columns, over as many messages
-/// as they came in: each message's ids carry on from the one before, and its indexes into
-/// the queries and the moves count from its own first.
-pub async fn packed_verdicts(
-    stream: &mut Streaming<proto::EvaluateResponse>,
-    count: usize,
-) -> proto::PackedVerdicts {
-    let mut all: Option<proto::PackedVerdicts> = None;
-    while all.as_ref().map_or(0, |all| all.outcomes.len()) < count {
-        let part = next(stream)
-            .await
-            .expect("no stream error")
-            .packed_verdicts
-            .expect("packed columns");
-        let Some(all) = all.as_mut() else {
-            all = Some(part);
-            continue;
-        };
-        let queries = all.outcomes.len() as u32;
-        let moves = all.move_sources.len() as u32;
-        assert_eq!(part.first_query_id, all.first_query_id + u64::from(queries));
-        all.outcomes.extend(part.outcomes);
-        all.nim_sums.extend(part.nim_sums);
-        all.errors.extend(part.errors.into_iter().map(|mut error| {
-            error.index += queries;
-            error
-        }));
-        all.remotenesses.extend(part.remotenesses);
-        all.over_budget
-            .extend(part.over_budget.iter().map(|i| i + queries));
-        all.move_counts.extend(part.move_counts);
-        all.move_sources.extend(part.move_sources);
-        all.move_targets.extend(part.move_targets);
-        all.move_outcomes.extend(part.move_outcomes);
-        all.move_remotenesses.extend(part.move_remotenesses);
-        all.move_over_budget
-            .extend(part.move_over_budget.iter().map(|i| i + moves));
-        all.moves_omitted.extend(part.moves_omitted);
-    }
-    let all = all.unwrap_or_default();
-    assert_eq!(all.outcomes.len(), count, "{all:?}");
-    all
-}
-
 /// An open `Evaluate` stream past its summary: the sender of its next requests, and its
 /// responses.
 pub async fn open_stream(

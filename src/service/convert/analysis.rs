@@ -1,6 +1,5 @@
 //! The position analysis of a stream (`EvaluateStart.analysis`) in protobuf form: the options
-//! within the server's caps, a verdict's remoteness and moves, and their columns in
-//! `PackedVerdicts`.
+//! within the server's caps, and a verdict's remoteness and moves.
 
 use crate::engine::{self, AnalysisOptions, MoveAnalysis, Outcome, PositionAnalysis, Remoteness};
 use crate::proto;
@@ -122,43 +121,6 @@ pub(crate) fn fill_too_many_tokens(verdict: &mut proto::Verdict) {
         proto::RemotenessUnknown::OverBudget
     }
     .into();
-}
-
-/// Appends the analysis of packed query `index` to the columns of `packed` (the outcome and
-/// nim-sum are the caller's).
-pub(crate) fn push_columns(
-    packed: &mut proto::PackedVerdicts,
-    index: u32,
-    analysed: &PositionAnalysis,
-) {
-    let (remoteness, unknown) = remoteness_fields(analysed.remoteness);
-    packed.remotenesses.push(remoteness.unwrap_or(0));
-    if unknown == proto::RemotenessUnknown::OverBudget {
-        packed.over_budget.push(index);
-    }
-    packed.move_counts.push(analysed.moves.len() as u32);
-    for analysed_move in &analysed.moves {
-        let (remoteness, unknown) = remoteness_fields(analysed_move.remoteness);
-        if unknown == proto::RemotenessUnknown::OverBudget {
-            packed
-                .move_over_budget
-                .push(packed.move_sources.len() as u32);
-        }
-        packed.move_sources.push(analysed_move.from);
-        packed.move_targets.push(analysed_move.to);
-        packed
-            .move_outcomes
-            .push(outcome_to_proto(analysed_move.outcome).into());
-        packed.move_remotenesses.push(remoteness.unwrap_or(0));
-    }
-    packed.moves_omitted.push(analysed.moves_omitted);
-}
-
-/// Appends the columns of a malformed packed query: no remoteness, no move.
-pub(crate) fn push_empty_columns(packed: &mut proto::PackedVerdicts) {
-    packed.remotenesses.push(0);
-    packed.move_counts.push(0);
-    packed.moves_omitted.push(0);
 }
 
 #[cfg(test)]

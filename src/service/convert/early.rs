@@ -1,194 +1,221 @@
-//! Verdicts sent before their batch is answered. A stream that asks for moves or position
-//! analyses can take seconds a query (a sum of several tokens is searched exactly), so its
-//! answers go out as they are found instead of once the whole batch is: the responses of a
-//! batch may be several messages in any case (see [`super::split`]), and the client sees the
-//! same sequence of verdicts.
+//! Verdicts that go as they are found. A stream that asks for moves or position analyses can
+//! take seconds a query (a sum of several tokens is searched exactly), so its job hands each
+//! verdict to the stream as soon as it is answered, through a bounded channel, instead of
+//! holding the batch's answers until its end.
 //!
-//! Only the query about to be answered is known, not how long it will take, so the verdicts
-//! go at query boundaries: before a search when none ran since they last went (answers that
-//! took no search do not wait for one), or when one did and [`SEARCH_GAP`] has passed since
-//! they last went (a slow search's answer does not wait for the next), and before any query
-//! once [`EARLY_AFTER`] has. Quick searches (microseconds on a small graph) thus share
-//! messages, a message costing more than such a search. A quick search's answer, and those
-//! after it, wait for the search that follows where the stream can take them
-//! ([`super::handoff`]): if that search takes long, they go while it runs.
+//! No clock decides when they go: the stream takes whatever waits in the channel each time it
+//! is free and sends it as one message (cut to the message limit), so quick answers share
+//! messages by themselves while the one before is being sent, and a slow search's answer goes
+//! alone and at once. A batch's end is marked, so that a message never spans two batches and
+//! an empty batch still gets its (empty) response.
+//!
+//! The channel holds at most [`EARLY_VERDICTS`] verdicts: a client that does not read makes
+//! the stream wait, then the job, instead of the server holding every answer it finds.
 
-use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
 
-use super::handoff::{EARLY_AFTER, JobSide};
-use crate::proto;
+use super::split::fit_response;
+use crate::proto::{EvaluateResponse, Verdict};
 
-/// How long after the verdicts last went a search's answer waits for the next search: at
-/// most a message a millisecond for a run of quick searches.
-const SEARCH_GAP: Duration = Duration::from_millis(1);
+/// Verdicts a job may have handed over that the stream has not taken; past them the job
+/// waits. At most some 1.3 MiB (a verdict of 256 analysed moves is about 5 KiB), besides the
+/// stream's response buffer.
+pub(crate) const EARLY_VERDICTS: usize = 256;
 
-/// Hands the verdicts of a batch answered so far to the stream, query by query (see the
-/// module's documentation). Without a hand-off (a stream that sends nothing early), it
-/// leaves them for the batch's response.
-pub(crate) struct EarlyVerdicts<'a> {
-    out: Option<&'a JobSide>,
-    /// When the batch began, or verdicts last went from the job (not when the stream took
-    /// those that waited too long).
-    last: Instant,
-    /// Whether a query that may search was answered since then.
-    searched: bool,
+/// What a job hands to its stream: a verdict, or the end of a batch (on such a stream every
+/// verdict is a full one, handed over as it is found: the batch's response holds nothing
+/// more).
+#[derive(Debug)]
+pub(crate) enum Answered {
+    Verdict(Verdict),
+    BatchEnd,
 }
 
-impl<'a> EarlyVerdicts<'a> {
-    /// Early verdicts for a batch that begins now, handed to `out`.
-    pub(crate) fn new(out: Option<&'a JobSide>) -> Self {
-        Self {
-            out,
-            last: Instant::now(),
-            searched: false,
-        }
+/// The two ends of a job's channel of early verdicts.
+pub(crate) fn early_verdicts() -> (EarlySender, EarlyReceiver) {
+    let (tx, rx) = mpsc::channel(EARLY_VERDICTS);
+    (
+        EarlySender { tx },
+        EarlyReceiver {
+            rx,
+            taken: Vec::with_capacity(EARLY_VERDICTS),
+            sent_in_batch: false,
+        },
+    )
+}
+
+/// The job's end (it runs on the work pool, never on the runtime: it may wait here).
+pub(crate) struct EarlySender {
+    tx: mpsc::Sender<Answered>,
+}
+
+impl EarlySender {
+    /// Hands over one verdict, waiting while the stream has [`EARLY_VERDICTS`] to take. The
+    /// receiver goes only with the stream, whose answers nobody wants then: the job stops at
+    /// its next query, which reads the interrupt.
+    pub(crate) fn verdict(&self, verdict: Verdict) {
+        let _ = self.tx.blocking_send(Answered::Verdict(verdict));
     }
 
-    /// Called before each query of an expensive stream, with the verdicts answered so far
-    /// (full `verdicts`, then the `packed` ones), and whether the query may search (a
-    /// position of several tokens, analysed): sends them when they are due, and before a
-    /// search leaves them where the stream can take them otherwise. The packed verdicts carry
-    /// on from the next query id, their indexes counted anew. Returns how many packed
-    /// queries left the buffers.
-    pub(crate) fn before_query(
+    /// Marks the end of a batch whose verdicts were all handed over (`response`, what
+    /// `QueryEvaluator::answer` returned, holds none).
+    pub(crate) fn batch_end(&self, response: EvaluateResponse) {
+        debug_assert!(response.verdicts.is_empty() && response.packed_verdicts.is_none());
+        let _ = self.tx.blocking_send(Answered::BatchEnd);
+    }
+}
+
+/// The stream's end.
+pub(crate) struct EarlyReceiver {
+    rx: mpsc::Receiver<Answered>,
+    taken: Vec<Answered>,
+    /// Whether a message of the current batch went already.
+    sent_in_batch: bool,
+}
+
+impl EarlyReceiver {
+    /// Whatever the job handed over and waits, as messages under `max_bytes`, waiting for at
+    /// least one item; `None` once the job has ended (its sender dropped) and all was taken.
+    pub(crate) async fn next_messages(
         &mut self,
-        verdicts: &mut Vec<proto::Verdict>,
-        packed: Option<&mut proto::PackedVerdicts>,
-        searches: bool,
-    ) -> usize {
-        let Some(out) = self.out else { return 0 };
-        let packed_count = packed.as_ref().map_or(0, |packed| packed.outcomes.len());
-        if verdicts.is_empty() && packed_count == 0 {
-            self.searched |= searches;
-            return 0;
+        max_bytes: usize,
+    ) -> Option<Vec<EvaluateResponse>> {
+        if self.rx.recv_many(&mut self.taken, EARLY_VERDICTS).await == 0 {
+            return None;
         }
-        let waited = Instant::now().saturating_duration_since(self.last);
-        let due = waited >= EARLY_AFTER || (searches && (!self.searched || waited >= SEARCH_GAP));
-        if due {
-            out.send_pending(verdicts, packed);
-            self.last = Instant::now();
-            self.searched = searches;
-        } else if searches {
-            out.wait(verdicts, packed);
-        } else {
-            return 0;
+        let mut messages = Vec::new();
+        let mut items = std::mem::take(&mut self.taken);
+        pack(
+            items.drain(..),
+            max_bytes,
+            &mut self.sent_in_batch,
+            &mut messages,
+        );
+        self.taken = items;
+        Some(messages)
+    }
+}
+
+/// Packs `items` into messages: the verdicts up to a batch's end in one, those after it in
+/// the next; a batch's end alone makes an (empty) message only when its batch sent nothing
+/// yet, so that every batch is answered.
+fn pack(
+    items: impl Iterator<Item = Answered>,
+    max_bytes: usize,
+    sent_in_batch: &mut bool,
+    out: &mut Vec<EvaluateResponse>,
+) {
+    let mut message = EvaluateResponse::default();
+    for item in items {
+        match item {
+            Answered::Verdict(verdict) => message.verdicts.push(verdict),
+            Answered::BatchEnd => {
+                if !message.verdicts.is_empty() || !*sent_in_batch {
+                    fit_response(std::mem::take(&mut message), max_bytes, out);
+                }
+                *sent_in_batch = false;
+            }
         }
-        packed_count
+    }
+    if !message.verdicts.is_empty() {
+        fit_response(message, max_bytes, out);
+        *sent_in_batch = true;
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::handoff::{StreamSide, handoff};
     use super::*;
 
-    fn verdict(query_id: u64) -> proto::Verdict {
-        proto::Verdict {
+    fn verdict(query_id: u64) -> Answered {
+        Answered::Verdict(Verdict {
             query_id,
             ..Default::default()
-        }
+        })
     }
 
-    /// An instant the time waited reads as zero from (saturating), whatever the machine's
-    /// speed.
-    fn just_now() -> Instant {
-        Instant::now() + Duration::from_secs(3600)
+    fn end() -> Answered {
+        Answered::BatchEnd
     }
 
-    /// The query ids of each full-verdict message the job sent so far.
-    fn sent_ids(stream: &mut StreamSide) -> Vec<Vec<u64>> {
-        stream
-            .sent()
+    fn ids(messages: &[EvaluateResponse]) -> Vec<Vec<u64>> {
+        messages
             .iter()
-            .map(|response| response.verdicts.iter().map(|v| v.query_id).collect())
+            .map(|m| m.verdicts.iter().map(|v| v.query_id).collect())
             .collect()
     }
 
     #[test]
-    fn quick_answers_go_before_a_search_and_packed_ids_carry_on() {
-        let (job, mut stream) = handoff(usize::MAX);
-        let mut early = EarlyVerdicts::new(Some(&job));
-        early.last = just_now();
-        let mut verdicts = Vec::new();
-        let mut packed = proto::PackedVerdicts {
-            first_query_id: 100,
-            ..Default::default()
-        };
-        // Nothing answered yet: nothing to send.
-        assert_eq!(
-            early.before_query(&mut verdicts, Some(&mut packed), false),
-            0
+    fn what_waits_goes_in_one_message_and_never_across_a_batch_end() {
+        let mut sent = false;
+        let mut out = Vec::new();
+        pack(
+            vec![verdict(0), verdict(1), end(), verdict(2)].into_iter(),
+            usize::MAX,
+            &mut sent,
+            &mut out,
         );
-        verdicts.push(verdict(7));
-        // A quick query next: the verdict waits.
-        assert_eq!(
-            early.before_query(&mut verdicts, Some(&mut packed), false),
-            0
-        );
-        packed.outcomes = vec![1, 2];
-        packed.nim_sums = vec![0, 3];
-        packed.over_budget = vec![1];
-        // A search next, none since the verdicts last went: they go.
-        assert_eq!(
-            early.before_query(&mut verdicts, Some(&mut packed), true),
-            2
-        );
-        assert_eq!(packed.first_query_id, 102);
-        assert!(packed.outcomes.is_empty() && packed.over_budget.is_empty());
-        assert!(verdicts.is_empty());
-        let sent = stream.sent();
-        assert_eq!(sent.len(), 1);
-        assert_eq!(sent[0].verdicts, vec![verdict(7)]);
-        let packed = sent[0].packed_verdicts.as_ref().unwrap();
-        assert_eq!(
-            (packed.first_query_id, packed.over_budget.clone()),
-            (100, vec![1])
-        );
+        assert_eq!(ids(&out), [vec![0, 1], vec![2]]);
+        assert!(sent, "the second batch sent a message already");
+        // Its end, alone, adds no empty message.
+        out.clear();
+        pack(vec![end()].into_iter(), usize::MAX, &mut sent, &mut out);
+        assert!(out.is_empty());
+        assert!(!sent);
     }
 
     #[test]
-    fn a_search_answer_waits_for_the_next_search_only_when_it_came_quickly() {
-        let (job, mut stream) = handoff(usize::MAX);
-        let mut early = EarlyVerdicts::new(Some(&job));
-        let mut verdicts = vec![verdict(1)];
-        early.last = just_now();
-        early.before_query(&mut verdicts, None, true);
-        assert_eq!(sent_ids(&mut stream), [vec![1]]);
-        // The search's answer, moments later: it waits for the next search, where the stream
-        // can take it.
-        verdicts.push(verdict(2));
-        early.last = just_now();
-        early.before_query(&mut verdicts, None, true);
-        assert!(verdicts.is_empty() && sent_ids(&mut stream).is_empty());
-        // A search that took a while: its answer goes before the next, with the one waiting.
-        verdicts.push(verdict(3));
-        early.last = Instant::now() - SEARCH_GAP;
-        early.before_query(&mut verdicts, None, true);
-        assert!(verdicts.is_empty());
-        assert_eq!(sent_ids(&mut stream), [vec![2, 3]]);
-        assert!(stream.rest().is_empty());
+    fn an_empty_batch_still_gets_its_response() {
+        let mut sent = false;
+        let mut out = Vec::new();
+        pack(
+            vec![end(), end()].into_iter(),
+            usize::MAX,
+            &mut sent,
+            &mut out,
+        );
+        assert_eq!(out.len(), 2);
+        assert!(out.iter().all(|m| m.verdicts.is_empty()));
     }
 
     #[test]
-    fn answers_that_waited_long_enough_go_before_any_query() {
-        let (job, mut stream) = handoff(usize::MAX);
-        let mut early = EarlyVerdicts::new(Some(&job));
-        let mut verdicts = vec![verdict(1)];
-        early.last -= EARLY_AFTER;
-        assert_eq!(early.before_query(&mut verdicts, None, false), 0);
-        assert!(verdicts.is_empty());
-        // Full verdicts only: no packed columns appear.
-        let sent = stream.sent();
-        assert_eq!(sent.len(), 1);
-        assert!(sent[0].packed_verdicts.is_none());
-    }
-
-    #[test]
-    fn without_a_handoff_the_verdicts_stay_for_the_response() {
-        let mut early = EarlyVerdicts::new(None);
-        let mut verdicts = vec![verdict(1)];
-        early.last -= EARLY_AFTER;
-        assert_eq!(early.before_query(&mut verdicts, None, true), 0);
-        assert_eq!(verdicts, vec![verdict(1)]);
+    fn a_job_waits_once_the_stream_has_not_taken_what_it_sent() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::time::{Duration, Instant};
+        let (job, mut stream) = early_verdicts();
+        let handed = Arc::new(AtomicUsize::new(0));
+        let counted = handed.clone();
+        let worker = std::thread::spawn(move || {
+            for id in 0..=EARLY_VERDICTS as u64 {
+                job.verdict(Verdict {
+                    query_id: id,
+                    ..Default::default()
+                });
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while handed.load(Ordering::SeqCst) < EARLY_VERDICTS && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        assert_eq!(handed.load(Ordering::SeqCst), EARLY_VERDICTS);
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(
+            handed.load(Ordering::SeqCst),
+            EARLY_VERDICTS,
+            "the job went on"
+        );
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let mut taken = 0;
+        runtime.block_on(async {
+            while let Some(messages) = stream.next_messages(usize::MAX).await {
+                taken += messages.iter().map(|m| m.verdicts.len()).sum::<usize>();
+            }
+        });
+        worker.join().expect("the job ends once the stream takes");
+        assert_eq!(taken, EARLY_VERDICTS + 1);
     }
 }

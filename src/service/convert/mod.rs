@@ -7,15 +7,14 @@
 //!   in-band errors; [`batch`]: a batch's queries walked and
 //!   counted; [`analysis`]: their remoteness and moves,
 //!   when the stream asks; [`outcome`]: outcomes out;
-//! - [`split`]: verdicts cut into messages under the size limit; `early`: the verdicts of
-//!   an expensive batch sent as they are found, through [`handoff`] to the stream;
+//! - [`split`]: verdicts cut into messages under the size limit; [`early`]: the verdicts of
+//!   an expensive batch handed to the stream as they are found;
 //! - [`values`]: graph summaries and `GetValues` pages out.
 
 pub(crate) mod analysis;
 pub(crate) mod batch;
-mod early;
+pub(crate) mod early;
 pub(crate) mod graph;
-pub(crate) mod handoff;
 pub(crate) mod outcome;
 mod position;
 pub(crate) mod query;

@@ -11,8 +11,7 @@ use crate::service::error::ServiceError;
 
 use super::analysis::{self as analysed, MAX_ANALYSED_TOKENS};
 use super::batch::{batch_lookups, packed_queries};
-use super::early::EarlyVerdicts;
-use super::handoff::JobSide;
+use super::early::EarlySender;
 use super::outcome::outcome_to_proto;
 use super::position::{Position, PositionForm, packed_error, query_error};
 
@@ -42,13 +41,6 @@ impl StreamOptions {
     pub(crate) fn asks_for_more(&self) -> bool {
         self.explain || self.analysis.is_some()
     }
-}
-
-/// Whether `query` is a position of one token (whose analysis reads the tables, no search);
-/// a position given by values may be of several, and counts as a search.
-fn is_one_token(query: &proto::Query) -> bool {
-    use proto::query::Position;
-    matches!(&query.position, Some(Position::Tokens(tokens)) if tokens.vertices.len() <= 1)
 }
 
 /// Evaluates the queries of one stream against its analysis, reusing buffers (and, with
@@ -104,29 +96,21 @@ impl QueryEvaluator {
         self.options.asks_for_more()
     }
 
-    /// Whether the stream asked for analyses, whose answers may search: only then do
-    /// verdicts wait in the hand-off's slot for the search after them.
-    pub(crate) fn has_analyses(&self) -> bool {
-        self.options.analysis.is_some()
-    }
-
     /// Answers one request batch: `queries` as full verdicts, then `packed_tokens` as packed
-    /// verdicts (as full verdicts when the stream asked for moves). Malformed queries get
-    /// per-query errors; only a packed batch whose arrays disagree in length fails as a whole.
-    /// `interrupt` is read before each query whose answer may search (a message query, a
-    /// move, a position analysis) and along a position analysis's search: once it is raised
-    /// (nobody waits for the answer any more) the batch stops with CANCELLED. A packed batch
-    /// without moves or analysis, a few nanoseconds a query, is answered whole.
+    /// verdicts (as full verdicts when the stream asked for moves or analyses). Malformed
+    /// queries get per-query errors; only a packed batch whose arrays disagree in length fails
+    /// as a whole. `interrupt` is read before each query and along a position analysis's
+    /// search: once it is raised (nobody waits for the answer any more) the batch stops with
+    /// CANCELLED.
     ///
-    /// A stream that asked for moves or analyses gets its verdicts as they are found: those
-    /// answered so far go to such a stream's `handoff` before a query that may search, or
-    /// once they have waited a moment ([`EarlyVerdicts`]); the response returned holds the
-    /// rest.
+    /// With `early` (a stream that asked for moves or analyses, whose answers may take
+    /// seconds each) every full verdict goes there as soon as it is found, and the response
+    /// returned holds none.
     pub(crate) fn answer(
         &mut self,
         batch: &proto::QueryBatch,
         interrupt: &Interrupt,
-        handoff: Option<&JobSide>,
+        early: Option<&EarlySender>,
     ) -> Result<proto::EvaluateResponse, ServiceError> {
         self.interrupt = interrupt.clone();
         // Checked before any query is answered: the batch fails whole, none of its verdicts
@@ -143,33 +127,29 @@ impl QueryEvaluator {
                 ));
             }
         }
-        let mut early = EarlyVerdicts::new(handoff);
-        let expensive = self.answers_early();
-        let mut response = proto::EvaluateResponse {
-            verdicts: Vec::with_capacity(batch.queries.len()),
-            ..Default::default()
+        let mut response = proto::EvaluateResponse::default();
+        let deliver = |verdict: proto::Verdict, verdicts: &mut Vec<proto::Verdict>| match early {
+            Some(early) => early.verdict(verdict),
+            None => verdicts.push(verdict),
         };
+        if early.is_none() {
+            response.verdicts.reserve(batch.queries.len());
+        }
         for query in &batch.queries {
             still_wanted(&self.interrupt)?;
-            if expensive {
-                let searches = self.has_analyses() && !is_one_token(query);
-                early.before_query(&mut response.verdicts, None, searches);
-            }
             let verdict = self.verdict(query);
-            response.verdicts.push(verdict);
+            deliver(verdict, &mut response.verdicts);
         }
         if let Some(packed) = &batch.packed_tokens {
-            let split_counts = self.analysis.game().split_counts().is_some();
-            match self.options.analysis {
-                Some(options) if !self.options.explain && !split_counts => {
-                    let verdicts =
-                        self.answer_packed_analysed(packed, &options, &mut response, &mut early)?;
-                    response.packed_verdicts = Some(verdicts);
+            if self.answers_early() {
+                for (index, offset, tokens) in packed_queries(packed) {
+                    still_wanted(&self.interrupt)?;
+                    let query_id = packed.first_query_id.wrapping_add(index as u64);
+                    let verdict = self.packed_verdict_in_full(query_id, offset, tokens);
+                    deliver(verdict, &mut response.verdicts);
                 }
-                _ if expensive => {
-                    self.answer_packed_in_full(packed, &mut response.verdicts, &mut early)?;
-                }
-                _ => response.packed_verdicts = Some(self.answer_packed(packed)),
+            } else {
+                response.packed_verdicts = Some(self.answer_packed(packed));
             }
         }
         // A search cut short by the interrupt left its last answer unfinished.
@@ -219,81 +199,24 @@ impl QueryEvaluator {
         verdicts
     }
 
-    /// Packed token queries of token sliding answered in columnar form with their analysis.
-    /// Before a position of several tokens (searched), the verdicts of `response` and those
-    /// answered here so far go early; the packed verdicts returned are those after.
-    fn answer_packed_analysed(
-        &self,
-        packed: &proto::PackedTokenQueries,
-        options: &AnalysisOptions,
-        response: &mut proto::EvaluateResponse,
-        early: &mut EarlyVerdicts<'_>,
-    ) -> Result<proto::PackedVerdicts, ServiceError> {
-        let count = packed.token_counts.len();
-        let mut verdicts = proto::PackedVerdicts {
-            first_query_id: packed.first_query_id,
-            outcomes: Vec::with_capacity(count),
-            nim_sums: Vec::with_capacity(count),
-            ..Default::default()
-        };
-        // Packed queries already sent early: indexes count from the first one kept.
-        let mut sent = 0;
-        for (index, offset, tokens) in packed_queries(packed) {
-            still_wanted(&self.interrupt)?;
-            let searches = tokens.len() > 1;
-            sent += early.before_query(&mut response.verdicts, Some(&mut verdicts), searches);
-            let index = index - sent;
-            let analysed = self
-                .analysis
-                .analyse_position_interruptible(tokens, options, &self.interrupt)
-                .map_err(|cancelled| ServiceError::Analysis(AnalysisError::from(cancelled)))?;
-            match analysed {
-                Ok(position) => {
-                    verdicts
-                        .outcomes
-                        .push(outcome_to_proto(position.outcome).into());
-                    verdicts.nim_sums.push(position.nim_sum);
-                    analysed::push_columns(&mut verdicts, index as u32, &position);
-                }
-                Err(e) => {
-                    verdicts.errors.push(proto::PackedQueryError {
-                        index: index as u32,
-                        error: Some(packed_error(offset, e)),
-                    });
-                    verdicts.outcomes.push(proto::Outcome::Unspecified.into());
-                    verdicts.nim_sums.push(0);
-                    analysed::push_empty_columns(&mut verdicts);
-                }
-            }
-        }
-        Ok(verdicts)
-    }
-
-    /// Packed token queries answered with full verdicts (and moves), those waiting going
-    /// early.
-    fn answer_packed_in_full(
+    /// The full verdict of packed query `query_id` (its tokens at `offset`), with the move or
+    /// the analysis the stream asked for.
+    fn packed_verdict_in_full(
         &mut self,
-        packed: &proto::PackedTokenQueries,
-        verdicts: &mut Vec<proto::Verdict>,
-        early: &mut EarlyVerdicts<'_>,
-    ) -> Result<(), ServiceError> {
-        for (index, offset, tokens) in packed_queries(packed) {
-            still_wanted(&self.interrupt)?;
-            let searches = self.has_analyses() && tokens.len() > 1;
-            early.before_query(verdicts, None, searches);
-            let query_id = packed.first_query_id.wrapping_add(index as u64);
-            self.position.items.clear();
-            self.position.items.extend(tokens.iter().map(|&v| (v, 1)));
-            verdicts.push(match self.analysis.evaluate(&self.position.items) {
-                Ok(evaluation) => self.full_verdict(query_id, PositionForm::Tokens, &evaluation),
-                Err(e) => proto::Verdict {
-                    query_id,
-                    error: Some(packed_error(offset, e)),
-                    ..Default::default()
-                },
-            });
+        query_id: u64,
+        offset: usize,
+        tokens: &[u32],
+    ) -> proto::Verdict {
+        self.position.items.clear();
+        self.position.items.extend(tokens.iter().map(|&v| (v, 1)));
+        match self.analysis.evaluate(&self.position.items) {
+            Ok(evaluation) => self.full_verdict(query_id, PositionForm::Tokens, &evaluation),
+            Err(e) => proto::Verdict {
+                query_id,
+                error: Some(packed_error(offset, e)),
+                ..Default::default()
+            },
         }
-        Ok(())
     }
 
     /// The move shown with a verdict on `self.position.items`, when the stream asked for moves.

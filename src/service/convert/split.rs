@@ -1,9 +1,8 @@
 //! Responses cut to fit the message size limit: the verdicts of one batch may be more bytes
 //! than `max_message_bytes` (with `explain`, or with large nim-sums), and a client with the
 //! same limit refuses a larger message. [`fit_response`] splits them over several messages,
-//! in order; every verdict keeps its query id, so the client sees the same sequence. The
-//! reverse, packed verdicts joined into one message ([`append_packed`], for the hand-off of
-//! early verdicts), is here too: every packed column is named in these two places.
+//! in order; every verdict keeps its query id, so the client sees the same sequence. A
+//! verdict too large for a message on its own loses its worst moves (counted as omitted).
 
 use std::ops::Range;
 
@@ -77,11 +76,8 @@ fn fit_moves(verdict: &mut Verdict, budget: usize) -> usize {
 /// nim-sum that `encoded_len` makes; `None` for other responses.
 fn size_bound(response: &EvaluateResponse) -> Option<usize> {
     let packed = response.packed_verdicts.as_ref()?;
-    let plain = response.verdicts.is_empty()
-        && response.graph.is_none()
-        && packed.errors.is_empty()
-        && packed.move_counts.is_empty()
-        && packed.remotenesses.is_empty();
+    let plain =
+        response.verdicts.is_empty() && response.graph.is_none() && packed.errors.is_empty();
     plain.then(|| size::packed_verdicts_bound(packed.outcomes.len()))
 }
 
@@ -128,34 +124,29 @@ fn split_packed(
 ) {
     let mut errors = std::mem::take(&mut packed.errors).into_iter().peekable();
     let mut run = Run::default();
-    let mut next_move = 0;
     for index in 0..packed.outcomes.len() {
-        let moves = packed.move_counts.get(index).map_or(0, |&n| n as usize);
-        let mut cost = size::packed_verdict_len(&packed, index, moves);
+        let mut cost = size::packed_verdict_len(&packed, index);
         let mut own_errors = Vec::new();
         while let Some(error) = errors.next_if(|e| e.index as usize == index) {
             cost += size::packed_error_len(&error);
             own_errors.push(error);
         }
         if part.size + run.size + cost > budget && (part.used || !run.is_empty(index)) {
-            run.flush(&packed, index, next_move, part);
+            run.flush(&packed, index, part);
             let full = std::mem::replace(part, Part::new(EvaluateResponse::default()));
             full.finish(out);
         }
         part.used = true;
         run.size += cost;
         run.errors.extend(own_errors);
-        next_move += moves;
     }
-    run.flush(&packed, packed.outcomes.len(), next_move, part);
+    run.flush(&packed, packed.outcomes.len(), part);
 }
 
-/// The packed verdicts of the part being filled: queries `start..` of the original, and
-/// their moves `first_move..` of its move columns.
+/// The packed verdicts of the part being filled: queries `start..` of the original.
 #[derive(Default)]
 struct Run {
     start: usize,
-    first_move: usize,
     size: usize,
     errors: Vec<PackedQueryError>,
 }
@@ -165,102 +156,52 @@ impl Run {
         self.start == end
     }
 
-    /// Puts queries `start..end` (moves `first_move..end_move`) into `part` as its packed
-    /// verdicts, and starts the next run there.
-    fn flush(&mut self, packed: &PackedVerdicts, end: usize, end_move: usize, part: &mut Part) {
+    /// Puts queries `start..end` into `part` as its packed verdicts, and starts the next run
+    /// there.
+    fn flush(&mut self, packed: &PackedVerdicts, end: usize, part: &mut Part) {
         if self.is_empty(end) {
             return;
         }
         let errors = std::mem::take(&mut self.errors);
-        part.message.packed_verdicts = Some(slice_packed(
-            packed,
-            self.start..end,
-            self.first_move..end_move,
-            errors,
-        ));
+        part.message.packed_verdicts = Some(slice_packed(packed, self.start..end, errors));
         part.size += self.size;
         *self = Self {
             start: end,
-            first_move: end_move,
             ..Self::default()
         };
     }
 }
 
-/// Moves the packed verdicts of `from` to the end of `into` (whose ids they carry on), every
-/// index rebased, and `from`'s ids on past them; its columns keep their capacity. Every field
-/// is named: a field added to the proto must be carried here too.
-pub(super) fn append_packed(into: &mut PackedVerdicts, from: &mut PackedVerdicts) {
-    let queries = into.outcomes.len() as u32;
-    let moves = into.move_sources.len() as u32;
-    let PackedVerdicts {
-        first_query_id,
-        outcomes,
-        nim_sums,
-        errors,
-        remotenesses,
-        over_budget,
-        move_counts,
-        move_sources,
-        move_targets,
-        move_outcomes,
-        move_remotenesses,
-        move_over_budget,
-        moves_omitted,
-    } = from;
-    debug_assert_eq!(
-        into.first_query_id.wrapping_add(u64::from(queries)),
-        *first_query_id
-    );
-    *first_query_id = first_query_id.wrapping_add(outcomes.len() as u64);
-    into.outcomes.append(outcomes);
-    into.nim_sums.append(nim_sums);
-    into.errors.extend(errors.drain(..).map(|mut error| {
-        error.index += queries;
-        error
-    }));
-    into.remotenesses.append(remotenesses);
-    into.over_budget
-        .extend(over_budget.drain(..).map(|index| index + queries));
-    into.move_counts.append(move_counts);
-    into.move_sources.append(move_sources);
-    into.move_targets.append(move_targets);
-    into.move_outcomes.append(move_outcomes);
-    into.move_remotenesses.append(move_remotenesses);
-    into.move_over_budget
-        .extend(move_over_budget.drain(..).map(|index| index + moves));
-    into.moves_omitted.append(moves_omitted);
-}
-
-/// Queries `queries` of `packed` (their moves are `moves` of its move columns) as a message
-/// of their own, with `errors` (their malformed-query entries) and every index rebased.
-/// Every field is named: a field added to the proto must be split here too.
+/// Queries `queries` of `packed` as a message of their own, with `errors` (their
+/// malformed-query entries) rebased. Every field is named: a field added to the proto must be
+/// split here too. The analysis columns are deprecated and never written (analysed queries
+/// are answered in full verdicts).
 fn slice_packed(
     packed: &PackedVerdicts,
     queries: Range<usize>,
-    moves: Range<usize>,
     errors: Vec<PackedQueryError>,
 ) -> PackedVerdicts {
+    #[allow(deprecated)]
     let PackedVerdicts {
         first_query_id,
         outcomes,
         nim_sums,
         errors: _,
-        remotenesses,
-        over_budget,
-        move_counts,
-        move_sources,
-        move_targets,
-        move_outcomes,
-        move_remotenesses,
-        move_over_budget,
-        moves_omitted,
+        remotenesses: _,
+        over_budget: _,
+        move_counts: _,
+        move_sources: _,
+        move_targets: _,
+        move_outcomes: _,
+        move_remotenesses: _,
+        move_over_budget: _,
+        moves_omitted: _,
     } = packed;
     let start = queries.start as u32;
     PackedVerdicts {
         first_query_id: first_query_id.wrapping_add(queries.start as u64),
-        outcomes: aligned(outcomes, &queries),
-        nim_sums: aligned(nim_sums, &queries),
+        outcomes: outcomes[queries.clone()].to_vec(),
+        nim_sums: nim_sums[queries].to_vec(),
         errors: errors
             .into_iter()
             .map(|mut error| {
@@ -268,33 +209,8 @@ fn slice_packed(
                 error
             })
             .collect(),
-        remotenesses: aligned(remotenesses, &queries),
-        over_budget: indexes_within(over_budget, &queries),
-        move_counts: aligned(move_counts, &queries),
-        move_sources: aligned(move_sources, &moves),
-        move_targets: aligned(move_targets, &moves),
-        move_outcomes: aligned(move_outcomes, &moves),
-        move_remotenesses: aligned(move_remotenesses, &moves),
-        move_over_budget: indexes_within(move_over_budget, &moves),
-        moves_omitted: aligned(moves_omitted, &queries),
+        ..Default::default()
     }
-}
-
-/// `column[range]`, or nothing for a column the message leaves empty.
-fn aligned<T: Clone>(column: &[T], range: &Range<usize>) -> Vec<T> {
-    column
-        .get(range.clone())
-        .map_or_else(Vec::new, <[T]>::to_vec)
-}
-
-/// The entries of the increasing index list `list` that fall in `range`, rebased to it.
-fn indexes_within(list: &[u32], range: &Range<usize>) -> Vec<u32> {
-    let from = list.partition_point(|&i| (i as usize) < range.start);
-    let to = list.partition_point(|&i| (i as usize) < range.end);
-    list[from..to]
-        .iter()
-        .map(|&i| i - range.start as u32)
-        .collect()
 }
 
 /// Verdicts in the order a client reads them from a sequence of responses: full verdicts,
@@ -309,35 +225,15 @@ fn flatten(responses: &[EvaluateResponse]) -> Vec<FlatVerdict> {
                 outcome: v.outcome,
                 nim_sum: v.nim_sum,
                 failed: v.error.is_some(),
-                ..Default::default()
             });
         }
         if let Some(p) = &response.packed_verdicts {
-            let mut next_move = 0;
             for i in 0..p.outcomes.len() {
-                let moves = p.move_counts.get(i).map_or(0, |&n| n as usize);
-                let move_range = next_move..next_move + moves;
-                next_move += moves;
                 all.push(FlatVerdict {
                     id: p.first_query_id + i as u64,
                     outcome: p.outcomes[i],
                     nim_sum: p.nim_sums[i],
                     failed: p.errors.iter().any(|e| e.index as usize == i),
-                    remoteness: p.remotenesses.get(i).copied(),
-                    over_budget: p.over_budget.contains(&(i as u32)),
-                    moves: move_range
-                        .map(|m| {
-                            let over = p.move_over_budget.contains(&(m as u32));
-                            (
-                                p.move_sources[m],
-                                p.move_targets[m],
-                                p.move_outcomes[m],
-                                p.move_remotenesses[m],
-                                over,
-                            )
-                        })
-                        .collect(),
-                    moves_omitted: p.moves_omitted.get(i).copied(),
                 });
             }
         }
@@ -353,10 +249,6 @@ struct FlatVerdict {
     outcome: i32,
     nim_sum: u64,
     failed: bool,
-    remoteness: Option<u32>,
-    over_budget: bool,
-    moves: Vec<(u32, u32, i32, u32, bool)>,
-    moves_omitted: Option<u64>,
 }
 
 #[cfg(test)]
@@ -378,23 +270,6 @@ mod tests {
                 })),
             }),
             ..Default::default()
-        }
-    }
-
-    /// `packed(first, n)` with the analysis columns filled: query i has i % 4 moves.
-    fn analysed(first: u64, n: usize) -> PackedVerdicts {
-        let moves: usize = (0..n).map(|i| i % 4).sum();
-        PackedVerdicts {
-            remotenesses: (0..n as u32).map(|i| i % 50).collect(),
-            over_budget: (0..n as u32).filter(|i| i % 7 == 3).collect(),
-            move_counts: (0..n as u32).map(|i| i % 4).collect(),
-            move_sources: (0..moves as u32).collect(),
-            move_targets: (0..moves as u32).map(|m| m * 3 + 1).collect(),
-            move_outcomes: (0..moves).map(|m| 1 + (m % 3) as i32).collect(),
-            move_remotenesses: (0..moves as u32).map(|m| m % 9).collect(),
-            move_over_budget: (0..moves as u32).filter(|m| m % 5 == 2).collect(),
-            moves_omitted: (0..n as u64).map(|i| i % 2).collect(),
-            ..packed(first, n)
         }
     }
 
@@ -498,27 +373,6 @@ mod tests {
                     part.encoded_len()
                 );
                 assert!(single > 0, "an empty part");
-            }
-            assert_eq!(flatten(&out), flatten(&[original]));
-        }
-    }
-
-    #[test]
-    fn analysis_columns_are_split_with_their_queries() {
-        for limit in [200, 1000, 5000] {
-            let original = EvaluateResponse {
-                packed_verdicts: Some(analysed(11, 3000)),
-                ..Default::default()
-            };
-            let mut out = Vec::new();
-            fit_response(original.clone(), limit, &mut out);
-            assert!(out.len() > 1, "{limit}: not split");
-            for part in &out {
-                let queries = part
-                    .packed_verdicts
-                    .as_ref()
-                    .map_or(0, |p| p.outcomes.len());
-                assert!(part.encoded_len() <= limit || queries == 1, "{limit}");
             }
             assert_eq!(flatten(&out), flatten(&[original]));
         }

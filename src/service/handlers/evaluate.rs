@@ -8,7 +8,6 @@ use std::sync::Arc;
 use prometheus_client::metrics::histogram::Histogram;
 use prost::Message;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
-use tokio::time::{Instant, Interval, MissedTickBehavior};
 use tonic::{Request, Response, Status, Streaming};
 use tracing::Instrument;
 
@@ -17,7 +16,7 @@ use crate::proto::{
     self, EvaluateBatchRequest, EvaluateBatchResponse, EvaluateRequest, EvaluateResponse,
     EvaluateStart, evaluate_request::Payload,
 };
-use crate::service::convert::handoff::{LOOK_EVERY, StreamSide, handoff};
+use crate::service::convert::early::{EarlyReceiver, early_verdicts};
 use crate::service::convert::{
     QueryEvaluator, StreamOptions, batch_heap_bytes, batch_query_count, fit_response, graph_summary,
 };
@@ -252,12 +251,13 @@ impl Drop for AbortOnDrop {
 /// Evaluates a group of batches in one job of the work pool (inline when small) and sends one
 /// response per batch, in order: more than one for a batch whose verdicts exceed the message
 /// limit, or of a stream with moves or analyses, whose verdicts go as they are found (the job
-/// hands them over while it runs). The evaluator goes to the pool and comes back, keeping its
-/// buffers and the moves it found for the next group. A batch that fails ends the stream after
-/// the responses of the batches before it (and the verdicts of its own that went early or
-/// waited for a search). A stream that ends while its group is evaluated (cancelled, past its
-/// deadline, its client gone, the server stopping) drops this future, which interrupts the
-/// job: it stops at its next query instead of searching on for nobody.
+/// hands them over while it runs: see `convert::early`). The evaluator goes to the pool and
+/// comes back, keeping its buffers and the moves it found for the next group. A batch that
+/// fails ends the stream after the responses of the batches before it (and the verdicts of
+/// its own that went already). A stream that ends while its group is evaluated (cancelled,
+/// past its deadline, its client gone, the server stopping) drops this future, which
+/// interrupts the job: it stops at its next query, or within its search, instead of working
+/// on for nobody.
 async fn answer_batches<M: Verdicts>(
     out: &mut Responder<M>,
     service: &GameService,
@@ -268,22 +268,15 @@ async fn answer_batches<M: Verdicts>(
     let cost = evaluator.cost(&batches);
     let interrupt = Interrupt::new();
     let _stop = interrupt.raise_on_drop();
-    // Verdicts found before their batch is answered, on a stream with moves or analyses; as
-    // many as the job's own responses at most, which it would hold anyway. Other streams
-    // send none, and take no hand-off.
-    let (job_side, stream_side) = evaluator
-        .answers_early()
-        .then(|| handoff(max_bytes))
-        .unzip();
-    let has_analyses = evaluator.has_analyses();
+    // Only streams with moves or analyses hand verdicts over as they are found.
+    let (early, early_receiver) = evaluator.answers_early().then(early_verdicts).unzip();
     let work = service.pool.evaluate(cost, move || {
         let mut responses = Vec::with_capacity(batches.len());
         let mut failure = None;
         for batch in &batches {
-            match evaluator.answer(batch, &interrupt, job_side.as_ref()) {
-                // Once verdicts may go early, every response goes the same way, in order.
-                Ok(response) => match &job_side {
-                    Some(job_side) => job_side.send(response),
+            match evaluator.answer(batch, &interrupt, early.as_ref()) {
+                Ok(response) => match &early {
+                    Some(early) => early.batch_end(response),
                     None => fit_response(response, max_bytes, &mut responses),
                 },
                 Err(error) => {
@@ -294,9 +287,9 @@ async fn answer_batches<M: Verdicts>(
         }
         Ok((evaluator, responses, failure))
     });
-    let done = match stream_side {
+    let done = match early_receiver {
         None => out.guard(work).await?,
-        Some(stream_side) => relay_early(out, work, stream_side, has_analyses).await?,
+        Some(early) => relay_early(out, work, early, max_bytes).await?,
     };
     let (evaluator, responses, failure) = done?;
     for response in responses {
@@ -308,64 +301,43 @@ async fn answer_batches<M: Verdicts>(
     }
 }
 
-/// Awaits `work`, a job that hands verdicts over through `stream_side` as it finds them, and
-/// sends them on `out` in order meanwhile; every one it handed over goes before its result
-/// returns. With `looks` (a stream with analyses, whose verdicts may wait for the search
-/// after them), also those that waited too long, looked for every LOOK_EVERY from LOOK_EVERY
-/// in.
+/// Awaits `work`, a job that hands verdicts over through `early` as it finds them, and sends
+/// them on `out` meanwhile, whatever waits as one message each time the stream is free;
+/// every one it handed over goes before its result returns.
 async fn relay_early<M: Verdicts, T>(
     out: &mut Responder<M>,
     work: impl Future<Output = T>,
-    mut stream_side: StreamSide,
-    looks: bool,
+    mut early: EarlyReceiver,
+    max_bytes: usize,
 ) -> Result<T, Stop> {
     tokio::pin!(work);
-    let mut look = looks.then(|| {
-        let mut look = tokio::time::interval_at(Instant::now() + LOOK_EVERY, LOOK_EVERY);
-        look.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        look
-    });
-    let done = loop {
+    let mut done = None;
+    loop {
+        // The job's sender goes when it returns: then what it handed over is all taken.
         let step = out.guard(async {
             tokio::select! {
                 biased;
-                Some(response) = stream_side.recv() => Step::Early(vec![response]),
-                done = &mut work => Step::Done(done),
-                () = next_look(&mut look) => {
-                    Step::Early(stream_side.take_overdue(std::time::Instant::now()))
+                messages = early.next_messages(max_bytes) => Some(messages),
+                finished = &mut work, if done.is_none() => {
+                    done = Some(finished);
+                    None
                 }
             }
         });
         match step.await? {
-            Step::Done(done) => break done,
-            Step::Early(responses) => {
-                for response in responses {
-                    out.send_verdicts(response).await?;
+            Some(Some(messages)) => {
+                for message in messages {
+                    out.send_verdicts(message).await?;
                 }
             }
+            Some(None) => break,
+            None => {}
         }
-    };
-    // Sent before the job returned, so before its own responses (or its failure).
-    for response in stream_side.rest() {
-        out.send_verdicts(response).await?;
     }
-    Ok(done)
-}
-
-/// The next tick of `look`; never without one.
-async fn next_look(look: &mut Option<Interval>) {
-    match look {
-        Some(look) => {
-            look.tick().await;
-        }
-        None => std::future::pending().await,
+    match done {
+        Some(done) => Ok(done),
+        None => out.guard(work).await,
     }
-}
-
-/// What a group's job gave next: verdicts found early, or its end.
-enum Step<T> {
-    Early(Vec<EvaluateResponse>),
-    Done(T),
 }
 
 /// The `start` of a stream's first message.
