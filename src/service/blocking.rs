@@ -2,11 +2,13 @@
 //! analysis and query batch runs on tokio's blocking pool behind a permit of [`WorkPool`], so
 //! that the work in progress is bounded however many streams ask.
 //!
-//! Three kinds of work hold separate permits: analyses (validating, hashing and analysing a
-//! graph: up to seconds each), evaluations (one query batch: microseconds to milliseconds)
-//! and searches (query batches whose cost no lookup count bounds: the moves of `explain`, the
-//! position analysis of sums, up to a position budget per query), so that a few long
-//! analyses or searches never hold up the verdicts of other streams.
+//! Four kinds of work hold separate permits: analyses (validating, hashing and analysing a
+//! graph: up to seconds each), evaluations (one query batch: microseconds to milliseconds),
+//! searches (query batches whose cost no lookup count bounds: the moves of `explain`, the
+//! position analysis of sums, up to a position budget per query) and renders (the
+//! playground's `POST /render`: parsing and drawing a graph, up to a second), so that a few
+//! long analyses, searches or drawings never hold up the verdicts of other streams, nor the
+//! runtime threads that serve every connection.
 //! The wait for an analysis permit is bounded: a request that would wait longer is refused
 //! with a retryable status, instead of queueing without end behind a burst of big graphs.
 //!
@@ -36,6 +38,12 @@ use super::metrics::{Metrics, WorkKind};
 /// `benches/service`), and 4,096-query batches on 64 streams 1.5-1.7x; inline, 1.1-1.4x.
 pub(crate) const INLINE_LOOKUPS: u64 = 32768;
 
+/// Drawings of `POST /render` at once. The playground is a person's page, which asks for one
+/// picture at a time; two let a second person's picture start while the first is drawn,
+/// without letting a burst of them take every core (a 300-vertex drawing takes 0.2-0.3 s of
+/// a core in a release build).
+pub(crate) const RENDER_SLOTS: usize = 2;
+
 /// Bounded CPU work off the runtime. Cheap to clone (a handle).
 #[derive(Debug, Clone)]
 pub(crate) struct WorkPool {
@@ -44,12 +52,14 @@ pub(crate) struct WorkPool {
     analysis_queue_timeout: Duration,
     evaluations: Arc<Semaphore>,
     searches: Arc<Semaphore>,
+    renders: Arc<Semaphore>,
     metrics: Arc<Metrics>,
 }
 
 impl WorkPool {
-    /// At most `analyses` graph analyses, `evaluations` query batches and as many searches
-    /// at once; a request waits at most `analysis_queue_timeout` for an analysis permit.
+    /// At most `analyses` graph analyses, `evaluations` query batches, as many searches and
+    /// [`RENDER_SLOTS`] drawings at once; a request waits at most `analysis_queue_timeout`
+    /// for an analysis or render permit.
     pub(crate) fn new(
         analyses: usize,
         evaluations: usize,
@@ -63,12 +73,13 @@ impl WorkPool {
             analysis_queue_timeout,
             evaluations: Arc::new(Semaphore::new(slots(evaluations))),
             searches: Arc::new(Semaphore::new(slots(evaluations))),
+            renders: Arc::new(Semaphore::new(RENDER_SLOTS)),
             metrics,
         }
     }
 
     /// Runs a graph conversion or analysis, waiting for an analysis permit first (at most
-    /// the queue timeout: then [`ServiceError::AnalysisQueueFull`], UNAVAILABLE).
+    /// the queue timeout: then [`ServiceError::QueueFull`], UNAVAILABLE).
     pub(crate) async fn analyse<T, F>(&self, work: F) -> Result<T, ServiceError>
     where
         F: FnOnce() -> Result<T, ServiceError> + Send + 'static,
@@ -94,15 +105,9 @@ impl WorkPool {
         F: FnOnce(usize) -> Result<T, ServiceError> + Send + 'static,
         T: Send + 'static,
     {
-        let waiting = Instant::now();
-        let waited = self.analysis_queue_timeout;
-        let permit = tokio::time::timeout(waited, self.analyses.clone().acquire_owned()).await;
-        self.metrics
-            .slot_waited(WorkKind::Analysis, waiting.elapsed());
-        let mut permit = permit.map_err(|_| ServiceError::AnalysisQueueFull {
-            slots: self.analysis_slots,
-            waited,
-        })?;
+        let mut permit = self
+            .queued_permit(WorkKind::Analysis, &self.analyses, self.analysis_slots)
+            .await?;
         if let Ok(first) = &mut permit {
             while first.num_permits() < threads {
                 let Ok(more) = self.analyses.clone().try_acquire_owned() else {
@@ -120,6 +125,39 @@ impl WorkPool {
             move || work(granted),
         )
         .await
+    }
+
+    /// Runs the drawing of a `POST /render` (and the parsing of its body), waiting for a
+    /// render permit first (at most the queue timeout: then [`ServiceError::QueueFull`]).
+    pub(crate) async fn render<T, F>(&self, work: F) -> Result<T, ServiceError>
+    where
+        F: FnOnce() -> Result<T, ServiceError> + Send + 'static,
+        T: Send + 'static,
+    {
+        let permit = self
+            .queued_permit(WorkKind::Render, &self.renders, RENDER_SLOTS)
+            .await?;
+        let running = self.metrics.jobs_running(WorkKind::Render).clone();
+        run(tracing::info_span!("render"), running, permit, work).await
+    }
+
+    /// A permit of `permits` (`slots` of them, for the message), waited for at most the
+    /// queue timeout (then [`ServiceError::QueueFull`] naming `kind`), the wait recorded.
+    async fn queued_permit(
+        &self,
+        kind: WorkKind,
+        permits: &Arc<Semaphore>,
+        slots: usize,
+    ) -> Result<Result<OwnedSemaphorePermit, AcquireError>, ServiceError> {
+        let waiting = Instant::now();
+        let waited = self.analysis_queue_timeout;
+        let permit = tokio::time::timeout(waited, permits.clone().acquire_owned()).await;
+        self.metrics.slot_waited(kind, waiting.elapsed());
+        permit.map_err(|_| ServiceError::QueueFull {
+            queue: kind,
+            slots,
+            waited,
+        })
     }
 
     /// Runs optional work of the analysis kind only if an analysis permit is free now: `None`
@@ -315,7 +353,10 @@ mod tests {
         let refused = pool.analyse(|| Ok(())).await;
         assert!(matches!(
             refused,
-            Err(ServiceError::AnalysisQueueFull { .. })
+            Err(ServiceError::QueueFull {
+                queue: WorkKind::Analysis,
+                ..
+            })
         ));
         release.send(()).unwrap();
         holder.await.unwrap().unwrap();

@@ -10,6 +10,7 @@ use std::time::Duration;
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
+use super::metrics::WorkKind;
 use super::store::StoreError;
 use crate::engine::split::SplitError;
 use crate::engine::{AnalysisError, GraphError};
@@ -123,14 +124,17 @@ pub(crate) enum ServiceError {
          dropped: send the graph again, without pauses between its chunks"
     )]
     UploadIdleTimeout(Duration),
-    /// Every analysis slot stayed busy for the server's `analysis_queue_timeout`: retry
-    /// later or on another replica.
+    /// Every slot of a queue of the work pool (analyses, searches, renders) stayed busy for
+    /// the server's `analysis_queue_timeout`: retry later or on another replica.
     #[error(
-        "all {slots} analysis slots stayed busy for the server's analysis_queue_timeout of \
-         {waited:?}; retry later"
+        "all {slots} {queue} slots stayed busy for the server's analysis_queue_timeout of \
+         {waited:?}; retry later",
+        queue = .queue.label()
     )]
-    AnalysisQueueFull {
-        /// The analyses that may run at once.
+    QueueFull {
+        /// The queue: the kind of work waited for.
+        queue: WorkKind,
+        /// The jobs of that kind that may run at once.
         slots: usize,
         /// How long this request waited.
         waited: Duration,
@@ -167,7 +171,7 @@ impl ServiceError {
             | Self::StartTimeout(_)
             | Self::IdleTimeout(_)
             | Self::UploadIdleTimeout(_) => Code::DeadlineExceeded,
-            Self::AnalysisQueueFull { .. } => Code::Unavailable,
+            Self::QueueFull { .. } => Code::Unavailable,
             Self::Unauthenticated(_) => Code::Unauthenticated,
             Self::UnknownGraph(_) => Code::NotFound,
             Self::Store(StoreError::Unavailable { .. }) => Code::Unavailable,
@@ -195,7 +199,7 @@ impl ServiceError {
             Self::Protocol { .. } => ErrorReason::InvalidRequest,
             Self::LimitExceeded { limit, .. } => limit.reason(),
             Self::ShuttingDown => ErrorReason::ShuttingDown,
-            Self::AnalysisQueueFull { .. } => ErrorReason::AnalysisQueueFull,
+            Self::QueueFull { .. } => ErrorReason::AnalysisQueueFull,
             Self::StartTimeout(_) => ErrorReason::StartTimeout,
             Self::IdleTimeout(_) | Self::UploadIdleTimeout(_) => ErrorReason::IdleTimeout,
             Self::DeadlineExceeded(_) => ErrorReason::DeadlineExceeded,
@@ -249,10 +253,15 @@ impl ServiceError {
             Self::ShuttingDown | Self::Store(StoreError::Unavailable { .. }) => {
                 details.set_retry_info(Some(RETRY_DELAY));
             }
-            Self::AnalysisQueueFull { slots, waited } => {
+            Self::QueueFull {
+                queue,
+                slots,
+                waited,
+            } => {
                 metadata.insert("limit".into(), "analysis_queue_timeout".into());
                 metadata.insert("timeout_ms".into(), waited.as_millis().to_string());
-                metadata.insert("analysis_slots".into(), slots.to_string());
+                metadata.insert("queue".into(), queue.label().into());
+                metadata.insert(format!("{}_slots", queue.label()), slots.to_string());
                 details.set_retry_info(Some(RETRY_DELAY));
             }
             Self::DeadlineExceeded(timeout)

@@ -149,9 +149,9 @@ where
     let router = builder
         .accept_http1(web.is_some())
         // The playground's files and render route first, then gRPC-Web translation.
-        .layer(option_layer(
-            web.map(|web| WebLayer::new(web, auth.clone())),
-        ))
+        .layer(option_layer(web.map(|web| {
+            WebLayer::new(web, auth.clone(), service.pool.clone())
+        })))
         .layer(option_layer(web.map(|_| tonic_web::GrpcWebLayer::new())))
         .layer(MapResponseLayer::new(remap))
         // Client text that reflection quotes whole in a status is cut to an excerpt.

@@ -2,12 +2,16 @@
 //! `grundy render` would draw.
 //!
 //! The values are the page's own (from `GetValues`): the route only draws, it runs no game
-//! analysis, so its cost is bounded by the drawing's size limit. Errors are plain text,
-//! `400` naming the field (`values[3]: ...`), `401` without the bearer token when the server
-//! requires one, `413` for a body over [`MAX_RENDER_BODY_BYTES`], `422` for a graph
-//! too large to draw.
+//! analysis, so its cost is bounded by the drawing's size limit. That cost is still up to a
+//! second of a core (a 300-vertex graph), so the parsing and drawing run on the work pool
+//! behind its render permits, never on a runtime thread: four drawings there held up every
+//! gRPC call of the server for seconds. Errors are plain text, `400` naming the field
+//! (`values[3]: ...`), `401` without the bearer token when the server requires one, `413` for
+//! a body over [`MAX_RENDER_BODY_BYTES`], `422` for a graph too large to draw, `503` (with
+//! `Retry-After`) when no render permit comes free within the queue timeout.
 
-use http::{Request, Response, StatusCode, header};
+use bytes::Bytes;
+use http::{HeaderValue, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Limited};
 use serde::Deserialize;
 use tonic::body::Body;
@@ -16,6 +20,8 @@ use super::responses::{response, text_response};
 use crate::engine::Digraph;
 use crate::render::{Drawing, Highlight, RenderError, Value};
 use crate::service::auth::BearerAuth;
+use crate::service::blocking::WorkPool;
+use crate::service::error::ServiceError;
 
 /// The JSON body of `POST /render`. Field names follow `grundy.v1.Graph` (the targets as
 /// `targets` only: `fixed_targets` is a wire encoding, which JSON does not need).
@@ -137,30 +143,61 @@ pub fn render_svg(request: RenderRequest) -> Result<String, RenderError> {
     drawing.to_svg()
 }
 
-/// Answers one `POST /render`.
-pub(super) async fn handle(request: Request<Body>, auth: &BearerAuth) -> Response<Body> {
-    let authorization = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .map(|value| value.as_bytes());
-    if let Err(error) = auth.check(authorization) {
-        return text_response(StatusCode::UNAUTHORIZED, &error.to_string());
+/// `POST /render`: its guard and the pool its drawings run on. Cheap to clone (handles).
+#[derive(Debug, Clone)]
+pub(super) struct RenderRoute {
+    auth: BearerAuth,
+    pool: WorkPool,
+}
+
+impl RenderRoute {
+    pub(super) fn new(auth: BearerAuth, pool: WorkPool) -> Self {
+        Self { auth, pool }
     }
-    let body = match Limited::new(request.into_body(), MAX_RENDER_BODY_BYTES)
-        .collect()
-        .await
-    {
-        Ok(collected) => collected.to_bytes(),
-        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
-            let message = format!("the request body is over {MAX_RENDER_BODY_BYTES} bytes");
-            return text_response(StatusCode::PAYLOAD_TOO_LARGE, &message);
+
+    /// Answers one `POST /render`.
+    pub(super) async fn handle(&self, request: Request<Body>) -> Response<Body> {
+        let authorization = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .map(|value| value.as_bytes());
+        if let Err(error) = self.auth.check(authorization) {
+            return text_response(StatusCode::UNAUTHORIZED, &error.to_string());
         }
-        Err(error) => {
-            let message = format!("cannot read the request body: {error}");
-            return text_response(StatusCode::BAD_REQUEST, &message);
+        let body = match Limited::new(request.into_body(), MAX_RENDER_BODY_BYTES)
+            .collect()
+            .await
+        {
+            Ok(collected) => collected.to_bytes(),
+            Err(error) if error.is::<http_body_util::LengthLimitError>() => {
+                let message = format!("the request body is over {MAX_RENDER_BODY_BYTES} bytes");
+                return text_response(StatusCode::PAYLOAD_TOO_LARGE, &message);
+            }
+            Err(error) => {
+                let message = format!("cannot read the request body: {error}");
+                return text_response(StatusCode::BAD_REQUEST, &message);
+            }
+        };
+        match self.pool.render(move || Ok(answer_sync(&body))).await {
+            Ok(answer) => answer,
+            Err(error @ ServiceError::QueueFull { .. }) => {
+                let mut answer = text_response(StatusCode::SERVICE_UNAVAILABLE, &error.to_string());
+                answer
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                answer
+            }
+            Err(error @ ServiceError::ShuttingDown) => {
+                text_response(StatusCode::SERVICE_UNAVAILABLE, &error.to_string())
+            }
+            Err(error) => text_response(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string()),
         }
-    };
-    let parsed: RenderRequest = match serde_json::from_slice(&body) {
+    }
+}
+
+/// The answer to a render request's whole body: parsed, then drawn (on the work pool).
+fn answer_sync(body: &Bytes) -> Response<Body> {
+    let parsed: RenderRequest = match serde_json::from_slice(body) {
         Ok(parsed) => parsed,
         Err(error) => {
             // serde_json names the line and column; its excerpts of the input are short.
@@ -168,7 +205,6 @@ pub(super) async fn handle(request: Request<Body>, auth: &BearerAuth) -> Respons
             return text_response(StatusCode::BAD_REQUEST, &message);
         }
     };
-    // A few hundred vertices at most: quick enough to draw on the runtime thread.
     match render_svg(parsed) {
         Ok(svg) => response(StatusCode::OK, "image/svg+xml; charset=utf-8", svg.into()),
         Err(error @ RenderError::TooLarge { .. }) => {
