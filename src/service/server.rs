@@ -150,7 +150,8 @@ where
         .accept_http1(web.is_some())
         // The playground's files and render route first, then gRPC-Web translation.
         .layer(option_layer(web.map(|web| {
-            WebLayer::new(web, auth.clone(), service.pool.clone())
+            let start_timeout = config.service.start_timeout;
+            WebLayer::new(web, auth.clone(), service.pool.clone(), start_timeout)
         })))
         .layer(option_layer(web.map(|_| tonic_web::GrpcWebLayer::new())))
         .layer(MapResponseLayer::new(remap))

@@ -4,13 +4,13 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::support::server::{PATIENCE, TestServer, sample_graph, serve, service_config, tokens};
 use grundy::generate::{Shape, graph};
 use grundy::proto::{self, PutGraphRequest, PutGraphResponse};
 use grundy::service::WebConfig;
-use grundy::service::{ServerConfig, WorkKind};
+use grundy::service::{ServerConfig, ServiceConfig, WorkKind};
 use prost::Message;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -198,7 +198,7 @@ async fn a_grpc_call_is_answered_while_drawings_run() {
     let deadline = Instant::now() + PATIENCE;
     while metrics.work_jobs_running(WorkKind::Render) < 2 {
         assert!(Instant::now() < deadline, "the drawings never started");
-        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        tokio::time::sleep(Duration::from_millis(2)).await;
     }
     let request = proto::EvaluateBatchRequest {
         start: Some(proto::EvaluateStart {
@@ -233,4 +233,64 @@ async fn a_grpc_call_is_answered_while_drawings_run() {
             .expect("every drawing in time")
             .unwrap();
     }
+}
+
+/// A server whose render bodies must keep coming: a pause of 300 ms ends one.
+async fn impatient_web_server() -> TestServer {
+    serve(ServerConfig {
+        service: ServiceConfig {
+            start_timeout: Duration::from_millis(300),
+            ..service_config()
+        },
+        auth_token: Some(TOKEN.into()),
+        web: Some(WebConfig::default()),
+        ..ServerConfig::default()
+    })
+    .await
+}
+
+/// The head of a `POST /render` announcing `length` bytes of body, on a connection of its
+/// own that the server closes after its answer.
+async fn render_head(server: &TestServer, length: usize) -> tokio::net::TcpStream {
+    let mut stream = tokio::net::TcpStream::connect(server.address)
+        .await
+        .unwrap();
+    let head = format!(
+        "POST /render HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Content-Length: {length}\r\nConnection: close\r\n\r\n",
+        server.address
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream
+}
+
+/// The status code and the text of the server's answer on `stream`.
+async fn answer(stream: &mut tokio::net::TcpStream) -> (u16, String) {
+    let mut response = Vec::new();
+    tokio::time::timeout(PATIENCE, stream.read_to_end(&mut response))
+        .await
+        .expect("the server answers in time")
+        .unwrap();
+    let text = String::from_utf8_lossy(&response).into_owned();
+    (text[9..12].parse().unwrap(), text)
+}
+
+/// A render body that stops mid-way is answered with 408 once it has brought nothing for the
+/// start timeout (the server no longer holds it), and a body announced over the limit is
+/// refused with 413 before any of it is read.
+#[tokio::test]
+async fn a_stalled_or_oversized_render_body_is_refused_without_waiting_for_it() {
+    let server = impatient_web_server().await;
+    let mut stalled = render_head(&server, 1000).await;
+    stalled.write_all(&[b' '; 500]).await.unwrap();
+    let sent = Instant::now();
+    let (status, text) = answer(&mut stalled).await;
+    assert_eq!(status, 408, "{text}");
+    assert!(text.contains("start_timeout"), "{text}");
+    assert!(sent.elapsed() >= Duration::from_millis(300), "{text}");
+
+    let mut oversized = render_head(&server, 2 << 20).await;
+    let (status, text) = answer(&mut oversized).await;
+    assert_eq!(status, 413, "{text}");
+    assert!(text.contains("1048576 bytes"), "{text}");
 }

@@ -23,6 +23,7 @@ mod responses;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode};
@@ -60,14 +61,19 @@ impl WebLayer {
     /// `auth` guards `POST /render` like the gRPC calls; the static files are open (the page
     /// must load for a person to enter the token), and so is `GET /preload`, which only
     /// echoes the file its operator chose. Drawings run on `pool`, behind its render
-    /// permits.
-    pub(crate) fn new(config: &WebConfig, auth: BearerAuth, pool: WorkPool) -> Self {
+    /// permits; a render body that brings nothing for `start_timeout` is ended.
+    pub(crate) fn new(
+        config: &WebConfig,
+        auth: BearerAuth,
+        pool: WorkPool,
+        start_timeout: Duration,
+    ) -> Self {
         let preload = config.preload.as_ref().map(|preload| {
             let json = serde_json::json!({ "game": preload.game, "text": preload.text });
             Bytes::from(json.to_string())
         });
         Self {
-            render: RenderRoute::new(auth, pool),
+            render: RenderRoute::new(auth, pool, start_timeout),
             preload,
         }
     }
