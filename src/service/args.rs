@@ -112,8 +112,9 @@ pub struct ServerArgs {
 
     /// How long a new Evaluate or PutGraph stream may send nothing before its first message
     /// (`start`, or the first chunk) is whole, before it is ended with DEADLINE_EXCEEDED
-    /// (each frame of a large first message still arriving starts it again); a POST /render
-    /// body that brings nothing for as long is ended with 408.
+    /// (each frame of a large first message still arriving starts it again); so is the
+    /// message of a unary call (EvaluateBatch, GetValues) that stops arriving, and a POST
+    /// /render body that brings nothing for as long is ended with 408.
     #[arg(long, env = "GRUNDY_START_TIMEOUT", value_parser = parse_duration, default_value = "10s")]
     pub start_timeout: Duration,
 

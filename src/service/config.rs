@@ -55,7 +55,8 @@ pub struct ServiceConfig {
     pub failed_graphs: usize,
     /// How long a `PutGraph` or `Evaluate` stream may send nothing before its first message
     /// (the `start` or first chunk) is whole, before it is ended with DEADLINE_EXCEEDED,
-    /// freeing its slot; also how long a `POST /render` body may bring nothing.
+    /// freeing its slot; also how long the message of a unary call, or a `POST /render`
+    /// body, may bring nothing.
     pub start_timeout: Duration,
     /// How long an `Evaluate` stream whose client has read every answer, or a `PutGraph`
     /// stream between chunks, may send nothing before it is ended with DEADLINE_EXCEEDED,

@@ -111,6 +111,14 @@ pub(crate) enum ServiceError {
          {0:?}; send `start` right after opening the stream"
     )]
     StartTimeout(Duration),
+    /// A unary request's message (read whole before its handler runs) stopped arriving: its
+    /// body brought nothing for the server's start timeout. It held a concurrency slot, and
+    /// what it had sent, for nothing.
+    #[error(
+        "the request message stopped arriving: nothing of it for the server's start_timeout \
+         of {0:?}; send the message whole right after the headers"
+    )]
+    RequestStalled(Duration),
     /// An `Evaluate` stream whose client had read every answer sent nothing more within the
     /// server's stream idle timeout: it held a concurrency slot for nothing.
     #[error(
@@ -169,6 +177,7 @@ impl ServiceError {
             Self::ShuttingDown => Code::Unavailable,
             Self::DeadlineExceeded(_)
             | Self::StartTimeout(_)
+            | Self::RequestStalled(_)
             | Self::IdleTimeout(_)
             | Self::UploadIdleTimeout(_) => Code::DeadlineExceeded,
             Self::QueueFull { .. } => Code::Unavailable,
@@ -200,7 +209,7 @@ impl ServiceError {
             Self::LimitExceeded { limit, .. } => limit.reason(),
             Self::ShuttingDown => ErrorReason::ShuttingDown,
             Self::QueueFull { .. } => ErrorReason::AnalysisQueueFull,
-            Self::StartTimeout(_) => ErrorReason::StartTimeout,
+            Self::StartTimeout(_) | Self::RequestStalled(_) => ErrorReason::StartTimeout,
             Self::IdleTimeout(_) | Self::UploadIdleTimeout(_) => ErrorReason::IdleTimeout,
             Self::DeadlineExceeded(_) => ErrorReason::DeadlineExceeded,
             Self::Unauthenticated(_) => ErrorReason::Unauthenticated,
@@ -266,6 +275,7 @@ impl ServiceError {
             }
             Self::DeadlineExceeded(timeout)
             | Self::StartTimeout(timeout)
+            | Self::RequestStalled(timeout)
             | Self::IdleTimeout(timeout)
             | Self::UploadIdleTimeout(timeout) => {
                 metadata.insert("timeout_ms".into(), timeout.as_millis().to_string());

@@ -435,3 +435,67 @@ async fn a_stream_that_goes_quiet_is_ended_after_the_idle_timeout() {
         assert!(text.contains(&line), "{line} in {text}");
     }
 }
+
+/// A unary request takes its slot of `--max-concurrent-streams` from its first byte, and its
+/// message, when it stops arriving, is ended with DEADLINE_EXCEEDED (START_TIMEOUT) once it
+/// has brought nothing for the start timeout, giving the slot back: an `EvaluateBatch`
+/// message sent but for its last 10 bytes.
+#[tokio::test]
+async fn a_stalled_unary_message_holds_its_slot_only_until_the_start_timeout() {
+    let timeout = Duration::from_secs(2);
+    let server = serve_service(grundy::service::ServiceConfig {
+        start_timeout: timeout,
+        max_concurrent_streams: 1,
+        ..service_config()
+    })
+    .await;
+    let metrics = server.service.metrics().clone();
+    let inflight = move || metrics.encode().contains("grundy_inflight_streams 1\n");
+    let request = proto::EvaluateBatchRequest {
+        start: Some(EvaluateStart {
+            graph_source: Some(GraphSource::Graph(sample_graph())),
+            explain: false,
+            analysis: None,
+        }),
+        queries: vec![tokens(1, &[0])],
+    };
+    let frame = grpc_frame(0, &request.encode_to_vec());
+    let (response, mut send) = server
+        .raw_client()
+        .await
+        .send_request(server.raw_request("EvaluateBatch"), false)
+        .unwrap();
+    let sent = Instant::now();
+    send.send_data(
+        bytes::Bytes::copy_from_slice(&frame[..frame.len() - 10]),
+        false,
+    )
+    .unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    while !inflight() {
+        assert!(
+            Instant::now() < deadline,
+            "the stalled request took no slot"
+        );
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let answer = raw_answer(response).await;
+    assert_eq!(
+        answer.code,
+        Some(Code::DeadlineExceeded),
+        "{}",
+        answer.message
+    );
+    assert!(
+        answer.message.contains("start_timeout"),
+        "{}",
+        answer.message
+    );
+    assert!(sent.elapsed() >= timeout);
+    // The one slot serves the next call.
+    let mut client = server.client().await;
+    assert_eq!(one_sample_query(&mut client).await.unwrap().len(), 1);
+    let text = server.service.metrics().encode();
+    let line = r#"grundy_requests_total{rpc="EvaluateBatch",code="DEADLINE_EXCEEDED",reason="START_TIMEOUT"} 1"#;
+    assert!(text.contains(line), "{line} in {text}");
+}
