@@ -90,9 +90,10 @@ pub struct ServerArgs {
     #[arg(long, env = "GRUNDY_COMPUTE_CONCURRENCY", default_value_t = 0)]
     pub compute_concurrency: usize,
 
-    /// Longest wait for a free analysis slot (see --compute-concurrency) or render slot
-    /// (`POST /render`, with --web): a request still waiting then gets UNAVAILABLE (503 for a
-    /// render), to retry later or elsewhere.
+    /// Longest wait for a free analysis slot (see --compute-concurrency), search slot (the
+    /// batches of a stream with explain or analysis) or render slot (`POST /render`, with
+    /// --web): a request still waiting then gets UNAVAILABLE (503 for a render), to retry
+    /// later or elsewhere.
     #[arg(long, env = "GRUNDY_ANALYSIS_QUEUE_TIMEOUT", value_parser = parse_duration,
           default_value = "30s")]
     pub analysis_queue_timeout: Duration,

@@ -9,8 +9,10 @@
 //! playground's `POST /render`: parsing and drawing a graph, up to a second), so that a few
 //! long analyses, searches or drawings never hold up the verdicts of other streams, nor the
 //! runtime threads that serve every connection.
-//! The wait for an analysis permit is bounded: a request that would wait longer is refused
-//! with a retryable status, instead of queueing without end behind a burst of big graphs.
+//! The wait for an analysis, search or render permit is bounded (`--analysis-queue-timeout`):
+//! a request that would wait longer is refused with a retryable status naming the queue,
+//! instead of queueing without end behind a burst of big graphs or other clients' long
+//! searches. Evaluations, microseconds each, wait as long as it takes.
 //!
 //! An evaluation small enough (see [`INLINE_LOOKUPS`]) runs on the runtime thread that asks
 //! instead: its work is a few microseconds, less than the trip to the pool and back.
@@ -52,6 +54,7 @@ pub(crate) struct WorkPool {
     analysis_queue_timeout: Duration,
     evaluations: Arc<Semaphore>,
     searches: Arc<Semaphore>,
+    search_slots: usize,
     renders: Arc<Semaphore>,
     metrics: Arc<Metrics>,
 }
@@ -59,7 +62,7 @@ pub(crate) struct WorkPool {
 impl WorkPool {
     /// At most `analyses` graph analyses, `evaluations` query batches, as many searches and
     /// [`RENDER_SLOTS`] drawings at once; a request waits at most `analysis_queue_timeout`
-    /// for an analysis or render permit.
+    /// for an analysis, search or render permit.
     pub(crate) fn new(
         analyses: usize,
         evaluations: usize,
@@ -73,6 +76,7 @@ impl WorkPool {
             analysis_queue_timeout,
             evaluations: Arc::new(Semaphore::new(slots(evaluations))),
             searches: Arc::new(Semaphore::new(slots(evaluations))),
+            search_slots: slots(evaluations),
             renders: Arc::new(Semaphore::new(RENDER_SLOTS)),
             metrics,
         }
@@ -184,7 +188,9 @@ impl WorkPool {
 
     /// Runs query batches of `lookups` table lookups: inline when at most [`INLINE_LOOKUPS`],
     /// else on the pool after waiting for an evaluation permit. `None` (not bounded by a
-    /// count, as when moves are searched) waits for a search permit instead.
+    /// count, as when moves are searched) waits for a search permit instead, at most the
+    /// queue timeout (then [`ServiceError::QueueFull`]): a search may run for seconds, and
+    /// a stream must not queue without end behind other clients' searches.
     pub(crate) async fn evaluate<T, F>(
         &self,
         lookups: Option<u64>,
@@ -202,21 +208,22 @@ impl WorkPool {
             return std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
                 .unwrap_or_else(|_| Err(ServiceError::Internal("evaluation panicked".into())));
         }
-        let (kind, permits, span) = match lookups {
-            Some(_) => (
-                WorkKind::Evaluation,
-                &self.evaluations,
-                tracing::info_span!("evaluation"),
-            ),
-            None => (
-                WorkKind::Search,
-                &self.searches,
-                tracing::info_span!("search"),
-            ),
+        let (kind, permit, span) = match lookups {
+            Some(_) => {
+                let waiting = Instant::now();
+                let permit = self.evaluations.clone().acquire_owned().await;
+                let kind = WorkKind::Evaluation;
+                self.metrics.slot_waited(kind, waiting.elapsed());
+                (kind, permit, tracing::info_span!("evaluation"))
+            }
+            None => {
+                let kind = WorkKind::Search;
+                let permit = self
+                    .queued_permit(kind, &self.searches, self.search_slots)
+                    .await?;
+                (kind, permit, tracing::info_span!("search"))
+            }
         };
-        let waiting = Instant::now();
-        let permit = permits.clone().acquire_owned().await;
-        self.metrics.slot_waited(kind, waiting.elapsed());
         let running = self.metrics.jobs_running(kind).clone();
         run(span, running, permit, work).await
     }
@@ -278,7 +285,7 @@ mod tests {
     /// up an evaluation: that has permits of its own.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_long_search_does_not_hold_up_evaluations() {
-        let pool = WorkPool::new(1, 1, Duration::from_secs(1), Arc::new(Metrics::new()));
+        let pool = WorkPool::new(1, 1, Duration::from_secs(10), Arc::new(Metrics::new()));
         let (finish, finished) = mpsc::channel::<()>();
         let (started, mut running) = tokio::sync::mpsc::channel::<()>(1);
         let search = tokio::spawn({
