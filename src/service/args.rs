@@ -90,8 +90,10 @@ pub struct ServerArgs {
     #[arg(long, env = "GRUNDY_COMPUTE_CONCURRENCY", default_value_t = 0)]
     pub compute_concurrency: usize,
 
-    /// Longest wait for a free analysis slot (see --compute-concurrency): a request still
-    /// waiting then gets UNAVAILABLE, to retry later or elsewhere.
+    /// Longest wait for a free analysis slot (see --compute-concurrency), search slot (the
+    /// batches of a stream with explain or analysis) or render slot (`POST /render`, with
+    /// --web): a request still waiting then gets UNAVAILABLE (503 for a render), to retry
+    /// later or elsewhere.
     #[arg(long, env = "GRUNDY_ANALYSIS_QUEUE_TIMEOUT", value_parser = parse_duration,
           default_value = "30s")]
     pub analysis_queue_timeout: Duration,
@@ -120,7 +122,9 @@ pub struct ServerArgs {
 
     /// How long a new Evaluate or PutGraph stream may send nothing before its first message
     /// (`start`, or the first chunk) is whole, before it is ended with DEADLINE_EXCEEDED
-    /// (each frame of a large first message still arriving starts it again).
+    /// (each frame of a large first message still arriving starts it again); so is the
+    /// message of a unary call (EvaluateBatch, GetValues) that stops arriving, and a POST
+    /// /render body that brings nothing for as long is ended with 408.
     #[arg(long, env = "GRUNDY_START_TIMEOUT", value_parser = parse_duration, default_value = "10s")]
     pub start_timeout: Duration,
 

@@ -2,13 +2,17 @@
 //! analysis and query batch runs on tokio's blocking pool behind a permit of [`WorkPool`], so
 //! that the work in progress is bounded however many streams ask.
 //!
-//! Three kinds of work hold separate permits: analyses (validating, hashing and analysing a
-//! graph: up to seconds each), evaluations (one query batch: microseconds to milliseconds)
-//! and searches (query batches whose cost no lookup count bounds: the moves of `explain`, the
-//! position analysis of sums, up to a position budget per query), so that a few long
-//! analyses or searches never hold up the verdicts of other streams.
-//! The wait for an analysis permit is bounded: a request that would wait longer is refused
-//! with a retryable status, instead of queueing without end behind a burst of big graphs.
+//! Four kinds of work hold separate permits: analyses (validating, hashing and analysing a
+//! graph: up to seconds each), evaluations (one query batch: microseconds to milliseconds),
+//! searches (query batches whose cost no lookup count bounds: the moves of `explain`, the
+//! position analysis of sums, up to a position budget per query) and renders (the
+//! playground's `POST /render`: parsing and drawing a graph, up to a second), so that a few
+//! long analyses, searches or drawings never hold up the verdicts of other streams, nor the
+//! runtime threads that serve every connection.
+//! The wait for an analysis, search or render permit is bounded (`--analysis-queue-timeout`):
+//! a request that would wait longer is refused with a retryable status naming the queue,
+//! instead of queueing without end behind a burst of big graphs or other clients' long
+//! searches. Evaluations, microseconds each, wait as long as it takes.
 //!
 //! An evaluation small enough (see [`INLINE_LOOKUPS`]) runs on the runtime thread that asks
 //! instead: its work is a few microseconds, less than the trip to the pool and back.
@@ -36,6 +40,12 @@ use super::metrics::{Metrics, WorkKind};
 /// `benches/service`), and 4,096-query batches on 64 streams 1.5-1.7x; inline, 1.1-1.4x.
 pub(crate) const INLINE_LOOKUPS: u64 = 32768;
 
+/// Drawings of `POST /render` at once. The playground is a person's page, which asks for one
+/// picture at a time; two let a second person's picture start while the first is drawn,
+/// without letting a burst of them take every core (a 300-vertex drawing takes 0.2-0.3 s of
+/// a core in a release build).
+pub(crate) const RENDER_SLOTS: usize = 2;
+
 /// Bounded CPU work off the runtime. Cheap to clone (a handle).
 #[derive(Debug, Clone)]
 pub(crate) struct WorkPool {
@@ -44,12 +54,15 @@ pub(crate) struct WorkPool {
     analysis_queue_timeout: Duration,
     evaluations: Arc<Semaphore>,
     searches: Arc<Semaphore>,
+    search_slots: usize,
+    renders: Arc<Semaphore>,
     metrics: Arc<Metrics>,
 }
 
 impl WorkPool {
-    /// At most `analyses` graph analyses, `evaluations` query batches and as many searches
-    /// at once; a request waits at most `analysis_queue_timeout` for an analysis permit.
+    /// At most `analyses` graph analyses, `evaluations` query batches, as many searches and
+    /// [`RENDER_SLOTS`] drawings at once; a request waits at most `analysis_queue_timeout`
+    /// for an analysis, search or render permit.
     pub(crate) fn new(
         analyses: usize,
         evaluations: usize,
@@ -63,12 +76,14 @@ impl WorkPool {
             analysis_queue_timeout,
             evaluations: Arc::new(Semaphore::new(slots(evaluations))),
             searches: Arc::new(Semaphore::new(slots(evaluations))),
+            search_slots: slots(evaluations),
+            renders: Arc::new(Semaphore::new(RENDER_SLOTS)),
             metrics,
         }
     }
 
     /// Runs a graph conversion or analysis, waiting for an analysis permit first (at most
-    /// the queue timeout: then [`ServiceError::AnalysisQueueFull`], UNAVAILABLE).
+    /// the queue timeout: then [`ServiceError::QueueFull`], UNAVAILABLE).
     pub(crate) async fn analyse<T, F>(&self, work: F) -> Result<T, ServiceError>
     where
         F: FnOnce() -> Result<T, ServiceError> + Send + 'static,
@@ -94,15 +109,9 @@ impl WorkPool {
         F: FnOnce(usize) -> Result<T, ServiceError> + Send + 'static,
         T: Send + 'static,
     {
-        let waiting = Instant::now();
-        let waited = self.analysis_queue_timeout;
-        let permit = tokio::time::timeout(waited, self.analyses.clone().acquire_owned()).await;
-        self.metrics
-            .slot_waited(WorkKind::Analysis, waiting.elapsed());
-        let mut permit = permit.map_err(|_| ServiceError::AnalysisQueueFull {
-            slots: self.analysis_slots,
-            waited,
-        })?;
+        let mut permit = self
+            .queued_permit(WorkKind::Analysis, &self.analyses, self.analysis_slots)
+            .await?;
         if let Ok(first) = &mut permit {
             while first.num_permits() < threads {
                 let Ok(more) = self.analyses.clone().try_acquire_owned() else {
@@ -120,6 +129,39 @@ impl WorkPool {
             move || work(granted),
         )
         .await
+    }
+
+    /// Runs the drawing of a `POST /render` (and the parsing of its body), waiting for a
+    /// render permit first (at most the queue timeout: then [`ServiceError::QueueFull`]).
+    pub(crate) async fn render<T, F>(&self, work: F) -> Result<T, ServiceError>
+    where
+        F: FnOnce() -> Result<T, ServiceError> + Send + 'static,
+        T: Send + 'static,
+    {
+        let permit = self
+            .queued_permit(WorkKind::Render, &self.renders, RENDER_SLOTS)
+            .await?;
+        let running = self.metrics.jobs_running(WorkKind::Render).clone();
+        run(tracing::info_span!("render"), running, permit, work).await
+    }
+
+    /// A permit of `permits` (`slots` of them, for the message), waited for at most the
+    /// queue timeout (then [`ServiceError::QueueFull`] naming `kind`), the wait recorded.
+    async fn queued_permit(
+        &self,
+        kind: WorkKind,
+        permits: &Arc<Semaphore>,
+        slots: usize,
+    ) -> Result<Result<OwnedSemaphorePermit, AcquireError>, ServiceError> {
+        let waiting = Instant::now();
+        let waited = self.analysis_queue_timeout;
+        let permit = tokio::time::timeout(waited, permits.clone().acquire_owned()).await;
+        self.metrics.slot_waited(kind, waiting.elapsed());
+        permit.map_err(|_| ServiceError::QueueFull {
+            queue: kind,
+            slots,
+            waited,
+        })
     }
 
     /// Runs optional work of the analysis kind only if an analysis permit is free now: `None`
@@ -146,7 +188,9 @@ impl WorkPool {
 
     /// Runs query batches of `lookups` table lookups: inline when at most [`INLINE_LOOKUPS`],
     /// else on the pool after waiting for an evaluation permit. `None` (not bounded by a
-    /// count, as when moves are searched) waits for a search permit instead.
+    /// count, as when moves are searched) waits for a search permit instead, at most the
+    /// queue timeout (then [`ServiceError::QueueFull`]): a search may run for seconds, and
+    /// a stream must not queue without end behind other clients' searches.
     pub(crate) async fn evaluate<T, F>(
         &self,
         lookups: Option<u64>,
@@ -164,21 +208,22 @@ impl WorkPool {
             return std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
                 .unwrap_or_else(|_| Err(ServiceError::Internal("evaluation panicked".into())));
         }
-        let (kind, permits, span) = match lookups {
-            Some(_) => (
-                WorkKind::Evaluation,
-                &self.evaluations,
-                tracing::info_span!("evaluation"),
-            ),
-            None => (
-                WorkKind::Search,
-                &self.searches,
-                tracing::info_span!("search"),
-            ),
+        let (kind, permit, span) = match lookups {
+            Some(_) => {
+                let waiting = Instant::now();
+                let permit = self.evaluations.clone().acquire_owned().await;
+                let kind = WorkKind::Evaluation;
+                self.metrics.slot_waited(kind, waiting.elapsed());
+                (kind, permit, tracing::info_span!("evaluation"))
+            }
+            None => {
+                let kind = WorkKind::Search;
+                let permit = self
+                    .queued_permit(kind, &self.searches, self.search_slots)
+                    .await?;
+                (kind, permit, tracing::info_span!("search"))
+            }
         };
-        let waiting = Instant::now();
-        let permit = permits.clone().acquire_owned().await;
-        self.metrics.slot_waited(kind, waiting.elapsed());
         let running = self.metrics.jobs_running(kind).clone();
         run(span, running, permit, work).await
     }
@@ -240,7 +285,7 @@ mod tests {
     /// up an evaluation: that has permits of its own.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_long_search_does_not_hold_up_evaluations() {
-        let pool = WorkPool::new(1, 1, Duration::from_secs(1), Arc::new(Metrics::new()));
+        let pool = WorkPool::new(1, 1, Duration::from_secs(10), Arc::new(Metrics::new()));
         let (finish, finished) = mpsc::channel::<()>();
         let (started, mut running) = tokio::sync::mpsc::channel::<()>(1);
         let search = tokio::spawn({
@@ -315,7 +360,10 @@ mod tests {
         let refused = pool.analyse(|| Ok(())).await;
         assert!(matches!(
             refused,
-            Err(ServiceError::AnalysisQueueFull { .. })
+            Err(ServiceError::QueueFull {
+                queue: WorkKind::Analysis,
+                ..
+            })
         ));
         release.send(()).unwrap();
         holder.await.unwrap().unwrap();

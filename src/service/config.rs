@@ -47,15 +47,17 @@ pub struct ServiceConfig {
     pub response_buffer: usize,
     /// Graph analyses running at once; more wait for a permit.
     pub compute_concurrency: usize,
-    /// Longest wait for an analysis permit: a request still waiting then is refused with
-    /// UNAVAILABLE (retryable), so that a burst of expensive graphs cannot queue without end.
+    /// Longest wait for an analysis, search or render permit: a request still waiting then
+    /// is refused with UNAVAILABLE (retryable), so that a burst of expensive graphs, or other
+    /// clients' long searches, cannot make it queue without end.
     pub analysis_queue_timeout: Duration,
     /// Graph ids whose analysis failed a limit (the cyclic work budget, a value overflow)
     /// remembered, most recent first: sent again, such a graph is refused at once.
     pub failed_graphs: usize,
     /// How long a `PutGraph` or `Evaluate` stream may send nothing before its first message
     /// (the `start` or first chunk) is whole, before it is ended with DEADLINE_EXCEEDED,
-    /// freeing its slot.
+    /// freeing its slot; also how long the message of a unary call, or a `POST /render`
+    /// body, may bring nothing.
     pub start_timeout: Duration,
     /// How long an `Evaluate` stream whose client has read every answer, or a `PutGraph`
     /// stream between chunks, may send nothing before it is ended with DEADLINE_EXCEEDED,

@@ -10,6 +10,7 @@ use std::time::Duration;
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
+use super::metrics::WorkKind;
 use super::store::StoreError;
 use crate::engine::split::SplitError;
 use crate::engine::{AnalysisError, GraphError};
@@ -110,6 +111,14 @@ pub(crate) enum ServiceError {
          {0:?}; send `start` right after opening the stream"
     )]
     StartTimeout(Duration),
+    /// A unary request's message (read whole before its handler runs) stopped arriving: its
+    /// body brought nothing for the server's start timeout. It held a concurrency slot, and
+    /// what it had sent, for nothing.
+    #[error(
+        "the request message stopped arriving: nothing of it for the server's start_timeout \
+         of {0:?}; send the message whole right after the headers"
+    )]
+    RequestStalled(Duration),
     /// An `Evaluate` stream whose client had read every answer sent nothing more within the
     /// server's stream idle timeout: it held a concurrency slot for nothing.
     #[error(
@@ -123,14 +132,17 @@ pub(crate) enum ServiceError {
          dropped: send the graph again, without pauses between its chunks"
     )]
     UploadIdleTimeout(Duration),
-    /// Every analysis slot stayed busy for the server's `analysis_queue_timeout`: retry
-    /// later or on another replica.
+    /// Every slot of a queue of the work pool (analyses, searches, renders) stayed busy for
+    /// the server's `analysis_queue_timeout`: retry later or on another replica.
     #[error(
-        "all {slots} analysis slots stayed busy for the server's analysis_queue_timeout of \
-         {waited:?}; retry later"
+        "all {slots} {queue} slots stayed busy for the server's analysis_queue_timeout of \
+         {waited:?}; retry later",
+        queue = .queue.label()
     )]
-    AnalysisQueueFull {
-        /// The analyses that may run at once.
+    QueueFull {
+        /// The queue: the kind of work waited for.
+        queue: WorkKind,
+        /// The jobs of that kind that may run at once.
         slots: usize,
         /// How long this request waited.
         waited: Duration,
@@ -165,9 +177,10 @@ impl ServiceError {
             Self::ShuttingDown => Code::Unavailable,
             Self::DeadlineExceeded(_)
             | Self::StartTimeout(_)
+            | Self::RequestStalled(_)
             | Self::IdleTimeout(_)
             | Self::UploadIdleTimeout(_) => Code::DeadlineExceeded,
-            Self::AnalysisQueueFull { .. } => Code::Unavailable,
+            Self::QueueFull { .. } => Code::Unavailable,
             Self::Unauthenticated(_) => Code::Unauthenticated,
             Self::UnknownGraph(_) => Code::NotFound,
             Self::Store(StoreError::Unavailable { .. }) => Code::Unavailable,
@@ -195,8 +208,8 @@ impl ServiceError {
             Self::Protocol { .. } => ErrorReason::InvalidRequest,
             Self::LimitExceeded { limit, .. } => limit.reason(),
             Self::ShuttingDown => ErrorReason::ShuttingDown,
-            Self::AnalysisQueueFull { .. } => ErrorReason::AnalysisQueueFull,
-            Self::StartTimeout(_) => ErrorReason::StartTimeout,
+            Self::QueueFull { .. } => ErrorReason::AnalysisQueueFull,
+            Self::StartTimeout(_) | Self::RequestStalled(_) => ErrorReason::StartTimeout,
             Self::IdleTimeout(_) | Self::UploadIdleTimeout(_) => ErrorReason::IdleTimeout,
             Self::DeadlineExceeded(_) => ErrorReason::DeadlineExceeded,
             Self::Unauthenticated(_) => ErrorReason::Unauthenticated,
@@ -249,14 +262,20 @@ impl ServiceError {
             Self::ShuttingDown | Self::Store(StoreError::Unavailable { .. }) => {
                 details.set_retry_info(Some(RETRY_DELAY));
             }
-            Self::AnalysisQueueFull { slots, waited } => {
+            Self::QueueFull {
+                queue,
+                slots,
+                waited,
+            } => {
                 metadata.insert("limit".into(), "analysis_queue_timeout".into());
                 metadata.insert("timeout_ms".into(), waited.as_millis().to_string());
-                metadata.insert("analysis_slots".into(), slots.to_string());
+                metadata.insert("queue".into(), queue.label().into());
+                metadata.insert(format!("{}_slots", queue.label()), slots.to_string());
                 details.set_retry_info(Some(RETRY_DELAY));
             }
             Self::DeadlineExceeded(timeout)
             | Self::StartTimeout(timeout)
+            | Self::RequestStalled(timeout)
             | Self::IdleTimeout(timeout)
             | Self::UploadIdleTimeout(timeout) => {
                 metadata.insert("timeout_ms".into(), timeout.as_millis().to_string());

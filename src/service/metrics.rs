@@ -49,11 +49,11 @@ pub(crate) struct MethodLabels {
 /// Labels of `grundy_work_slot_wait_seconds`.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct WorkLabels {
-    /// "analysis", "evaluation" or "search", see [`WorkKind`].
+    /// "analysis", "evaluation", "search" or "render", see [`WorkKind`].
     pub(crate) kind: &'static str,
 }
 
-/// The three kinds of CPU work of the work pool, each with its own permits.
+/// The four kinds of CPU work of the work pool, each with its own permits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkKind {
     /// Validating, hashing or analysing a graph.
@@ -62,11 +62,13 @@ pub enum WorkKind {
     Evaluation,
     /// Answering query batches with searched moves or position analysis.
     Search,
+    /// Drawing a graph for the playground (`POST /render`).
+    Render,
 }
 
 impl WorkKind {
     /// Every kind, in the order of [`WorkKind::index`].
-    const ALL: [Self; 3] = [Self::Analysis, Self::Evaluation, Self::Search];
+    const ALL: [Self; 4] = [Self::Analysis, Self::Evaluation, Self::Search, Self::Render];
 
     /// The kind's place in [`WorkKind::ALL`] (and in the arrays of its series).
     fn index(self) -> usize {
@@ -74,14 +76,17 @@ impl WorkKind {
             Self::Analysis => 0,
             Self::Evaluation => 1,
             Self::Search => 2,
+            Self::Render => 3,
         }
     }
 
-    fn label(self) -> &'static str {
+    /// The kind's name, as the metrics' `kind` label and a queue's name in errors.
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Self::Analysis => "analysis",
             Self::Evaluation => "evaluation",
             Self::Search => "search",
+            Self::Render => "render",
         }
     }
 }
@@ -142,9 +147,9 @@ pub struct Metrics {
     /// and hashes the labels.
     answered: Answered,
     /// The series of `work_slot_wait_seconds`, by [`WorkKind::index`].
-    slot_waits: [Histogram; 3],
+    slot_waits: [Histogram; 4],
     /// The series of `work_jobs_running`, by [`WorkKind::index`].
-    jobs_running: [Gauge; 3],
+    jobs_running: [Gauge; 4],
     pub(crate) table_compute_seconds: Histogram,
     pub(crate) cache_hits: Counter,
     pub(crate) cache_misses: Counter,
@@ -184,7 +189,8 @@ impl Metrics {
             "work_slot_wait_seconds",
             "Time a job waited for a permit of the work pool, by kind (analysis: a graph \
              analysis slot, --compute-concurrency; evaluation: a query batch, zero for \
-             a small one answered inline; search: a batch whose moves or sums are searched)",
+             a small one answered inline; search: a batch whose moves or sums are searched; \
+             render: a drawing of POST /render)",
             work_slot_wait_seconds.clone(),
         );
         let work_jobs_running = Family::<WorkLabels, Gauge>::default();

@@ -10,12 +10,15 @@
 //! "server shutting down", and the server closes its connections and returns.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http_body_util::BodyExt;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
+use tokio::time::Instant;
 use tokio_stream::Stream;
 use tonic::codec::CompressionEncoding;
 use tonic::service::interceptor::InterceptedService;
@@ -26,7 +29,7 @@ use tonic_health::ServingStatus;
 use tonic_reflection::server::{v1, v1alpha};
 use tower::util::{MapRequestLayer, MapResponseLayer, option_layer};
 
-use super::activity::BodyActivity;
+use super::activity::{BodyActivity, StallTimeout};
 use super::auth::BearerAuth;
 use super::bounded_status::bound_status_messages;
 use super::config::ServerConfig;
@@ -149,9 +152,10 @@ where
     let router = builder
         .accept_http1(web.is_some())
         // The playground's files and render route first, then gRPC-Web translation.
-        .layer(option_layer(
-            web.map(|web| WebLayer::new(web, auth.clone())),
-        ))
+        .layer(option_layer(web.map(|web| {
+            let start_timeout = config.service.start_timeout;
+            WebLayer::new(web, auth.clone(), service.pool.clone(), start_timeout)
+        })))
         .layer(option_layer(web.map(|_| tonic_web::GrpcWebLayer::new())))
         .layer(MapResponseLayer::new(remap))
         // Client text that reflection quotes whole in a status is cut to an excerpt.
@@ -161,6 +165,12 @@ where
         // A request body that fails marks its RPC as left by the client (CANCELLED); each of
         // its frames restarts its stream's start and idle timeouts.
         .layer(MapRequestLayer::new(watch))
+        // A unary request takes its stream slot from its first byte, and its message, read
+        // whole before the handler runs, is ended by the start timeout when it stalls.
+        .layer(UnaryAdmissionLayer {
+            service: service.clone(),
+            start_timeout: config.service.start_timeout,
+        })
         // Health stays open for probes; everything else, reflection included, needs the token
         // when one is set (reflection describes the API to whoever may call it, and to no one
         // else: docs/operating.md).
@@ -208,6 +218,86 @@ fn watch_request_body(
         tonic::body::Body::new(watched)
     })
 }
+
+/// The methods of `grundy.v1.GrundyService` whose request is one message, by path: tonic
+/// reads it whole before their handler runs, so the handler's guard cannot watch it arrive.
+const UNARY_METHODS: [(&str, &str); 2] = [
+    ("/grundy.v1.GrundyService/EvaluateBatch", "EvaluateBatch"),
+    ("/grundy.v1.GrundyService/GetValues", "GetValues"),
+];
+
+/// Admits the unary RPCs of the service from the first byte of their request (a layer of
+/// the router, inside the watch of request bodies): each takes its slot of
+/// `--max-concurrent-streams` as it arrives (refused, as a stream is, when none is free), and
+/// its message, which tonic reads whole before the handler runs, is ended with
+/// DEADLINE_EXCEEDED once it brings nothing for `--start-timeout`, giving the slot back. A
+/// message sent but for its last bytes used to hold its memory, and no slot, forever.
+#[derive(Debug, Clone)]
+struct UnaryAdmissionLayer {
+    service: GameService,
+    start_timeout: Duration,
+}
+
+impl<S> tower::Layer<S> for UnaryAdmissionLayer {
+    type Service = UnaryAdmission<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        UnaryAdmission {
+            inner,
+            layer: self.clone(),
+        }
+    }
+}
+
+/// The service of [`UnaryAdmissionLayer`].
+#[derive(Debug, Clone)]
+struct UnaryAdmission<S> {
+    inner: S,
+    layer: UnaryAdmissionLayer,
+}
+
+impl<S> tower::Service<http::Request<tonic::body::Body>> for UnaryAdmission<S>
+where
+    S: tower::Service<
+            http::Request<tonic::body::Body>,
+            Response = http::Response<tonic::body::Body>,
+        > + Send,
+    S::Future: Send + 'static,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = S::Error;
+    type Future = BoxFuture<Self::Response, S::Error>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: http::Request<tonic::body::Body>) -> Self::Future {
+        let path = request.uri().path();
+        let Some(&(_, name)) = UNARY_METHODS.iter().find(|(method, _)| *method == path) else {
+            return Box::pin(self.inner.call(request));
+        };
+        let service = &self.layer.service;
+        let admission = match service.admit(name) {
+            Ok(admission) => admission,
+            Err(status) => {
+                let refusal = status.into_http();
+                return Box::pin(async move { Ok(refusal) });
+            }
+        };
+        request.extensions_mut().insert(admission);
+        let (service, timeout) = (service.clone(), self.layer.start_timeout);
+        let arrived = Instant::now();
+        let request = request.map(|body| {
+            let stalled = move || service.stalled(name, timeout, arrived);
+            tonic::body::Body::new(StallTimeout::new(body, timeout, stalled))
+        });
+        Box::pin(self.inner.call(request))
+    }
+}
+
+/// A boxed future of a layer's service.
+type BoxFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send>>;
 
 /// The reflection services, v1 and v1alpha. Each version describes every service the server
 /// has (a builder describes only its own by default), so that a client of either lists them

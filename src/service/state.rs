@@ -1,8 +1,12 @@
 //! [`GameService`]: the state every stream shares (configuration, graph registry, work pool,
 //! metrics, lifecycle), and admission: the checks an RPC passes before any work is spent.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use prometheus_client::metrics::gauge::Gauge;
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::time::Instant;
 use tonic::{Request, Status};
 
 use super::activity::BodyActivity;
@@ -109,33 +113,21 @@ impl GameService {
         self.lifecycle.wait_idle().await;
     }
 
-    /// Starts the bookkeeping of one RPC, or refuses it (draining, too many streams).
+    /// Starts the bookkeeping of one RPC, or refuses it (draining, too many streams). A
+    /// unary RPC comes with the slot its [`Admission`] took as its request arrived.
     pub(crate) fn begin<T>(&self, name: &'static str, request: &Request<T>) -> Result<Rpc, Status> {
-        let arrived = tokio::time::Instant::now();
-        let reject = |error: ServiceError| {
-            let reason = reason_name(error.reason());
-            let status = Status::from(error);
-            self.metrics
-                .request_finished(name, status.code(), reason, arrived.elapsed());
-            tracing::info!(
-                rpc = name,
-                code = code_name(status.code()),
-                reason,
-                "rpc refused: {}",
-                status.message()
-            );
-            status
-        };
+        let arrived = Instant::now();
+        let admitted = request
+            .extensions()
+            .get::<Admission>()
+            .and_then(Admission::take);
         if self.lifecycle.is_draining() {
-            return Err(reject(ServiceError::ShuttingDown));
+            return Err(self.refuse(name, ServiceError::ShuttingDown, arrived));
         }
-        let slot = self.lifecycle.try_slot().ok_or_else(|| {
-            reject(ServiceError::LimitExceeded {
-                limit: Limit::MaxConcurrentStreams,
-                value: self.config.max_concurrent_streams as u64,
-                what: "the number of concurrent streams".into(),
-            })
-        })?;
+        let (slot, _admitted_inflight) = match admitted {
+            Some(admitted) => (admitted.slot, Some(admitted.inflight)),
+            None => (self.try_slot(name, arrived)?, None),
+        };
         let (started, deadline) = start_and_deadline(request.metadata(), request.extensions());
         let rpc = Rpc::new(
             name,
@@ -152,6 +144,66 @@ impl GameService {
         );
         continue_remote_trace(&rpc.span, request.metadata());
         Ok(rpc)
+    }
+
+    /// A slot of `max_concurrent_streams` for the RPC `name`, or its refusal.
+    fn try_slot(
+        &self,
+        name: &'static str,
+        arrived: Instant,
+    ) -> Result<OwnedSemaphorePermit, Status> {
+        self.lifecycle.try_slot().ok_or_else(|| {
+            let error = ServiceError::LimitExceeded {
+                limit: Limit::MaxConcurrentStreams,
+                value: self.config.max_concurrent_streams as u64,
+                what: "the number of concurrent streams".into(),
+            };
+            self.refuse(name, error, arrived)
+        })
+    }
+
+    /// The status refusing the RPC `name` that arrived at `arrived`, counted and logged.
+    fn refuse(&self, name: &'static str, error: ServiceError, arrived: Instant) -> Status {
+        let reason = reason_name(error.reason());
+        let status = Status::from(error);
+        self.metrics
+            .request_finished(name, status.code(), reason, arrived.elapsed());
+        tracing::info!(
+            rpc = name,
+            code = code_name(status.code()),
+            reason,
+            "rpc refused: {}",
+            status.message()
+        );
+        status
+    }
+
+    /// Admits the unary RPC `name` as its request arrives, before tonic reads its message:
+    /// it takes its slot of `max_concurrent_streams` (counted in flight) from the first byte,
+    /// or is refused as [`Self::begin`] refuses. The slot passes to the RPC's guard when its
+    /// handler begins, and is given back if the message never comes whole.
+    pub(crate) fn admit(&self, name: &'static str) -> Result<Admission, Status> {
+        let arrived = Instant::now();
+        if self.lifecycle.is_draining() {
+            return Err(self.refuse(name, ServiceError::ShuttingDown, arrived));
+        }
+        let slot = self.try_slot(name, arrived)?;
+        let inflight = InflightGuard::enter(&self.metrics.inflight_streams);
+        Ok(Admission(Arc::new(Mutex::new(Some(Admitted {
+            slot,
+            inflight,
+        })))))
+    }
+
+    /// The status of a unary request whose message stopped arriving for `timeout` (the
+    /// start timeout), counted and logged as the handler's statuses are.
+    pub(crate) fn stalled(
+        &self,
+        name: &'static str,
+        timeout: Duration,
+        arrived: Instant,
+    ) -> Status {
+        self.refuse(name, ServiceError::RequestStalled(timeout), arrived)
     }
 
     /// Checks a graph's size against the configured limits before any work is spent on it.
@@ -195,5 +247,42 @@ impl GameService {
             explain: start.explain,
             analysis: stream_analysis(start.analysis.as_ref(), &self.config.analysis),
         }
+    }
+}
+
+/// The slot a unary RPC took as its request arrived ([`GameService::admit`]), carried in the
+/// request's extensions (hence the shared cell) to the RPC's guard, which takes it.
+#[derive(Debug, Clone)]
+pub(crate) struct Admission(Arc<Mutex<Option<Admitted>>>);
+
+#[derive(Debug)]
+struct Admitted {
+    slot: OwnedSemaphorePermit,
+    inflight: InflightGuard,
+}
+
+impl Admission {
+    fn take(&self) -> Option<Admitted> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .take()
+    }
+}
+
+/// A request counted in `grundy_inflight_streams` until dropped.
+#[derive(Debug)]
+struct InflightGuard(Gauge);
+
+impl InflightGuard {
+    fn enter(gauge: &Gauge) -> Self {
+        gauge.inc();
+        Self(gauge.clone())
+    }
+}
+
+impl Drop for InflightGuard {
+    fn drop(&mut self) {
+        self.0.dec();
     }
 }

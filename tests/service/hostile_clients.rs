@@ -175,8 +175,40 @@ async fn an_abandoned_stream_stops_its_search() {
     let server = serve_service(service_config()).await;
     let metrics = server.service.metrics().clone();
     let searches = move || metrics.work_jobs_running(WorkKind::Search);
-    // Sums of two tokens on a cyclic graph: each query's remoteness is searched over its
-    // positions (milliseconds each; 20,000 of them).
+    let (opening, queries) = long_search();
+    let mut client = server.client().await;
+    let abandoned = tokio::spawn(async move {
+        let requests = tokio_stream::iter(vec![opening, queries]);
+        let mut stream = client.evaluate(requests).await.unwrap().into_inner();
+        while stream
+            .message()
+            .await
+            .is_ok_and(|message| message.is_some())
+        {}
+    });
+    let deadline = Instant::now() + PATIENCE;
+    while searches() == 0 {
+        assert!(Instant::now() < deadline, "the search never started");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    abandoned.abort();
+    let deadline = Instant::now() + PATIENCE;
+    while searches() > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the abandoned stream's search still runs"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // The server answers the next client as before.
+    let mut client = server.client().await;
+    assert_eq!(one_sample_query(&mut client).await.unwrap().len(), 1);
+}
+
+/// The opening and the one batch of a stream whose search would keep a search permit busy
+/// for minutes: the position analysis of sums of two tokens on a cyclic graph, each query's
+/// remoteness searched over its positions (milliseconds each; 20,000 of them).
+fn long_search() -> (EvaluateRequest, EvaluateRequest) {
     let cyclic = graph(Shape::Cyclic, 5000, 7500, 3);
     let offsets = cyclic.offsets();
     let graph = proto::Graph {
@@ -205,33 +237,7 @@ async fn an_abandoned_stream_stops_its_search() {
             analysis: Some(proto::AnalysisOptions::default()),
         })),
     };
-    let mut client = server.client().await;
-    let abandoned = tokio::spawn(async move {
-        let requests = tokio_stream::iter(vec![opening, queries]);
-        let mut stream = client.evaluate(requests).await.unwrap().into_inner();
-        while stream
-            .message()
-            .await
-            .is_ok_and(|message| message.is_some())
-        {}
-    });
-    let deadline = Instant::now() + PATIENCE;
-    while searches() == 0 {
-        assert!(Instant::now() < deadline, "the search never started");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    abandoned.abort();
-    let deadline = Instant::now() + PATIENCE;
-    while searches() > 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the abandoned stream's search still runs"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    // The server answers the next client as before.
-    let mut client = server.client().await;
-    assert_eq!(one_sample_query(&mut client).await.unwrap().len(), 1);
+    (opening, queries)
 }
 
 /// A small graph sent inline that the cache holds is answered while every analysis slot is
@@ -434,4 +440,126 @@ async fn a_stream_that_goes_quiet_is_ended_after_the_idle_timeout() {
         );
         assert!(text.contains(&line), "{line} in {text}");
     }
+}
+
+/// A unary request takes its slot of `--max-concurrent-streams` from its first byte, and its
+/// message, when it stops arriving, is ended with DEADLINE_EXCEEDED (START_TIMEOUT) once it
+/// has brought nothing for the start timeout, giving the slot back: an `EvaluateBatch`
+/// message sent but for its last 10 bytes.
+#[tokio::test]
+async fn a_stalled_unary_message_holds_its_slot_only_until_the_start_timeout() {
+    let timeout = Duration::from_secs(2);
+    let server = serve_service(grundy::service::ServiceConfig {
+        start_timeout: timeout,
+        max_concurrent_streams: 1,
+        ..service_config()
+    })
+    .await;
+    let metrics = server.service.metrics().clone();
+    let inflight = move || metrics.encode().contains("grundy_inflight_streams 1\n");
+    let request = proto::EvaluateBatchRequest {
+        start: Some(EvaluateStart {
+            graph_source: Some(GraphSource::Graph(sample_graph())),
+            explain: false,
+            analysis: None,
+        }),
+        queries: vec![tokens(1, &[0])],
+    };
+    let frame = grpc_frame(0, &request.encode_to_vec());
+    let (response, mut send) = server
+        .raw_client()
+        .await
+        .send_request(server.raw_request("EvaluateBatch"), false)
+        .unwrap();
+    let sent = Instant::now();
+    send.send_data(
+        bytes::Bytes::copy_from_slice(&frame[..frame.len() - 10]),
+        false,
+    )
+    .unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    while !inflight() {
+        assert!(
+            Instant::now() < deadline,
+            "the stalled request took no slot"
+        );
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let answer = raw_answer(response).await;
+    assert_eq!(
+        answer.code,
+        Some(Code::DeadlineExceeded),
+        "{}",
+        answer.message
+    );
+    assert!(
+        answer.message.contains("start_timeout"),
+        "{}",
+        answer.message
+    );
+    assert!(sent.elapsed() >= timeout);
+    // The one slot serves the next call.
+    let mut client = server.client().await;
+    assert_eq!(one_sample_query(&mut client).await.unwrap().len(), 1);
+    let text = server.service.metrics().encode();
+    let line = r#"grundy_requests_total{rpc="EvaluateBatch",code="DEADLINE_EXCEEDED",reason="START_TIMEOUT"} 1"#;
+    assert!(text.contains(line), "{line} in {text}");
+}
+
+/// A search waits for a search permit at most the queue timeout (`--analysis-queue-timeout`):
+/// with the only permit held by another client's long search, a stream asking for winning
+/// moves is refused with UNAVAILABLE (ANALYSIS_QUEUE_FULL naming the search queue, with
+/// RetryInfo) instead of queueing behind it for as long as that search runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_waits_for_a_permit_at_most_the_queue_timeout() {
+    let server = serve_service(grundy::service::ServiceConfig {
+        evaluation_concurrency: 1,
+        analysis_queue_timeout: Duration::from_millis(300),
+        ..service_config()
+    })
+    .await;
+    let metrics = server.service.metrics().clone();
+    let (opening, queries) = long_search();
+    let mut client = server.client().await;
+    let long = tokio::spawn(async move {
+        let requests = tokio_stream::iter(vec![opening, queries]);
+        let mut stream = client.evaluate(requests).await.unwrap().into_inner();
+        while stream
+            .message()
+            .await
+            .is_ok_and(|message| message.is_some())
+        {}
+    });
+    let deadline = Instant::now() + PATIENCE;
+    while metrics.work_jobs_running(WorkKind::Search) == 0 {
+        assert!(Instant::now() < deadline, "the long search never started");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let explained = EvaluateRequest {
+        payload: Some(Payload::Start(EvaluateStart {
+            graph_source: Some(GraphSource::Graph(sample_graph())),
+            explain: true,
+            analysis: None,
+        })),
+    };
+    let requests = vec![explained, batch(vec![tokens(1, &[0])])];
+    let mut client = server.client().await;
+    let mut stream = client
+        .evaluate(tokio_stream::iter(requests))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(next(&mut stream).await.unwrap().graph.is_some());
+    let status = next(&mut stream).await.expect_err("refused, not queued");
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    assert!(status.message().contains("search slots"), "{status:?}");
+    let details = status.get_error_details();
+    let info = details.error_info().expect("ErrorInfo");
+    assert_eq!(info.reason, "ANALYSIS_QUEUE_FULL");
+    assert_eq!(
+        info.metadata.get("queue").map(String::as_str),
+        Some("search")
+    );
+    assert!(details.retry_info().is_some(), "{status:?}");
+    long.abort();
 }

@@ -23,13 +23,16 @@ mod responses;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode};
 use tonic::body::Body;
 
+use self::render_route::RenderRoute;
 use self::responses::{response, text_response};
 use super::auth::BearerAuth;
+use super::blocking::WorkPool;
 
 /// What the playground serves besides its fixed files.
 #[derive(Debug, Clone, Default)]
@@ -50,20 +53,29 @@ pub struct Preload {
 /// Serves the playground in front of the gRPC services (see the module documentation).
 #[derive(Debug, Clone)]
 pub struct WebLayer {
-    auth: BearerAuth,
+    render: RenderRoute,
     preload: Option<Bytes>,
 }
 
 impl WebLayer {
     /// `auth` guards `POST /render` like the gRPC calls; the static files are open (the page
     /// must load for a person to enter the token), and so is `GET /preload`, which only
-    /// echoes the file its operator chose.
-    pub(crate) fn new(config: &WebConfig, auth: BearerAuth) -> Self {
+    /// echoes the file its operator chose. Drawings run on `pool`, behind its render
+    /// permits; a render body that brings nothing for `start_timeout` is ended.
+    pub(crate) fn new(
+        config: &WebConfig,
+        auth: BearerAuth,
+        pool: WorkPool,
+        start_timeout: Duration,
+    ) -> Self {
         let preload = config.preload.as_ref().map(|preload| {
             let json = serde_json::json!({ "game": preload.game, "text": preload.text });
             Bytes::from(json.to_string())
         });
-        Self { auth, preload }
+        Self {
+            render: RenderRoute::new(auth, pool, start_timeout),
+            preload,
+        }
     }
 }
 
@@ -73,7 +85,7 @@ impl<S> tower::Layer<S> for WebLayer {
     fn layer(&self, inner: S) -> Self::Service {
         WebService {
             inner,
-            auth: self.auth.clone(),
+            render: self.render.clone(),
             preload: self.preload.clone(),
         }
     }
@@ -83,7 +95,7 @@ impl<S> tower::Layer<S> for WebLayer {
 #[derive(Debug, Clone)]
 pub struct WebService<S> {
     inner: S,
-    auth: BearerAuth,
+    render: RenderRoute,
     preload: Option<Bytes>,
 }
 
@@ -123,8 +135,8 @@ where
                 let response = text_response(StatusCode::METHOD_NOT_ALLOWED, "use POST /render");
                 return Box::pin(async move { Ok(response) });
             }
-            let auth = self.auth.clone();
-            return Box::pin(async move { Ok(render_route::handle(request, &auth).await) });
+            let render = self.render.clone();
+            return Box::pin(async move { Ok(render.handle(request).await) });
         }
         Box::pin(self.inner.call(request))
     }

@@ -2,20 +2,40 @@
 //! `grundy render` would draw.
 //!
 //! The values are the page's own (from `GetValues`): the route only draws, it runs no game
-//! analysis, so its cost is bounded by the drawing's size limit. Errors are plain text,
-//! `400` naming the field (`values[3]: ...`), `401` without the bearer token when the server
-//! requires one, `413` for a body over [`MAX_RENDER_BODY_BYTES`], `422` for a graph
-//! too large to draw.
+//! analysis, so its cost is bounded by the drawing's size limit. That cost is still up to a
+//! second of a core (a 300-vertex graph), so the parsing and drawing run on the work pool
+//! behind its render permits, never on a runtime thread: four drawings there held up every
+//! gRPC call of the server for seconds.
+//!
+//! The body is bounded before it is read: one announced over [`MAX_RENDER_BODY_BYTES`] is
+//! refused at once, at most [`MAX_RENDER_BODIES`] are received at a time, and one that
+//! brings nothing for the server's start timeout (`--start-timeout`) is ended, so that
+//! clients sending bodies all but whole and then nothing no longer hold their bytes.
+//!
+//! Errors are plain text, `400` naming the field (`values[3]: ...`), `401` without the bearer
+//! token when the server requires one, `408` for a body that stalled, `413` for a body over
+//! [`MAX_RENDER_BODY_BYTES`], `422` for a graph too large to draw, `503` (with `Retry-After`)
+//! when [`MAX_RENDER_BODIES`] are being received or no render permit comes free within the
+//! queue timeout.
 
-use http::{Request, Response, StatusCode, header};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Limited};
 use serde::Deserialize;
+use tokio::sync::Semaphore;
+use tonic::Status;
 use tonic::body::Body;
 
 use super::responses::{response, text_response};
 use crate::engine::Digraph;
 use crate::render::{Drawing, Highlight, RenderError, Value};
+use crate::service::activity::StallTimeout;
 use crate::service::auth::BearerAuth;
+use crate::service::blocking::WorkPool;
+use crate::service::error::ServiceError;
 
 /// The JSON body of `POST /render`. Field names follow `grundy.v1.Graph` (the targets as
 /// `targets` only: `fixed_targets` is a wire encoding, which JSON does not need).
@@ -82,6 +102,11 @@ fn yes() -> bool {
 /// Largest `POST /render` body: a drawable graph (a few hundred vertices) needs far less.
 const MAX_RENDER_BODY_BYTES: usize = 1 << 20;
 
+/// Most `POST /render` bodies received at once: 16 MiB held at most, however many clients
+/// send at a time. More are refused (`503`) rather than queued: a body waiting in a queue
+/// would be held all the same.
+const MAX_RENDER_BODIES: usize = 16;
+
 /// Longest caption drawn: it is client text, so it is kept short.
 const MAX_CAPTION_CHARS: usize = 200;
 
@@ -137,30 +162,109 @@ pub fn render_svg(request: RenderRequest) -> Result<String, RenderError> {
     drawing.to_svg()
 }
 
-/// Answers one `POST /render`.
-pub(super) async fn handle(request: Request<Body>, auth: &BearerAuth) -> Response<Body> {
-    let authorization = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .map(|value| value.as_bytes());
-    if let Err(error) = auth.check(authorization) {
-        return text_response(StatusCode::UNAUTHORIZED, &error.to_string());
+/// `POST /render`: its guard and the pool its drawings run on. Cheap to clone (handles).
+#[derive(Debug, Clone)]
+pub(super) struct RenderRoute {
+    auth: BearerAuth,
+    pool: WorkPool,
+    /// Longest a body may bring nothing before it is ended (the start timeout).
+    body_timeout: Duration,
+    /// The permits of the bodies being received ([`MAX_RENDER_BODIES`]).
+    bodies: Arc<Semaphore>,
+}
+
+impl RenderRoute {
+    pub(super) fn new(auth: BearerAuth, pool: WorkPool, body_timeout: Duration) -> Self {
+        Self {
+            auth,
+            pool,
+            body_timeout,
+            bodies: Arc::new(Semaphore::new(MAX_RENDER_BODIES)),
+        }
     }
-    let body = match Limited::new(request.into_body(), MAX_RENDER_BODY_BYTES)
-        .collect()
-        .await
-    {
-        Ok(collected) => collected.to_bytes(),
-        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
+
+    /// Answers one `POST /render`.
+    pub(super) async fn handle(&self, request: Request<Body>) -> Response<Body> {
+        let authorization = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .map(|value| value.as_bytes());
+        if let Err(error) = self.auth.check(authorization) {
+            return text_response(StatusCode::UNAUTHORIZED, &error.to_string());
+        }
+        let body = match self.read_body(request).await {
+            Ok(body) => body,
+            Err(refusal) => return refusal,
+        };
+        match self.pool.render(move || Ok(answer_sync(&body))).await {
+            Ok(answer) => answer,
+            Err(error @ ServiceError::QueueFull { .. }) => {
+                retry_later(StatusCode::SERVICE_UNAVAILABLE, &error.to_string())
+            }
+            Err(error @ ServiceError::ShuttingDown) => {
+                text_response(StatusCode::SERVICE_UNAVAILABLE, &error.to_string())
+            }
+            Err(error) => text_response(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string()),
+        }
+    }
+}
+
+impl RenderRoute {
+    /// The request's whole body, within the route's bounds; else the answer refusing it.
+    async fn read_body(&self, request: Request<Body>) -> Result<Bytes, Response<Body>> {
+        let too_large = || {
             let message = format!("the request body is over {MAX_RENDER_BODY_BYTES} bytes");
-            return text_response(StatusCode::PAYLOAD_TOO_LARGE, &message);
+            text_response(StatusCode::PAYLOAD_TOO_LARGE, &message)
+        };
+        let announced = request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|length| length.to_str().ok()?.parse::<u64>().ok());
+        if announced.is_some_and(|length| length > MAX_RENDER_BODY_BYTES as u64) {
+            return Err(too_large());
         }
-        Err(error) => {
-            let message = format!("cannot read the request body: {error}");
-            return text_response(StatusCode::BAD_REQUEST, &message);
+        let Ok(_receiving) = self.bodies.clone().try_acquire_owned() else {
+            let message =
+                format!("{MAX_RENDER_BODIES} render requests are being received; retry later");
+            return Err(retry_later(StatusCode::SERVICE_UNAVAILABLE, &message));
+        };
+        let timeout = self.body_timeout;
+        let stalled = move || {
+            Status::deadline_exceeded(format!(
+                "the request body brought nothing for the server's start_timeout of \
+                 {timeout:?}; send it whole without pauses"
+            ))
+        };
+        let body = StallTimeout::new(request.into_body(), timeout, stalled);
+        match Limited::new(body, MAX_RENDER_BODY_BYTES).collect().await {
+            Ok(collected) => Ok(collected.to_bytes()),
+            Err(error) if error.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+            Err(error) => match error.downcast::<Status>() {
+                Ok(stalled) => Err(text_response(
+                    StatusCode::REQUEST_TIMEOUT,
+                    stalled.message(),
+                )),
+                Err(error) => {
+                    let message = format!("cannot read the request body: {error}");
+                    Err(text_response(StatusCode::BAD_REQUEST, &message))
+                }
+            },
         }
-    };
-    let parsed: RenderRequest = match serde_json::from_slice(&body) {
+    }
+}
+
+/// A plain-text answer with `Retry-After: 1`: the server is busy, not the request wrong.
+fn retry_later(status: StatusCode, message: &str) -> Response<Body> {
+    let mut answer = text_response(status, message);
+    answer
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    answer
+}
+
+/// The answer to a render request's whole body: parsed, then drawn (on the work pool).
+fn answer_sync(body: &Bytes) -> Response<Body> {
+    let parsed: RenderRequest = match serde_json::from_slice(body) {
         Ok(parsed) => parsed,
         Err(error) => {
             // serde_json names the line and column; its excerpts of the input are short.
@@ -168,7 +272,6 @@ pub(super) async fn handle(request: Request<Body>, auth: &BearerAuth) -> Respons
             return text_response(StatusCode::BAD_REQUEST, &message);
         }
     };
-    // A few hundred vertices at most: quick enough to draw on the runtime thread.
     match render_svg(parsed) {
         Ok(svg) => response(StatusCode::OK, "image/svg+xml; charset=utf-8", svg.into()),
         Err(error @ RenderError::TooLarge { .. }) => {
