@@ -11,11 +11,9 @@ use memmap2::Mmap;
 use super::digits::{is_separator, short_number, short_parity};
 use super::error::{JudgeError, Location};
 
-mod halves;
 mod lists;
 mod window;
 
-pub(crate) use halves::LARGE_GRAPH_BUFFER_BYTES;
 pub use lists::ListBudget;
 use window::MappedWindow;
 
@@ -61,25 +59,15 @@ pub(crate) struct Scanner<R> {
     /// Absolute byte offset of `buffer[0]`.
     buffer_offset: u64,
     eof: bool,
-    /// The second thread's counts and ids of a read in halves, kept for the next one.
-    spare: (Vec<u32>, Vec<u32>),
-    /// Buffered input from which a bulk read of adjacency lists is split in halves.
-    split_min_bytes: usize,
-    /// The `buffer_offset` of the refill last split: each refill is split once at most (a
-    /// file of lists the careful path takes would otherwise start a thread, and read half
-    /// the buffer again, for each of them).
-    split_refill: Option<u64>,
-    /// Reads in halves started (tests check that they stay one a refill).
-    #[cfg(test)]
-    pub(crate) halves_tried: usize,
-    /// Reads in halves whose second half was kept (tests check that they happen).
-    #[cfg(test)]
-    pub(crate) halves_kept: usize,
 }
 
 /// Large enough that a refill (where the CLI sends its pending queries, see
 /// [`Scanner::has_buffered_input`]) comes after thousands of queries of a file.
 const BUFFER_BYTES: usize = 256 * 1024;
+
+/// The buffer a large graph is read through (see [`Scanner::grow_buffer`]): fewer, longer
+/// bulk reads of its adjacency lists.
+pub(crate) const LARGE_GRAPH_BUFFER_BYTES: usize = 8 << 20;
 
 impl Scanner<io::Empty> {
     /// A scanner at the start of a mapped file, which it reads in place, a window of the size
@@ -118,22 +106,7 @@ impl<R: Read> Scanner<R> {
             line_start: 0,
             buffer_offset: 0,
             eof: false,
-            spare: (Vec::new(), Vec::new()),
-            split_min_bytes: halves::SPLIT_MIN_BYTES,
-            split_refill: None,
-            #[cfg(test)]
-            halves_tried: 0,
-            #[cfg(test)]
-            halves_kept: 0,
         }
-    }
-
-    /// The scanner, its reads of adjacency lists split in halves from `bytes` buffered (tests
-    /// split small inputs).
-    #[cfg(test)]
-    pub(crate) fn with_split_min_bytes(mut self, bytes: usize) -> Self {
-        self.split_min_bytes = bytes;
-        self
     }
 
     /// Makes the buffer at least `bytes` long (the unread input moved to its start), so that

@@ -163,13 +163,9 @@ fn tells_when_the_next_read_may_block() {
 }
 
 #[test]
-fn bulk_reads_convert_numbers_alike_one_at_a_time_and_many_at_once() {
+fn bulk_reads_take_lists_and_stop_inside_the_text() {
     // Lists of ids of 1 to 10 digits (some too large for the vertex count, some over
-    // `u32::MAX`), with counts out of range now and then: both conversions (and the loop
-    // compiled for AVX2) take the same lists and stop at the same place, whatever the
-    // processor (each runs only where it can).
-    let many_at_once =
-        cfg!(target_arch = "x86_64") && super::super::window_values::avx512::available();
+    // `u32::MAX`), with counts out of range now and then.
     let mut generator = crate::generate::Rng::new(0x51_7cc1_b727_220a);
     let mut taken = 0;
     for round in 0..2_000 {
@@ -195,39 +191,15 @@ fn bulk_reads_convert_numbers_alike_one_at_a_time_and_many_at_once() {
             min_list: 0,
             max_list: 30,
         };
-        let read = |vector: bool| {
-            let (mut counts, mut vertices) = (vec![7], vec![9]);
-            let (lists, consumed) = lists::read_lists_with(
-                text.as_bytes(),
-                0,
-                vertex_count,
-                budget,
-                &mut counts,
-                &mut vertices,
-                vector && many_at_once,
-            );
-            (lists, consumed, counts, vertices)
-        };
-        let one_at_a_time = read(false);
-        assert_eq!(read(true), one_at_a_time, "round {round}: {text:?}");
-        #[cfg(target_arch = "x86_64")]
-        if lists::avx2_available() {
-            let (mut counts, mut vertices) = (vec![7], vec![9]);
-            // SAFETY: the processor has the features (checked above).
-            let (lists, consumed) = unsafe {
-                lists::read_lists_avx2(
-                    text.as_bytes(),
-                    0,
-                    vertex_count,
-                    budget,
-                    &mut counts,
-                    &mut vertices,
-                )
-            };
-            let compiled_for_avx2 = (lists, consumed, counts, vertices);
-            assert_eq!(compiled_for_avx2, one_at_a_time, "round {round}: {text:?}");
-        }
-        let (lists, consumed, counts, _) = one_at_a_time;
+        let (mut counts, mut vertices) = (vec![7], vec![9]);
+        let (lists, consumed) = lists::read_lists(
+            text.as_bytes(),
+            0,
+            vertex_count,
+            budget,
+            &mut counts,
+            &mut vertices,
+        );
         assert_eq!(counts.len(), lists + 1, "round {round}");
         assert!(consumed <= text.len(), "round {round}");
         taken += lists;
