@@ -48,13 +48,6 @@ pub struct ChessReader<R> {
     tokens: Vec<u32>,
 }
 
-impl ChessReader<std::io::Empty> {
-    /// A reader at the start of a judge file mapped into memory, which it reads in place.
-    pub fn mapped(map: memmap2::Mmap) -> Self {
-        Self::with_scanner(Scanner::mapped(map))
-    }
-}
-
 impl<R: Read> ChessReader<R> {
     /// A reader at the start of a judge file.
     pub fn new(reader: R) -> Self {

@@ -1,7 +1,6 @@
 //! The chess reader: events, bulk reads and errors against the judge format.
 
 use super::*;
-use crate::judge::scanner::map_of;
 
 fn events(input: &str) -> Result<Vec<String>, String> {
     super::super::debug_events!(ChessReader::new(input.as_bytes()))
@@ -22,17 +21,10 @@ fn reads_cases_and_queries() {
 
 /// Every query and the first error, as text, read event by event or (`bulk`) with
 /// [`ChessReader::read_buffered_queries`] first whenever it can, through a scanner buffer
-/// of `buffer` bytes; with how many queries were read in bulk. The same text mapped into
-/// memory and read in place, through windows of `buffer` bytes, must read alike.
+/// of `buffer` bytes; with how many queries were read in bulk.
 fn transcript(input: &[u8], buffer: usize, bulk: Option<ListBudget>) -> (Vec<String>, usize) {
-    let owned = Scanner::with_buffer_bytes(input, buffer);
-    let read = reader_transcript(ChessReader::with_scanner(owned), bulk);
-    if !input.is_empty() {
-        let mapped = Scanner::mapped_with_window(map_of(input), buffer);
-        let mapped = reader_transcript(ChessReader::with_scanner(mapped), bulk);
-        assert_eq!(mapped, read, "mapped, windows of {buffer} bytes, {bulk:?}");
-    }
-    read
+    let scanner = Scanner::with_buffer_bytes(input, buffer);
+    reader_transcript(ChessReader::with_scanner(scanner), bulk)
 }
 
 /// [`transcript`] of one reader.
@@ -210,16 +202,7 @@ fn bulk_reads_across_windows_read_as_events_do() {
 /// Every event of `text` (the first error as its message), read through a buffer of
 /// `buffer` bytes.
 fn graph_transcript(text: &[u8], buffer: usize) -> Vec<String> {
-    let owned = Scanner::with_buffer_bytes(text, buffer);
-    let read = reader_graph_transcript(ChessReader::with_scanner(owned));
-    let mapped = Scanner::mapped_with_window(map_of(text), buffer);
-    let mapped = reader_graph_transcript(ChessReader::with_scanner(mapped));
-    assert_eq!(mapped, read, "mapped, windows of {buffer} bytes");
-    read
-}
-
-/// [`graph_transcript`] of one reader.
-fn reader_graph_transcript<R: Read>(mut reader: ChessReader<R>) -> Vec<String> {
+    let mut reader = ChessReader::with_scanner(Scanner::with_buffer_bytes(text, buffer));
     let mut out = Vec::new();
     loop {
         match reader.next_event() {
