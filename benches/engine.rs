@@ -7,7 +7,7 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use grundy::engine::{
-    Digraph, Game, Interrupt, Limits, analyse, loopy, order, remoteness, rounds, sliding,
+    Digraph, Game, Interrupt, Limits, analyse, loopy, order, remoteness, sliding,
 };
 use grundy::generate::{Rng, Shape, graph};
 
@@ -154,14 +154,6 @@ fn acyclic_table(c: &mut Criterion) {
             })
         },
     );
-    // The values as a server with `--table-threads 2` computes them: the in-degrees counted on
-    // both threads, the narrow rounds of this deep DAG placed and valued on the calling one.
-    group.bench_function(BenchmarkId::new("values_on_2_threads", vertices), |b| {
-        b.iter(|| {
-            rounds::grundy_on_threads(black_box(&dag), 2, rounds::WIDE_ROUND, &Interrupt::new())
-                .unwrap()
-        })
-    });
     group.bench_function(BenchmarkId::new("plain_order_only", vertices), |b| {
         b.iter(|| order::acyclic_order_plain(black_box(&dag)).unwrap())
     });
@@ -274,71 +266,27 @@ fn report_against_floors(
     );
 }
 
-/// The acyclic table on a wide DAG, on 1 and 2 threads: the values alone (what `analyse`
-/// computes for token sliding) and with the remoteness (what the first answer that reads it
-/// computes); then the ratio of the medians of 11 runs taken in turns.
+/// The acyclic table on a wide DAG (Kahn rounds of `WIDE_LAYER` vertices): the values alone
+/// (what `analyse` computes for token sliding) and with the remoteness, the order included.
 fn wide_table(c: &mut Criterion) {
     let vertices = 1_000_000 / scale();
     let wide = graph(Shape::Wide, vertices, 10 * u64::from(vertices), 7);
-    // The table on `threads` threads, with the remoteness or without; its length.
-    let table = |threads: usize, remoteness: bool| {
-        let (graph, interrupt) = (black_box(&wide), &Interrupt::new());
-        let wide_round = rounds::WIDE_ROUND;
-        let table = if remoteness {
-            rounds::grundy_and_remoteness_on_threads(graph, threads, wide_round, interrupt)
-                .map(|table| table.map(|(_, remoteness)| remoteness.len()))
-        } else {
-            rounds::grundy_on_threads(graph, threads, wide_round, interrupt)
-                .map(|values| values.map(|values| values.len()))
-        };
-        table.unwrap().expect("the wide DAG is acyclic")
-    };
     let mut group = c.benchmark_group("wide_table");
     group.sample_size(10);
     group.throughput(Throughput::Elements(wide.edge_count()));
-    for threads in [1, 2] {
-        group.bench_function(BenchmarkId::new("values_threads", threads), |b| {
-            b.iter(|| table(threads, false))
-        });
-        group.bench_function(BenchmarkId::new("with_remoteness_threads", threads), |b| {
-            b.iter(|| table(threads, true))
-        });
-    }
+    group.bench_function(BenchmarkId::new("values", vertices), |b| {
+        b.iter(|| {
+            let order = order::acyclic_order(black_box(&wide)).unwrap();
+            sliding::fast_grundy_table(&wide, &order)
+        })
+    });
+    group.bench_function(BenchmarkId::new("with_remoteness", vertices), |b| {
+        b.iter(|| {
+            let order = order::acyclic_order(black_box(&wide)).unwrap();
+            sliding::grundy_and_remoteness_interruptible(&wide, &order, &Interrupt::new())
+        })
+    });
     group.finish();
-    if !selected("wide_table") {
-        return;
-    }
-    let [one, two, one_with, two_with] = interleaved_medians(
-        11,
-        [
-            &mut || {
-                black_box(table(1, false));
-            },
-            &mut || {
-                black_box(table(2, false));
-            },
-            &mut || {
-                black_box(table(1, true));
-            },
-            &mut || {
-                black_box(table(2, true));
-            },
-        ],
-    );
-    eprintln!(
-        "wide_table: {} Kahn rounds of {} vertices, {} edges; values: 1 thread {:.2} ms, \
-         2 threads {:.2} ms: {:.2}x; with the remoteness: 1 thread {:.2} ms, 2 threads \
-         {:.2} ms: {:.2}x",
-        kahn_rounds(&wide),
-        grundy::generate::WIDE_LAYER,
-        wide.edge_count(),
-        one * 1e3,
-        two * 1e3,
-        one / two,
-        one_with * 1e3,
-        two_with * 1e3,
-        one_with / two_with,
-    );
 }
 
 fn cyclic_labelling(c: &mut Criterion) {

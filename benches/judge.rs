@@ -3,7 +3,7 @@
 //! reads its queries that way: one byte at a time, no locations, no checks beyond digits).
 //!
 //! Two files: the README's chess input (small graphs, many queries), and one large graph
-//! (its adjacency lists read on two threads, see `judge::scanner::halves`).
+//! (its adjacency lists read through the larger buffer of a large graph).
 //!
 //! `cargo bench --bench judge`; `GRUNDY_BENCH_SCALE=small` shrinks the files for a quick run.
 

@@ -20,6 +20,8 @@
 //!   (formatted in `cli/output.rs`);
 //! - [`token`]: bearer-token files, read alike by the client and the server;
 //! - [`allocator`]: how much freed memory each binary keeps for reuse;
+//! - `cpu`: the one processor probe the vector paths ask (and `GRUNDY_PORTABLE=1`, which
+//!   turns them off);
 //! - [`generate`]: seeded generators of graphs and judge files (benchmarks, tests).
 
 #![warn(missing_docs)]
@@ -39,6 +41,7 @@ pub mod proto {
 pub mod allocator;
 pub mod cli;
 pub mod client;
+mod cpu;
 pub mod generate;
 pub mod judge;
 pub mod render;

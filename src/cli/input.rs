@@ -3,7 +3,6 @@
 
 use std::io::Read;
 
-use memmap2::Mmap;
 use prost::Message;
 use tokio::sync::mpsc;
 
@@ -34,36 +33,18 @@ pub(super) enum InputEvent {
     Error(RunError),
 }
 
-/// A judge file as the parser reads it.
-pub(super) enum JudgeSource {
-    /// Read into the parser's buffer as it goes (a pipe, a terminal).
-    Stream(Box<dyn Read + Send>),
-    /// A regular file mapped into memory, read in place.
-    Mapped(Mmap),
-}
-
 /// Parser thread: reads the judge file and sends request-ready events.
 pub(super) fn parse_input(
     args: InputArgs,
     report: Report,
-    input: JudgeSource,
+    input: Box<dyn Read + Send>,
     events: mpsc::Sender<InputEvent>,
 ) {
     let mut batcher = Batcher::new(&events, &args, report);
     let batcher = &mut batcher;
-    let result = match (args.format, input) {
-        (JudgeFormat::Chess, JudgeSource::Stream(input)) => {
-            parse_cases(&mut ChessReader::new(input), batcher)
-        }
-        (JudgeFormat::Chess, JudgeSource::Mapped(map)) => {
-            parse_cases(&mut ChessReader::mapped(map), batcher)
-        }
-        (JudgeFormat::Addsub, JudgeSource::Stream(input)) => {
-            parse_cases(&mut AddsubReader::new(input), batcher)
-        }
-        (JudgeFormat::Addsub, JudgeSource::Mapped(map)) => {
-            parse_cases(&mut AddsubReader::mapped(map), batcher)
-        }
+    let result = match args.format {
+        JudgeFormat::Chess => parse_cases(&mut ChessReader::new(input), batcher),
+        JudgeFormat::Addsub => parse_cases(&mut AddsubReader::new(input), batcher),
     };
     let error = match result {
         Ok(()) | Err(ParseStop::Closed) => return,

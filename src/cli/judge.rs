@@ -12,7 +12,7 @@ use super::error::RunError;
 use super::input::{batch_limit_bytes, parse_input};
 use super::output::stderr_line;
 use super::output::{Output, ProgressReport};
-use super::run::{open_judge_input, run_async};
+use super::run::{open_input, run_async};
 use crate::client::ConnectionArgs;
 use crate::proto;
 use crate::service::AnalysisCaps;
@@ -45,7 +45,7 @@ pub fn run_analyse(args: AnalyseArgs) -> u8 {
 
 /// One run over the judge file of `args`, printing `report` for each query.
 async fn run(args: InputArgs, report: Report) -> Result<(), RunError> {
-    let input = open_judge_input(args.file.as_ref())?;
+    let input = open_input(args.file.as_ref())?;
     // The parser starts first: it reads and batches the first test case while the server
     // starts (or the connections open), which is most of a small run's set-up. If they
     // fail, the run ends with their error and the process exits: the parser, perhaps

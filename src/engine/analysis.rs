@@ -9,7 +9,7 @@ use super::game::Game;
 use super::interrupt::{Cancelled, Interrupt};
 use super::limits::{AnalysisError, Limits};
 use super::remoteness_table::RemotenessTable;
-use super::{loopy, order, remoteness, rounds, split};
+use super::{loopy, order, remoteness, sliding, split};
 
 /// The per-vertex values of a game, ready to evaluate positions. The game is shared
 /// ([`Analysis::shared_game`]): whoever else keeps it (the service's graph store) holds the
@@ -55,13 +55,11 @@ pub fn analyse_interruptible(
     let game = game.into();
     interrupt.check()?;
     let (table, remoteness) = match &game.split_counts {
-        None => match rounds::grundy_on_threads(
-            &game.graph,
-            limits.table_threads,
-            rounds::WIDE_ROUND,
-            interrupt,
-        )? {
-            Some(values) => (Table::Acyclic(values), Some(RemotenessTable::deferred())),
+        None => match order::acyclic_order_interruptible(&game.graph, interrupt)? {
+            Some(order) => {
+                let values = sliding::grundy_table_interruptible(&game.graph, &order, interrupt)?;
+                (Table::Acyclic(values), Some(RemotenessTable::deferred()))
+            }
             None => {
                 let (table, predecessors) = loopy::generalized_grundy_and_predecessors(
                     &game.graph,
@@ -176,20 +174,16 @@ impl Analysis {
             })
     }
 
-    /// Computes the one-token remoteness table now if it is not yet (on up to `threads`
-    /// threads, stopping with [`Cancelled`] once `interrupt` is raised), so that the answers
+    /// Computes the one-token remoteness table now if it is not yet (stopping with
+    /// [`Cancelled`] once `interrupt` is raised), so that the answers
     /// that read it ([`Analysis::remoteness`], [`Analysis::analyse_position`], the fastest
     /// [`Analysis::best_move`]) do not compute it on first use, on the caller's thread and
     /// uninterruptibly. At once when it is computed already or the game has none (split
     /// counts). Concurrent callers compute it once.
-    pub fn prepare_remoteness(
-        &self,
-        threads: usize,
-        interrupt: &Interrupt,
-    ) -> Result<(), Cancelled> {
+    pub fn prepare_remoteness(&self, interrupt: &Interrupt) -> Result<(), Cancelled> {
         match &self.remoteness {
             Some(table) => table
-                .get_or_compute(&self.game.graph, threads, interrupt)
+                .get_or_compute(&self.game.graph, interrupt)
                 .map(|_| ()),
             None => Ok(()),
         }
@@ -203,13 +197,13 @@ impl Analysis {
             .is_none_or(|table| table.get().is_some())
     }
 
-    /// The remoteness table, computed here on one thread if it is not yet; `None` for a game
-    /// with split counts.
+    /// The remoteness table, computed here if it is not yet; `None` for a game with split
+    /// counts.
     pub(super) fn remoteness_cells(&self) -> Option<&[u32]> {
         let table = self.remoteness.as_ref()?;
         Some(
             table
-                .get_or_compute(&self.game.graph, 1, &Interrupt::new())
+                .get_or_compute(&self.game.graph, &Interrupt::new())
                 .expect("nothing else holds this interrupt"),
         )
     }

@@ -62,11 +62,6 @@ pub struct Limits {
     /// Edge visits allowed to the generalized labelling of one cyclic token-sliding graph
     /// (see [`loopy::generalized_grundy_within`]); beyond, [`AnalysisError::CyclicWork`].
     pub cyclic_work_budget: u64,
-    /// Threads one acyclic token-sliding table may use: its Kahn rounds of at least
-    /// [`super::rounds::WIDE_ROUND`] vertices are shared among them
-    /// ([`super::rounds::grundy_and_remoteness_on_threads`]). 1 (the default, and 0) runs on
-    /// the calling thread alone. The results do not depend on it.
-    pub table_threads: usize,
 }
 
 impl Default for Limits {
@@ -74,7 +69,6 @@ impl Default for Limits {
         Self {
             split: split::SplitLimits::default(),
             cyclic_work_budget: DEFAULT_CYCLIC_WORK_BUDGET,
-            table_threads: 1,
         }
     }
 }

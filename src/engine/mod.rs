@@ -5,8 +5,6 @@
 //! - [`order`]: topological order by Kahn's algorithm, and cycle reports (a depth-first
 //!   search names a cycle);
 //! - [`sliding`]: Grundy values of token sliding on acyclic graphs;
-//! - [`rounds`]: the same table (with the remoteness or without) on several threads, Kahn
-//!   round by round;
 //! - [`loopy`]: the generalized Sprague-Grundy function of token sliding on cyclic graphs;
 //! - [`split`]: values of the Addition-Subtraction game (split counts), method chosen per vertex;
 //! - [`remoteness`]: how many moves a token-sliding position lasts under optimal play, the
@@ -40,7 +38,6 @@ mod position_set;
 mod prefetch;
 pub mod remoteness;
 mod remoteness_table;
-pub mod rounds;
 pub mod sliding;
 pub mod split;
 mod targets;

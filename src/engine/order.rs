@@ -201,23 +201,21 @@ fn kahn<D: InDegree>(
 
 /// One step of Kahn's algorithm: decrements the in-degree of each of `successors`
 /// (`decrement` returns how many predecessors it has left) and `place`s those that reach zero,
-/// with the prefetches of [`acyclic_order_interruptible`]. The sequential order and the
-/// threads' narrow rounds both place vertices through it.
+/// with the prefetches of [`acyclic_order_interruptible`].
 /// - Every successor's CSR offset is prefetched before any in-degree is known: the one that
 ///   reaches zero reads its offsets at once (to prefetch its list), and that miss then
 ///   overlaps with the others and with the decrements instead of starting after them.
 /// - The adjacency list (`graph` is `(offsets, targets)`) of a successor that reaches zero is
 ///   prefetched. With `one_left`, so is that of a successor left with one predecessor: its last
 ///   one often comes a round or two later, and the list is then on its way or in cache. The
-///   sequential order asks for it while its queue is short: a long queue (a wide graph) reads
-///   that list much later, by which time the early prefetch has been wasted, and prefetches it
-///   again shortly before; the threads' narrow rounds, which prefetch nothing again, always ask
-///   for it. On a wide DAG of 10^6 vertices (rounds of 4,096), the table on one thread took
+///   order asks for it while its queue is short: a long queue (a wide graph) reads that list
+///   much later, by which time the early prefetch has been wasted, and prefetches it again
+///   shortly before. On a wide DAG of 10^6 vertices (rounds of 4,096), the table took
 ///   84.2-87.0 ms without this prefetch on a long queue against 89.3-95.2 ms with it, in
 ///   alternated runs; on the deep benchmark DAG, whose queue is short, the order took 65.5-67.4
 ///   ms against 64.4-66.6 ms, within the noise.
 #[inline(always)]
-pub(super) fn place_successors(
+fn place_successors(
     (offsets, targets): (&[u32], &[u32]),
     successors: &[u32],
     one_left: bool,

@@ -7,14 +7,14 @@
 //! `u32` cell per edge at random instead of a `u8` value (on 10^7 vertices, 40 MB that miss
 //! the last-level cache instead of 10 MB that fit), besides the table itself. Only winning
 //! moves (the fastest of one token), position analyses and per-vertex remotenesses read it;
-//! a caller that answers those can compute it ahead, on its own threads and interruptibly
+//! a caller that answers those can compute it ahead, on its own thread and interruptibly
 //! ([`super::Analysis::prepare_remoteness`]).
 
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use super::graph::Digraph;
 use super::interrupt::{Cancelled, Interrupt};
-use super::{order, remoteness, rounds};
+use super::{order, remoteness};
 
 /// A remoteness table, present or computed on first need.
 #[derive(Debug)]
@@ -47,13 +47,11 @@ impl RemotenessTable {
         self.table.get().map(Vec::as_slice)
     }
 
-    /// The table of the acyclic `graph`, computing it first if needed (on up to `threads`
-    /// threads: see [`rounds::grundy_and_remoteness_on_threads`]). A cancelled computation
-    /// leaves nothing behind; the next call starts again.
+    /// The table of the acyclic `graph`, computing it first if needed. A cancelled
+    /// computation leaves nothing behind; the next call starts again.
     pub(super) fn get_or_compute(
         &self,
         graph: &Digraph,
-        threads: usize,
         interrupt: &Interrupt,
     ) -> Result<&[u32], Cancelled> {
         if let Some(table) = self.get() {
@@ -66,7 +64,7 @@ impl RemotenessTable {
         if let Some(table) = self.get() {
             return Ok(table);
         }
-        let table = acyclic_remoteness(graph, threads, interrupt)?;
+        let table = acyclic_remoteness(graph, interrupt)?;
         Ok(self.table.get_or_init(|| table))
     }
 
@@ -87,23 +85,15 @@ impl Clone for RemotenessTable {
     }
 }
 
-/// The remoteness of every vertex of the acyclic `graph`: Kahn's rounds on `threads` threads
-/// ([`rounds::remoteness_on_threads`]), or on one thread Kahn's order and the remoteness pass.
-fn acyclic_remoteness(
-    graph: &Digraph,
-    threads: usize,
-    interrupt: &Interrupt,
-) -> Result<Vec<u32>, Cancelled> {
+/// The remoteness of every vertex of the acyclic `graph`: Kahn's order, then the remoteness
+/// pass.
+fn acyclic_remoteness(graph: &Digraph, interrupt: &Interrupt) -> Result<Vec<u32>, Cancelled> {
     interrupt.check()?;
-    let table = if threads > 1 {
-        rounds::remoteness_on_threads(graph, threads, rounds::WIDE_ROUND, interrupt)?
-    } else {
-        match order::acyclic_order_interruptible(graph, interrupt)? {
-            Some(order) => Some(remoteness::acyclic_remoteness_interruptible(
-                graph, &order, interrupt,
-            )?),
-            None => None,
-        }
+    let table = match order::acyclic_order_interruptible(graph, interrupt)? {
+        Some(order) => Some(remoteness::acyclic_remoteness_interruptible(
+            graph, &order, interrupt,
+        )?),
+        None => None,
     };
     // The analysis found the graph acyclic: Kahn's algorithm cannot stall on it now.
     Ok(table.expect("the graph of a deferred remoteness table is acyclic"))

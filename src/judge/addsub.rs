@@ -60,13 +60,6 @@ pub struct AddsubReader<R> {
     odd_vertices: Vec<u32>,
 }
 
-impl AddsubReader<std::io::Empty> {
-    /// A reader at the start of a judge file mapped into memory, which it reads in place.
-    pub fn mapped(map: memmap2::Mmap) -> Self {
-        Self::with_scanner(Scanner::mapped(map))
-    }
-}
-
 impl<R: Read> AddsubReader<R> {
     /// A reader at the start of a judge file.
     pub fn new(reader: R) -> Self {

@@ -13,8 +13,7 @@ use crate::engine::graph::MAX_EDGES;
 /// Largest vertex count accepted (vertex ids are `u32`).
 const MAX_VERTICES: u64 = u32::MAX as u64;
 
-/// Graphs of at least this many vertices are read through a larger buffer, on two threads
-/// (see `scanner::halves`).
+/// Graphs of at least this many vertices are read through a larger buffer.
 const LARGE_GRAPH_VERTICES: u32 = 1 << 16;
 
 /// One step of a judge file.
@@ -47,13 +46,6 @@ pub struct ChessReader<R> {
     vertex_count: Option<u32>,
     cases: u64,
     tokens: Vec<u32>,
-}
-
-impl ChessReader<std::io::Empty> {
-    /// A reader at the start of a judge file mapped into memory, which it reads in place.
-    pub fn mapped(map: memmap2::Mmap) -> Self {
-        Self::with_scanner(Scanner::mapped(map))
-    }
 }
 
 impl<R: Read> ChessReader<R> {
@@ -148,12 +140,8 @@ impl<R: Read> ChessReader<R> {
                 min_list: 0,
                 max_list: u64::from(u32::MAX),
             };
-            self.scanner.read_buffered_lists_in_halves(
-                vertex_count,
-                budget,
-                &mut out_degrees,
-                &mut targets,
-            );
+            self.scanner
+                .read_buffered_lists(vertex_count, budget, &mut out_degrees, &mut targets);
             if out_degrees.len() == vertex_count as usize {
                 break;
             }

@@ -66,14 +66,6 @@ pub struct ServerArgs {
     #[arg(long, env = "GRUNDY_MAX_CYCLIC_WORK", default_value_t = DEFAULT_CYCLIC_WORK_BUDGET)]
     pub max_cyclic_work: u64,
 
-    /// Threads one analysis may use for an acyclic token-sliding table: its Kahn rounds of
-    /// 1,024 vertices or more are shared among them (wide graphs; a deep graph's narrow
-    /// rounds run on one thread). Each thread holds one of the --compute-concurrency analysis
-    /// slots while the analysis runs (at most all of them).
-    #[arg(long, env = "GRUNDY_TABLE_THREADS", default_value_t = 1,
-          value_parser = parse_positive)]
-    pub table_threads: usize,
-
     /// Most queries one Evaluate or EvaluateBatch stream may carry (RESOURCE_EXHAUSTED
     /// beyond, after the verdicts of the batches before).
     #[arg(long, env = "GRUNDY_MAX_QUERIES_PER_STREAM",
@@ -237,7 +229,6 @@ impl ServerArgs {
         let service = ServiceConfig {
             limits: Limits {
                 cyclic_work_budget: self.max_cyclic_work,
-                table_threads: self.table_threads,
                 ..defaults.limits
             },
             max_vertices: self.max_vertices,

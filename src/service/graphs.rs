@@ -97,16 +97,15 @@ impl GameService {
     }
 
     /// Makes `analysis` (of `graph_id`) ready to answer remotenesses: an acyclic graph's table
-    /// is computed on first need, on the work pool as an analysis (up to `--table-threads`
-    /// threads), once however many requests ask (see [`super::remoteness`]).
+    /// is computed on first need, on the work pool as an analysis, once however many requests
+    /// ask (see [`super::remoteness`]).
     pub(crate) async fn prepare_remoteness(
         &self,
         graph_id: &str,
         analysis: &Arc<Analysis>,
     ) -> Result<(), ServiceError> {
-        let threads = self.config.limits.table_threads;
         self.remoteness
-            .prepare(&self.pool, threads, graph_id, analysis)
+            .prepare(&self.pool, graph_id, analysis)
             .await
     }
 

@@ -372,11 +372,7 @@ impl Registry {
         let metrics = self.inner.metrics.clone();
         self.inner
             .pool
-            .analyse_on_threads(limits.table_threads, move |threads| {
-                let limits = Limits {
-                    table_threads: threads,
-                    ..limits
-                };
+            .analyse(move || {
                 let game = match encoded {
                     Ok(game) => game,
                     Err((id, bytes)) => Arc::new(store::decode_sync(&id, bytes)?),

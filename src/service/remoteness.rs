@@ -19,12 +19,11 @@ pub(crate) struct RemotenessTurns {
 
 impl RemotenessTurns {
     /// Makes `analysis` (of `graph_id`) ready to answer remotenesses: at once when it is; else,
-    /// in `graph_id`'s turn, on `pool` as an analysis (its permits, up to `threads` threads),
-    /// stopped if this request goes away (the next one waiting then computes it).
+    /// in `graph_id`'s turn, on `pool` as an analysis, stopped if this request goes away (the
+    /// next one waiting then computes it).
     pub(crate) async fn prepare(
         &self,
         pool: &WorkPool,
-        threads: usize,
         graph_id: &str,
         analysis: &Arc<Analysis>,
     ) -> Result<(), ServiceError> {
@@ -39,14 +38,13 @@ impl RemotenessTurns {
         let interrupt = Interrupt::new();
         let _stop = interrupt.raise_on_drop();
         let analysis = analysis.clone();
-        pool.analyse_on_threads(threads, move |threads| {
+        pool.analyse(move || {
             let started = Instant::now();
             analysis
-                .prepare_remoteness(threads, &interrupt)
+                .prepare_remoteness(&interrupt)
                 .map_err(|cancelled| ServiceError::Analysis(AnalysisError::from(cancelled)))?;
             tracing::debug!(
                 seconds = started.elapsed().as_secs_f64(),
-                threads,
                 "remoteness table computed"
             );
             Ok(())
@@ -123,7 +121,7 @@ mod tests {
             let fresh = acyclic(200_000);
             fresh.remoteness_table().unwrap().to_vec()
         };
-        let prepare = || turns.prepare(&pool, 1, "g", &analysis);
+        let prepare = || turns.prepare(&pool, "g", &analysis);
         let prepared = tokio::join!(prepare(), prepare(), prepare(), prepare());
         for prepared in <[_; 4]>::from(prepared) {
             assert!(prepared.is_ok(), "{prepared:?}");
@@ -139,10 +137,10 @@ mod tests {
         let turns = RemotenessTurns::default();
         let analysis = acyclic(400_000);
         // Dropped at its first await, its job on the pool: the turn is let go.
-        let abandoned = turns.prepare(&pool, 1, "g", &analysis);
+        let abandoned = turns.prepare(&pool, "g", &analysis);
         let _ = tokio::time::timeout(Duration::ZERO, abandoned).await;
         assert_eq!(turns.in_use(), 0);
-        turns.prepare(&pool, 1, "g", &analysis).await.unwrap();
+        turns.prepare(&pool, "g", &analysis).await.unwrap();
         assert!(analysis.remoteness_ready());
         assert_eq!(turns.in_use(), 0);
     }

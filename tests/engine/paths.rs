@@ -13,11 +13,10 @@ use crate::support::oracle::{SlidingOracle, Verdict};
 use grundy::engine::loopy::INFINITE;
 use grundy::engine::{
     AnalysisError, Cancelled, Digraph, Game, Interrupt, Limits, analyse, analyse_interruptible,
-    order, remoteness, rounds, sliding,
+    order, remoteness, sliding,
 };
 use grundy::generate::{Shape, graph};
 use proptest::prelude::*;
-use proptest::test_runner::TestCaseError;
 
 /// A random DAG: vertices shuffled into a hidden topological order, each with up to
 /// `max_out_degree` edges to later vertices (repeats allowed), and `hubs` extra vertices at
@@ -146,143 +145,14 @@ fn a_big_dag_matches_the_plain_path() {
     check_paths(&graph(Shape::Dag, 200_000, 2_000_000, 11));
 }
 
-// ---------------------------------------------------------------------------------------------
-// The table on several threads
-// ---------------------------------------------------------------------------------------------
-
-/// The table round by round on 1, 2, 4 and 8 threads, with rounds of at least `wide_round`
-/// vertices shared among them, equals the sequential pass's (values and remoteness, and each
-/// computed alone). With more threads than the machine has cores, helpers sleep through whole
-/// steps and must copy in every value logged meanwhile before their next chunk.
-fn check_threads(graph: &Digraph, wide_round: usize) -> Result<(), TestCaseError> {
-    let order = order::acyclic_order(graph).expect("an acyclic graph");
-    let sequential =
-        sliding::grundy_and_remoteness_interruptible(graph, &order, &Interrupt::new()).unwrap();
-    for threads in [1, 2, 4, 8] {
-        let on_threads =
-            rounds::grundy_and_remoteness_on_threads(graph, threads, wide_round, &Interrupt::new())
-                .unwrap();
-        prop_assert_eq!(
-            on_threads.as_ref(),
-            Some(&sequential),
-            "{} threads, rounds of {} shared",
-            threads,
-            wide_round
-        );
-        let values =
-            rounds::grundy_on_threads(graph, threads, wide_round, &Interrupt::new()).unwrap();
-        prop_assert_eq!(
-            values.as_ref(),
-            Some(&sequential.0),
-            "values alone, {} threads, rounds of {} shared",
-            threads,
-            wide_round
-        );
-        let remoteness =
-            rounds::remoteness_on_threads(graph, threads, wide_round, &Interrupt::new()).unwrap();
-        prop_assert_eq!(
-            remoteness.as_ref(),
-            Some(&sequential.1),
-            "remoteness alone, {} threads, rounds of {} shared",
-            threads,
-            wide_round
-        );
-    }
-    Ok(())
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
-
-    #[test]
-    fn the_table_on_threads_equals_the_sequential_one(
-        (n, edges) in dag(300, 12, 0),
-        wide_round in 1usize..8,
-    ) {
-        check_threads(&digraph(n, &edges), wide_round)?;
-    }
-
-    #[test]
-    fn the_table_on_threads_equals_the_sequential_one_with_values_past_63(
-        (n, edges) in dag(400, 200, 0),
-        wide_round in 1usize..4,
-    ) {
-        check_threads(&digraph(n, &edges), wide_round)?;
-    }
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(12))]
-
-    #[test]
-    fn the_table_on_threads_equals_the_sequential_one_on_generated_dags(
-        seed in any::<u64>(),
-        wide in any::<bool>(),
-        wide_round in prop::sample::select(vec![1usize, 64, rounds::WIDE_ROUND]),
-    ) {
-        let shape = if wide { Shape::Wide } else { Shape::Dag };
-        check_threads(&graph(shape, 20_000, 150_000, seed), wide_round)?;
-    }
-}
-
 #[test]
-fn the_table_on_threads_falls_back_past_255_predecessors() {
-    // Every vertex points to both hubs: the in-degrees do not fit a byte.
-    let n = 5000u32;
-    let mut edges: Vec<(u32, u32)> = (0..n - 3).map(|v| (v, v + 1)).collect();
-    edges.extend((0..n - 2).flat_map(|v| [(v, n - 2), (v, n - 1)]));
-    check_threads(&digraph(n, &edges), 1).unwrap();
-}
-
-#[test]
-fn the_table_on_threads_falls_back_when_an_in_degree_wraps_a_byte_to_zero() {
+fn the_order_counts_in_u32_when_an_in_degree_wraps_a_byte_to_zero() {
     // Hub 0 has 512 predecessors and hub 1 has 256: counted in bytes, both read zero.
     let n = 2000u32;
     let mut edges: Vec<(u32, u32)> = (2..n - 1).map(|v| (v, v + 1)).collect();
     edges.extend((2..514).map(|v| (v, 0)));
     edges.extend((2..258).map(|v| (v, 1)));
-    check_threads(&digraph(n, &edges), 1).unwrap();
-}
-
-#[test]
-fn the_table_on_threads_falls_back_when_counts_of_several_chunks_add_past_255() {
-    // More edges than one chunk of the count (2^16): the hub's 400 predecessors are 200 in
-    // the first chunk's edges and 200 in the last's. Whichever threads count them, a byte
-    // wraps, in one thread's count or in their sum, and the fallback must see it.
-    let n = 80_000u32;
-    let hub = n - 1;
-    let mut edges: Vec<(u32, u32)> = (0..n - 2).map(|v| (v, v + 1)).collect();
-    edges.extend((1_000..1_200).map(|v| (v, hub)));
-    edges.extend((79_000..79_200).map(|v| (v, hub)));
-    let graph = digraph(n, &edges);
-    assert!(graph.edge_count() > 1 << 16);
-    check_threads(&graph, rounds::WIDE_ROUND).unwrap();
-}
-
-#[test]
-fn the_table_on_threads_finds_no_order_on_a_cyclic_graph() {
-    let g = graph(Shape::Cyclic, 5000, 20_000, 4);
-    for threads in [1, 2, 4] {
-        let table = rounds::grundy_and_remoteness_on_threads(&g, threads, 1, &Interrupt::new());
-        assert_eq!(table, Ok(None), "{threads} threads");
-        let values = rounds::grundy_on_threads(&g, threads, 1, &Interrupt::new());
-        assert_eq!(values, Ok(None), "values alone, {threads} threads");
-        let remoteness = rounds::remoteness_on_threads(&g, threads, 1, &Interrupt::new());
-        assert_eq!(remoteness, Ok(None), "remoteness alone, {threads} threads");
-    }
-}
-
-#[test]
-fn analyse_on_two_threads_equals_analyse_on_one() {
-    let game = Game::token_sliding(graph(Shape::Wide, 100_000, 1_000_000, 3));
-    let one = analyse(game.clone(), &Limits::default()).unwrap();
-    let two = Limits {
-        table_threads: 2,
-        ..Limits::default()
-    };
-    let two = analyse(game, &two).unwrap();
-    assert_eq!(one.values(), two.values());
-    assert_eq!(one.remoteness_table(), two.remoteness_table());
+    check_paths(&digraph(n, &edges));
 }
 
 #[test]
@@ -291,40 +161,31 @@ fn an_acyclic_remoteness_table_waits_for_its_first_need_and_is_computed_once() {
     let order = order::acyclic_order(&g).expect("an acyclic graph");
     let expected =
         remoteness::acyclic_remoteness_interruptible(&g, &order, &Interrupt::new()).unwrap();
-    for threads in [1, 2] {
-        let analysis = analyse(Game::token_sliding(g.clone()), &Limits::default()).unwrap();
-        assert!(!analysis.remoteness_ready(), "values only at first");
-        let bytes = analysis.heap_bytes();
-        let raised = Interrupt::new();
-        raised.interrupt();
-        assert_eq!(
-            analysis.prepare_remoteness(threads, &raised),
-            Err(Cancelled)
-        );
-        assert!(
-            !analysis.remoteness_ready(),
-            "a cancelled computation leaves nothing"
-        );
-        thread::scope(|scope| {
-            let preparing: Vec<_> = (0..3)
-                .map(|_| scope.spawn(|| analysis.prepare_remoteness(threads, &Interrupt::new())))
-                .collect();
-            for prepared in preparing {
-                assert_eq!(prepared.join().expect("no panic"), Ok(()));
-            }
-        });
-        assert!(analysis.remoteness_ready());
-        assert_eq!(
-            analysis.remoteness_table(),
-            Some(&expected[..]),
-            "{threads} threads"
-        );
-        assert_eq!(
-            analysis.heap_bytes(),
-            bytes,
-            "the table was counted before it was made"
-        );
-    }
+    let analysis = analyse(Game::token_sliding(g), &Limits::default()).unwrap();
+    assert!(!analysis.remoteness_ready(), "values only at first");
+    let bytes = analysis.heap_bytes();
+    let raised = Interrupt::new();
+    raised.interrupt();
+    assert_eq!(analysis.prepare_remoteness(&raised), Err(Cancelled));
+    assert!(
+        !analysis.remoteness_ready(),
+        "a cancelled computation leaves nothing"
+    );
+    thread::scope(|scope| {
+        let preparing: Vec<_> = (0..3)
+            .map(|_| scope.spawn(|| analysis.prepare_remoteness(&Interrupt::new())))
+            .collect();
+        for prepared in preparing {
+            assert_eq!(prepared.join().expect("no panic"), Ok(()));
+        }
+    });
+    assert!(analysis.remoteness_ready());
+    assert_eq!(analysis.remoteness_table(), Some(&expected[..]));
+    assert_eq!(
+        analysis.heap_bytes(),
+        bytes,
+        "the table was counted before it was made"
+    );
 }
 
 #[test]
@@ -338,7 +199,7 @@ fn a_remoteness_table_is_ready_with_the_values_on_a_cyclic_graph_and_absent_with
     let split = Game::with_split_counts(graph(Shape::Dag, 100, 300, 4), vec![1; 100]).unwrap();
     let split = analyse(split, &Limits::default()).unwrap();
     assert!(split.remoteness_ready());
-    assert_eq!(split.prepare_remoteness(2, &Interrupt::new()), Ok(()));
+    assert_eq!(split.prepare_remoteness(&Interrupt::new()), Ok(()));
     assert_eq!(split.remoteness_table(), None);
 }
 

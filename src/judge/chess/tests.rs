@@ -1,7 +1,6 @@
 //! The chess reader: events, bulk reads and errors against the judge format.
 
 use super::*;
-use crate::judge::scanner::map_of;
 
 fn events(input: &str) -> Result<Vec<String>, String> {
     super::super::debug_events!(ChessReader::new(input.as_bytes()))
@@ -22,17 +21,10 @@ fn reads_cases_and_queries() {
 
 /// Every query and the first error, as text, read event by event or (`bulk`) with
 /// [`ChessReader::read_buffered_queries`] first whenever it can, through a scanner buffer
-/// of `buffer` bytes; with how many queries were read in bulk. The same text mapped into
-/// memory and read in place, through windows of `buffer` bytes, must read alike.
+/// of `buffer` bytes; with how many queries were read in bulk.
 fn transcript(input: &[u8], buffer: usize, bulk: Option<ListBudget>) -> (Vec<String>, usize) {
-    let owned = Scanner::with_buffer_bytes(input, buffer);
-    let read = reader_transcript(ChessReader::with_scanner(owned), bulk);
-    if !input.is_empty() {
-        let mapped = Scanner::mapped_with_window(map_of(input), buffer);
-        let mapped = reader_transcript(ChessReader::with_scanner(mapped), bulk);
-        assert_eq!(mapped, read, "mapped, windows of {buffer} bytes, {bulk:?}");
-    }
-    read
+    let scanner = Scanner::with_buffer_bytes(input, buffer);
+    reader_transcript(ChessReader::with_scanner(scanner), bulk)
 }
 
 /// [`transcript`] of one reader.
@@ -208,22 +200,9 @@ fn bulk_reads_across_windows_read_as_events_do() {
 }
 
 /// Every event of `text` (the first error as its message), read through a buffer of
-/// `buffer` bytes with adjacency lists split in halves from `split` bytes buffered; with
-/// how many reads in halves kept their second half.
-fn graph_transcript(text: &[u8], buffer: usize, split: usize) -> (Vec<String>, usize) {
-    let owned = Scanner::with_buffer_bytes(text, buffer).with_split_min_bytes(split);
-    let read = reader_graph_transcript(ChessReader::with_scanner(owned));
-    let mapped = Scanner::mapped_with_window(map_of(text), buffer).with_split_min_bytes(split);
-    let mapped = reader_graph_transcript(ChessReader::with_scanner(mapped));
-    assert_eq!(
-        mapped, read,
-        "mapped, windows of {buffer} bytes, split from {split}"
-    );
-    read
-}
-
-/// [`graph_transcript`] of one reader.
-fn reader_graph_transcript<R: Read>(mut reader: ChessReader<R>) -> (Vec<String>, usize) {
+/// `buffer` bytes.
+fn graph_transcript(text: &[u8], buffer: usize) -> Vec<String> {
+    let mut reader = ChessReader::with_scanner(Scanner::with_buffer_bytes(text, buffer));
     let mut out = Vec::new();
     loop {
         match reader.next_event() {
@@ -235,40 +214,15 @@ fn reader_graph_transcript<R: Read>(mut reader: ChessReader<R>) -> (Vec<String>,
             }
         }
     }
-    (out, reader.scanner.halves_kept)
+    out
 }
 
-/// A graph whose every list the bulk loop hands to the careful path (ids of 20 digits,
-/// zero-padded): each refill is split once at most, not once a list (which started a
-/// thread and read half the buffer again for every vertex), and the graph is the same.
+/// Graphs read in bulk through buffers of any size: the events (and the first error, with
+/// its location) are the same, and a well-formed graph is the one written. The lists are
+/// mostly one a line; now and then one spans lines or shares one.
 #[test]
-fn a_refill_is_split_once_however_many_lists_the_careful_path_takes() {
-    let n = 3000;
-    let mut text = format!("{n}\n");
-    for v in 0..n {
-        text += &format!("1 {:020}\n", (v * 7 + 1) % n);
-    }
-    text += "0\n";
-    let buffer = 4096;
-    let (expected, _) = graph_transcript(text.as_bytes(), buffer, usize::MAX);
-    let scanner = Scanner::with_buffer_bytes(text.as_bytes(), buffer).with_split_min_bytes(64);
-    let mut reader = ChessReader::with_scanner(scanner);
-    let graph = format!("{:?}", reader.next_event().unwrap().unwrap());
-    assert_eq!(graph, expected[0]);
-    let refills = text.len().div_ceil(buffer);
-    let tried = reader.scanner.halves_tried;
-    assert!(tried <= refills, "{tried} splits over {refills} refills");
-    assert!(tried > 0, "no split tried");
-}
-
-/// Graphs read with their lists split between two threads: the events (and the first
-/// error, with its location) are those of the one-thread read, and a well-formed graph is
-/// the one written. The lists are mostly one a line, as the split guesses; now and then
-/// one spans lines or shares one, which the guess must catch.
-#[test]
-fn graphs_read_in_halves_read_as_on_one_thread() {
+fn graphs_read_through_any_buffer_read_alike() {
     let mut next = seeded(0x6a09_e667_f3bc_c908);
-    let mut kept = 0;
     for round in 0..400 {
         let n = 1 + next(300);
         let flawed = round % 4 == 0;
@@ -297,7 +251,7 @@ fn graphs_read_in_halves_read_as_on_one_thread() {
             text += ["\n", "\n", "\n", "\n", "\n", " \n", "\r\n", " "][next(8) as usize];
         }
         text += "1 0\n2 0 0\n0\n";
-        let (expected, _) = graph_transcript(text.as_bytes(), 1 << 20, usize::MAX);
+        let expected = graph_transcript(text.as_bytes(), 1 << 20);
         if !flawed {
             let graph = ChessEvent::Graph {
                 case: 1,
@@ -309,43 +263,8 @@ fn graphs_read_in_halves_read_as_on_one_thread() {
             assert_eq!(expected[0], format!("{graph:?}"));
             assert_eq!(expected.len(), 4, "{expected:?}");
         }
-        for (buffer, split) in [
-            (1 << 20, 64),
-            (1 << 20, 1 + next(2000) as usize),
-            (100 + next(3000) as usize, 1 + next(200) as usize),
-        ] {
-            let (got, halves) = graph_transcript(text.as_bytes(), buffer, split);
-            assert_eq!(
-                got, expected,
-                "input {text:?}, buffer {buffer}, split {split}"
-            );
-            kept += halves;
-        }
+        let buffer = 100 + next(3000) as usize;
+        let got = graph_transcript(text.as_bytes(), buffer);
+        assert_eq!(got, expected, "input {text:?}, buffer {buffer}");
     }
-    // Most splits guessed right (the lists are mostly one a line).
-    assert!(
-        kept > 1000,
-        "only {kept} reads in halves kept their second half"
-    );
-}
-
-#[test]
-fn errors_name_line_and_column() {
-    assert_eq!(
-        events("2\n1 5\n0\n").unwrap_err(),
-        "line 2, column 3: an out-neighbour is 5, out of range: vertices are 0 to 1"
-    );
-    assert_eq!(
-        events("2\n1 1\n0\n1 0\n").unwrap_err(),
-        "line 5, column 1: expected the number of tokens M of a query, or 0 to end the \
-         test case, found end of input"
-    );
-    assert_eq!(
-        events("0\n").unwrap_err(),
-        "line 1, column 1: the number of vertices N is 0, expected 1..=4294967295"
-    );
-    assert_eq!(
-        events("1\n0\n1 -1\n").unwrap_err(),
-        "line 3, column 3: expected a token position, found '-'"
-    );
 }

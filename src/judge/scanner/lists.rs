@@ -1,12 +1,10 @@
 //! The scanner's bulk read of token lists (`M v_1 .. v_M`), the hot path of a judge file's
 //! queries: every number of a 64-byte window is found from the window's byte classes and
-//! converted (`window_values`: many at once where the processor can), so the numbers are
-//! read independently of each other rather than one after the other. The lists are then
-//! walked through the values a run of ids at a time: a branch per list, not per number.
+//! converted (`window_values`), so the numbers are read independently of each other rather
+//! than one after the other. The lists are then walked through the values a run of ids at a
+//! time: a branch per list, not per number.
 
 use super::super::window::{Classes, WINDOW, classify};
-#[cfg(target_arch = "x86_64")]
-use super::super::window_values::avx512;
 use super::super::window_values::{MOST_NUMBERS, SPAN, WindowValues};
 use super::Scanner;
 
@@ -84,73 +82,6 @@ pub(super) fn read_lists(
     counts: &mut Vec<u32>,
     vertices: &mut Vec<u32>,
 ) -> (usize, usize) {
-    #[cfg(target_arch = "x86_64")]
-    if avx512::available() {
-        // SAFETY: the processor has the features `read_lists_avx512` is compiled for.
-        return unsafe { read_lists_avx512(buffer, from, vertex_count, budget, counts, vertices) };
-    }
-    #[cfg(target_arch = "x86_64")]
-    if avx2_available() {
-        // SAFETY: the processor has the features `read_lists_avx2` is compiled for.
-        return unsafe { read_lists_avx2(buffer, from, vertex_count, budget, counts, vertices) };
-    }
-    read_lists_with(buffer, from, vertex_count, budget, counts, vertices, false)
-}
-
-/// Whether this processor has what [`read_lists_avx2`] is compiled for (std caches the
-/// answer).
-#[cfg(target_arch = "x86_64")]
-pub(super) fn avx2_available() -> bool {
-    is_x86_feature_detected!("avx2")
-        && is_x86_feature_detected!("bmi1")
-        && is_x86_feature_detected!("lzcnt")
-        && is_x86_feature_detected!("popcnt")
-}
-
-/// [`read_lists`] with the numbers converted one at a time, compiled for AVX2 (and the bit
-/// instructions of its processors), so that a window's copies and bit scans take one
-/// instruction each.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi1,lzcnt,popcnt")]
-pub(super) fn read_lists_avx2(
-    buffer: &[u8],
-    from: usize,
-    vertex_count: u32,
-    budget: ListBudget,
-    counts: &mut Vec<u32>,
-    vertices: &mut Vec<u32>,
-) -> (usize, usize) {
-    read_lists_with(buffer, from, vertex_count, budget, counts, vertices, false)
-}
-
-/// [`read_lists`] compiled for AVX-512 and the bit instructions of its processors, with the
-/// windows' numbers converted many at a time. (The conversion itself stays a call: `window`
-/// is not compiled for the features, and Rust refuses `inline(always)` with them.)
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi1,lzcnt,popcnt")]
-fn read_lists_avx512(
-    buffer: &[u8],
-    from: usize,
-    vertex_count: u32,
-    budget: ListBudget,
-    counts: &mut Vec<u32>,
-    vertices: &mut Vec<u32>,
-) -> (usize, usize) {
-    read_lists_with(buffer, from, vertex_count, budget, counts, vertices, true)
-}
-
-/// [`read_lists`], its windows' numbers of up to eight digits converted many at a time when
-/// `vector` (only where the processor has AVX-512 VBMI2).
-#[inline(always)]
-pub(super) fn read_lists_with(
-    buffer: &[u8],
-    from: usize,
-    vertex_count: u32,
-    budget: ListBudget,
-    counts: &mut Vec<u32>,
-    vertices: &mut Vec<u32>,
-    vector: bool,
-) -> (usize, usize) {
     let mut read = BulkRead {
         lists: Lists {
             budget,
@@ -164,7 +95,6 @@ pub(super) fn read_lists_with(
         },
         vertex_count,
         numbers: WindowValues::new(),
-        vector,
     };
     let mut tail = [0; SPAN];
     let mut base = from;
@@ -208,10 +138,8 @@ fn line_breaks(bytes: &[u8]) -> u64 {
 struct BulkRead {
     lists: Lists,
     vertex_count: u32,
-    /// A window's numbers, converted one at a time, or sixteen at a time when `vector`.
+    /// A window's numbers, converted one at a time.
     numbers: WindowValues,
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-    vector: bool,
 }
 
 /// The lists a bulk read took, and the one it is in.
@@ -255,20 +183,8 @@ impl BulkRead {
         let mut pushed = vertices.len();
         vertices.resize(pushed + MOST_NUMBERS + RUN, 0);
         let (lists, numbers) = (&mut self.lists, &mut self.numbers);
-        let walked = 'walked: {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: `vector` is set only where the processor has the features
-            // (`avx512::available`).
-            if self.vector
-                && unsafe {
-                    numbers.convert_vector(window, digits, starts, ends, self.vertex_count)
-                }
-            {
-                break 'walked lists.walk(numbers, base, counts, vertices, &mut pushed);
-            }
-            numbers.convert(span, starts, ends, self.vertex_count);
-            lists.walk(numbers, base, counts, vertices, &mut pushed)
-        };
+        numbers.convert(span, starts, ends, self.vertex_count);
+        let walked = lists.walk(numbers, base, counts, vertices, &mut pushed);
         vertices.truncate(pushed);
         // Every complete number was converted and taken: what follows is a number running
         // on past the window (the next window starts with it), or only whitespace.

@@ -1,58 +1,20 @@
 //! A streaming reader of whitespace-separated unsigned numbers that knows the line and column
 //! of everything it reads. It holds one buffer (256 KiB, grown to 8 MiB from a large graph on),
-//! never the whole input; or it reads a file mapped into memory in place, a window of the same
-//! size at a time, so that both read alike.
+//! never the whole input.
 
 use std::io::{self, Read};
-use std::ops::Deref;
-
-use memmap2::Mmap;
 
 use super::digits::{is_separator, short_number, short_parity};
 use super::error::{JudgeError, Location};
 
-mod halves;
 mod lists;
-mod window;
 
-pub(crate) use halves::LARGE_GRAPH_BUFFER_BYTES;
 pub use lists::ListBudget;
-use window::MappedWindow;
-
-/// Where a scanner's bytes are: its own buffer, which reads fill, or a window onto a mapped
-/// file, which reads move along it (no copy).
-enum Buffer {
-    Owned(Box<[u8]>),
-    Mapped(MappedWindow),
-}
-
-impl Buffer {
-    /// What a refill reads at most: the buffer's length, or the window's size.
-    fn size(&self) -> usize {
-        match self {
-            Self::Owned(buffer) => buffer.len(),
-            Self::Mapped(window) => window.size(),
-        }
-    }
-}
-
-impl Deref for Buffer {
-    type Target = [u8];
-
-    /// The buffer, or the window (shorter at the end of the file).
-    #[inline]
-    fn deref(&self) -> &[u8] {
-        match self {
-            Self::Owned(buffer) => buffer,
-            Self::Mapped(window) => window.bytes(),
-        }
-    }
-}
 
 /// Streaming number scanner.
 pub(crate) struct Scanner<R> {
     reader: R,
-    buffer: Buffer,
+    buffer: Box<[u8]>,
     pos: usize,
     len: usize,
     /// Current line (1-based) and the absolute byte offset where it starts.
@@ -61,38 +23,15 @@ pub(crate) struct Scanner<R> {
     /// Absolute byte offset of `buffer[0]`.
     buffer_offset: u64,
     eof: bool,
-    /// The second thread's counts and ids of a read in halves, kept for the next one.
-    spare: (Vec<u32>, Vec<u32>),
-    /// Buffered input from which a bulk read of adjacency lists is split in halves.
-    split_min_bytes: usize,
-    /// The `buffer_offset` of the refill last split: each refill is split once at most (a
-    /// file of lists the careful path takes would otherwise start a thread, and read half
-    /// the buffer again, for each of them).
-    split_refill: Option<u64>,
-    /// Reads in halves started (tests check that they stay one a refill).
-    #[cfg(test)]
-    pub(crate) halves_tried: usize,
-    /// Reads in halves whose second half was kept (tests check that they happen).
-    #[cfg(test)]
-    pub(crate) halves_kept: usize,
 }
 
 /// Large enough that a refill (where the CLI sends its pending queries, see
 /// [`Scanner::has_buffered_input`]) comes after thousands of queries of a file.
 const BUFFER_BYTES: usize = 256 * 1024;
 
-impl Scanner<io::Empty> {
-    /// A scanner at the start of a mapped file, which it reads in place, a window of the size
-    /// of an owned buffer at a time.
-    pub(crate) fn mapped(map: Mmap) -> Self {
-        Self::mapped_with_window(map, BUFFER_BYTES)
-    }
-
-    /// A scanner of a mapped file through windows of `bytes` (tests use small ones).
-    pub(crate) fn mapped_with_window(map: Mmap, bytes: usize) -> Self {
-        Scanner::with_buffer(io::empty(), Buffer::Mapped(MappedWindow::new(map, bytes)))
-    }
-}
+/// The buffer a large graph is read through (see [`Scanner::grow_buffer`]): fewer, longer
+/// bulk reads of its adjacency lists.
+pub(crate) const LARGE_GRAPH_BUFFER_BYTES: usize = 8 << 20;
 
 impl<R: Read> Scanner<R> {
     /// A scanner at the start of `reader`.
@@ -102,55 +41,28 @@ impl<R: Read> Scanner<R> {
 
     /// A scanner with a buffer of `bytes` (tests use small ones, to cross buffer boundaries).
     pub(crate) fn with_buffer_bytes(reader: R, bytes: usize) -> Self {
-        Self::with_buffer(
-            reader,
-            Buffer::Owned(vec![0; bytes.max(1)].into_boxed_slice()),
-        )
-    }
-
-    fn with_buffer(reader: R, buffer: Buffer) -> Self {
         Self {
             reader,
-            buffer,
+            buffer: vec![0; bytes.max(1)].into_boxed_slice(),
             pos: 0,
             len: 0,
             line: 1,
             line_start: 0,
             buffer_offset: 0,
             eof: false,
-            spare: (Vec::new(), Vec::new()),
-            split_min_bytes: halves::SPLIT_MIN_BYTES,
-            split_refill: None,
-            #[cfg(test)]
-            halves_tried: 0,
-            #[cfg(test)]
-            halves_kept: 0,
         }
-    }
-
-    /// The scanner, its reads of adjacency lists split in halves from `bytes` buffered (tests
-    /// split small inputs).
-    #[cfg(test)]
-    pub(crate) fn with_split_min_bytes(mut self, bytes: usize) -> Self {
-        self.split_min_bytes = bytes;
-        self
     }
 
     /// Makes the buffer at least `bytes` long (the unread input moved to its start), so that
     /// each refill reads that much.
     pub(crate) fn grow_buffer(&mut self, bytes: usize) {
-        if self.buffer.size() >= bytes {
+        if self.buffer.len() >= bytes {
             return;
         }
         let unread = self.len - self.pos;
-        match &mut self.buffer {
-            Buffer::Owned(owned) => {
-                let mut buffer = vec![0; bytes].into_boxed_slice();
-                buffer[..unread].copy_from_slice(&owned[self.pos..self.len]);
-                *owned = buffer;
-            }
-            Buffer::Mapped(window) => window.resize(self.pos, bytes),
-        }
+        let mut buffer = vec![0; bytes].into_boxed_slice();
+        buffer[..unread].copy_from_slice(&self.buffer[self.pos..self.len]);
+        self.buffer = buffer;
         self.buffer_offset += self.pos as u64;
         (self.pos, self.len) = (0, unread);
     }
@@ -164,25 +76,16 @@ impl<R: Read> Scanner<R> {
         }
     }
 
-    /// Refills the buffer (moves the window past what it showed); false at end of input.
+    /// Refills the buffer; false at end of input.
     fn fill(&mut self) -> io::Result<bool> {
         if self.eof {
             return Ok(false);
         }
         self.buffer_offset += self.len as u64;
-        let read = self.len;
         self.pos = 0;
         self.len = 0;
-        let buffer = match &mut self.buffer {
-            Buffer::Owned(buffer) => buffer,
-            Buffer::Mapped(window) => {
-                self.len = window.advance(read);
-                self.eof = self.len == 0;
-                return Ok(!self.eof);
-            }
-        };
         loop {
-            match self.reader.read(buffer) {
+            match self.reader.read(&mut self.buffer) {
                 Ok(0) => {
                     self.eof = true;
                     return Ok(false);
@@ -415,26 +318,6 @@ fn describe_byte(byte: u8) -> String {
     } else {
         format!("byte 0x{byte:02x}")
     }
-}
-
-impl<R> Scanner<R> {
-    /// The bytes of a mapped file whose pages were given back (0 for an owned buffer).
-    #[cfg(test)]
-    pub(crate) fn released_bytes(&self) -> usize {
-        match &self.buffer {
-            Buffer::Owned(_) => 0,
-            Buffer::Mapped(window) => window.released(),
-        }
-    }
-}
-
-/// `bytes` in a read-only anonymous mapping, as a mapped file would be (tests read judge
-/// text through [`Scanner::mapped_with_window`]); `bytes` must not be empty.
-#[cfg(test)]
-pub(crate) fn map_of(bytes: &[u8]) -> Mmap {
-    let mut map = memmap2::MmapMut::map_anon(bytes.len()).expect("an anonymous mapping");
-    map.copy_from_slice(bytes);
-    map.make_read_only().expect("a read-only mapping")
 }
 
 #[cfg(test)]

@@ -1,6 +1,5 @@
 //! The scanner's locations, errors, buffer boundaries and bulk reads.
 
-use super::window::RELEASE_BYTES;
 use super::*;
 
 #[test]
@@ -163,13 +162,9 @@ fn tells_when_the_next_read_may_block() {
 }
 
 #[test]
-fn bulk_reads_convert_numbers_alike_one_at_a_time_and_many_at_once() {
+fn bulk_reads_take_lists_and_stop_inside_the_text() {
     // Lists of ids of 1 to 10 digits (some too large for the vertex count, some over
-    // `u32::MAX`), with counts out of range now and then: both conversions (and the loop
-    // compiled for AVX2) take the same lists and stop at the same place, whatever the
-    // processor (each runs only where it can).
-    let many_at_once =
-        cfg!(target_arch = "x86_64") && super::super::window_values::avx512::available();
+    // `u32::MAX`), with counts out of range now and then.
     let mut generator = crate::generate::Rng::new(0x51_7cc1_b727_220a);
     let mut taken = 0;
     for round in 0..2_000 {
@@ -195,39 +190,15 @@ fn bulk_reads_convert_numbers_alike_one_at_a_time_and_many_at_once() {
             min_list: 0,
             max_list: 30,
         };
-        let read = |vector: bool| {
-            let (mut counts, mut vertices) = (vec![7], vec![9]);
-            let (lists, consumed) = lists::read_lists_with(
-                text.as_bytes(),
-                0,
-                vertex_count,
-                budget,
-                &mut counts,
-                &mut vertices,
-                vector && many_at_once,
-            );
-            (lists, consumed, counts, vertices)
-        };
-        let one_at_a_time = read(false);
-        assert_eq!(read(true), one_at_a_time, "round {round}: {text:?}");
-        #[cfg(target_arch = "x86_64")]
-        if lists::avx2_available() {
-            let (mut counts, mut vertices) = (vec![7], vec![9]);
-            // SAFETY: the processor has the features (checked above).
-            let (lists, consumed) = unsafe {
-                lists::read_lists_avx2(
-                    text.as_bytes(),
-                    0,
-                    vertex_count,
-                    budget,
-                    &mut counts,
-                    &mut vertices,
-                )
-            };
-            let compiled_for_avx2 = (lists, consumed, counts, vertices);
-            assert_eq!(compiled_for_avx2, one_at_a_time, "round {round}: {text:?}");
-        }
-        let (lists, consumed, counts, _) = one_at_a_time;
+        let (mut counts, mut vertices) = (vec![7], vec![9]);
+        let (lists, consumed) = lists::read_lists(
+            text.as_bytes(),
+            0,
+            vertex_count,
+            budget,
+            &mut counts,
+            &mut vertices,
+        );
         assert_eq!(counts.len(), lists + 1, "round {round}");
         assert!(consumed <= text.len(), "round {round}");
         taken += lists;
@@ -256,7 +227,7 @@ fn numbers_growing<R: Read>(
 }
 
 #[test]
-fn a_mapped_file_reads_as_a_stream_does_through_a_grown_window() {
+fn a_grown_buffer_reads_every_number_where_it_is() {
     let text: String = (0..3000u64)
         .map(|i| {
             format!(
@@ -268,62 +239,12 @@ fn a_mapped_file_reads_as_a_stream_does_through_a_grown_window() {
         .collect();
     let expected = numbers_growing(Scanner::new(text.as_bytes()), usize::MAX, 0);
     assert_eq!(expected.len(), 3000);
-    for (window, grow_after, grown) in [(16, 10, 64), (100, 1, 4096), (7, 300, 9), (5, 2999, 50)] {
-        let owned = Scanner::with_buffer_bytes(text.as_bytes(), window);
-        let mapped = Scanner::mapped_with_window(map_of(text.as_bytes()), window);
-        let case = format!("windows of {window}, grown to {grown} after {grow_after} numbers");
+    for (buffer, grow_after, grown) in [(16, 10, 64), (100, 1, 4096), (7, 300, 9), (5, 2999, 50)] {
+        let owned = Scanner::with_buffer_bytes(text.as_bytes(), buffer);
         assert_eq!(
             numbers_growing(owned, grow_after, grown),
             expected,
-            "{case}"
-        );
-        assert_eq!(
-            numbers_growing(mapped, grow_after, grown),
-            expected,
-            "mapped, {case}"
+            "buffer of {buffer}, grown to {grown} after {grow_after} numbers"
         );
     }
-}
-
-/// A mapped file longer than the stretch after which read pages are given back: every number
-/// reads as written, before and after the pages behind the window are dropped.
-#[test]
-fn a_mapped_file_reads_whole_past_the_pages_it_gives_back() {
-    let count = 3 * RELEASE_BYTES / 8;
-    let mut text = String::with_capacity(count * 8);
-    for i in 0..count as u64 {
-        text += &format!("{:07}\n", i * 7919 % 10_000_000);
-    }
-    let mut scanner = Scanner::mapped(map_of(text.as_bytes()));
-    for i in 0..count as u64 {
-        let (value, location) = scanner.number("a number").unwrap();
-        assert_eq!(value, i * 7919 % 10_000_000);
-        assert_eq!(location.line, i + 1);
-    }
-    assert_eq!(scanner.next_number("a number").unwrap(), None);
-    // The pages were given back (on Linux; an anonymous page given back would read as
-    // zeros, so every number above also says none was given back too early).
-    if cfg!(unix) {
-        assert!(scanner.released_bytes() >= 2 * RELEASE_BYTES - (64 << 10));
-    }
-}
-
-/// Where a scanner's buffer starts after each of a few reads and growths, the same growth
-/// asked twice too (as every large graph of a file asks it).
-fn offsets_growing<R: Read>(mut scanner: Scanner<R>) -> Vec<(u64, usize)> {
-    let mut offsets = Vec::new();
-    for grown in [16, 16, 64, 64, 4096] {
-        scanner.number("a number").unwrap();
-        scanner.grow_buffer(grown);
-        offsets.push((scanner.buffer_offset, scanner.pos));
-    }
-    offsets
-}
-
-#[test]
-fn a_mapped_window_grows_as_the_owned_buffer_does_near_the_end_of_the_file() {
-    let text = "1 22 333 4444 55555 666666\n";
-    let owned = offsets_growing(Scanner::with_buffer_bytes(text.as_bytes(), 8));
-    let mapped = offsets_growing(Scanner::mapped_with_window(map_of(text.as_bytes()), 8));
-    assert_eq!(mapped, owned);
 }

@@ -1,9 +1,8 @@
 //! Packed varints of one or two bytes (values under 2^14: the vertices of any graph of up to
 //! 16,384 vertices, the chess judge files' queries) read sixteen bytes and written eight
-//! values at a time with SSSE3 byte shuffles (`ssse3.rs`), and read sixty-four bytes and
-//! written thirty-two values at a time with AVX-512 (`avx512.rs`), where the processor has
-//! them (asked once at run time; elsewhere these functions do nothing and the callers' scalar
-//! loops do the work).
+//! values at a time with SSSE3 byte shuffles (`ssse3.rs`), where the processor has them
+//! ([`crate::cpu`]; elsewhere these functions do nothing and the callers' scalar loops do the
+//! work).
 //!
 //! Reading needs no pass from one varint to the next: every byte below 0x80 ends a varint, and
 //! the value ending at byte `i` is byte `i` alone, or, when byte `i - 1` has its continuation
@@ -13,36 +12,25 @@
 //! second byte drops the others.
 
 /// Reads the varints at the start of `bytes` while they are at most two bytes long, sixteen
-/// bytes at a time (sixty-four with AVX-512 while it can), appending their values to `out`.
-/// Returns how many bytes it read: whole varints, ending before the first chunk of sixteen
-/// that holds a longer varint, and before the last bytes that make no full chunk (0 without
-/// SSSE3). `bytes` must start at a varint.
+/// bytes at a time, appending their values to `out`. Returns how many bytes it read: whole
+/// varints, ending before the first chunk of sixteen that holds a longer varint, and before
+/// the last bytes that make no full chunk (0 without SSSE3). `bytes` must start at a varint.
 ///
 /// Each chunk stores up to [`READ_SLACK`] values into the spare capacity of `out`, reserving
 /// room for them first: a caller that reserved exactly the values it expects should add [`READ_SLACK`], or
 /// the last chunks make `out` grow (copying everything read so far).
 pub(super) fn read_pairs(bytes: &[u8], out: &mut Vec<u32>) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if ssse3::available() {
-        // Sixty-four bytes a step where the processor can, then sixteen up to the first
-        // chunk of them with a longer varint (both stop at a varint's start).
-        let wide = if avx512::available() {
-            // SAFETY: the processor has the AVX-512 extensions and POPCNT (just checked).
-            unsafe { avx512::read_pairs(bytes, out) }
-        } else {
-            0
-        };
+    if crate::cpu::features().ssse3 {
         // SAFETY: the processor has SSSE3 and POPCNT (just checked).
-        return wide + unsafe { ssse3::read_pairs(&bytes[wide..], out) };
+        return unsafe { ssse3::read_pairs(bytes, out) };
     }
     let _ = (bytes, out);
     0
 }
 
 /// Spare capacity past its values that [`read_pairs`] writes into.
-pub(super) const READ_SLACK: usize = 64;
-#[cfg(target_arch = "x86_64")]
-const _: () = assert!(avx512::STEP_VALUES <= READ_SLACK);
+pub(super) const READ_SLACK: usize = 16;
 
 /// Values [`write_pairs`] takes at once.
 pub(super) const WRITE_STEP: usize = 8;
@@ -50,10 +38,9 @@ pub(super) const WRITE_STEP: usize = 8;
 /// Bytes past what it writes that [`write_pairs`] may overwrite.
 pub(super) const WRITE_SLACK: usize = 16;
 
-/// Writes the varints of `values`, each under 2^14, into `out`, eight values at a time
-/// (thirty-two with AVX-512 while it can); returns how many values it wrote (a multiple of
-/// [`WRITE_STEP`]; 0 without SSSE3) and how many bytes they took. `out` must have room for two
-/// bytes a value plus [`WRITE_SLACK`].
+/// Writes the varints of `values`, each under 2^14, into `out`, eight values at a time;
+/// returns how many values it wrote (a multiple of [`WRITE_STEP`]; 0 without SSSE3) and how
+/// many bytes they took. `out` must have room for two bytes a value plus [`WRITE_SLACK`].
 pub(super) fn write_pairs(values: &[u32], out: &mut [u8]) -> (usize, usize) {
     let steps = values.len() / WRITE_STEP;
     assert!(
@@ -64,22 +51,10 @@ pub(super) fn write_pairs(values: &[u32], out: &mut [u8]) -> (usize, usize) {
     );
     debug_assert!(values.iter().all(|&value| value < 1 << 14));
     #[cfg(target_arch = "x86_64")]
-    if ssse3::available() {
-        let values = &values[..steps * WRITE_STEP];
-        // Thirty-two values a step where the processor can, then eight.
-        let (wide, wide_bytes) = if avx512::available() {
-            // SAFETY: the processor has the AVX-512 extensions and POPCNT (just checked), and
-            // `out` has two bytes a value (asserted above).
-            unsafe { avx512::write_pairs(values, out) }
-        } else {
-            (0, 0)
-        };
-        // SAFETY: the processor has SSSE3 and POPCNT (just checked), and `out[wide_bytes..]`
-        // has room for two bytes of each value left plus the slack (asserted above for all
-        // the values, of which those written took at most two bytes each).
-        let (narrow, narrow_bytes) =
-            unsafe { ssse3::write_pairs(&values[wide..], &mut out[wide_bytes..]) };
-        return (wide + narrow, wide_bytes + narrow_bytes);
+    if crate::cpu::features().ssse3 {
+        // SAFETY: the processor has SSSE3 and POPCNT (just checked), and `out` has room for
+        // two bytes of each value plus the slack (asserted above).
+        return unsafe { ssse3::write_pairs(&values[..steps * WRITE_STEP], out) };
     }
     (0, 0)
 }
@@ -140,8 +115,6 @@ static COMPRESS_LANES: [[u8; 16]; 256] = shuffles(true);
 static DROP_SHORT_BYTES: [[u8; 16]; 256] = shuffles(false);
 
 #[cfg(target_arch = "x86_64")]
-mod avx512;
-#[cfg(target_arch = "x86_64")]
 mod ssse3;
 
 #[cfg(test)]
@@ -181,21 +154,13 @@ mod tests {
         let mut readers: Vec<Reader> = Vec::new();
         #[cfg(target_arch = "x86_64")]
         {
-            if ssse3::available() {
+            if crate::cpu::features().ssse3 {
                 readers.push(("dispatched", read_pairs, 16));
                 // SAFETY: the processor has SSSE3 and POPCNT (just checked).
                 readers.push((
                     "ssse3",
                     |bytes, out| unsafe { ssse3::read_pairs(bytes, out) },
                     16,
-                ));
-            }
-            if avx512::available() {
-                // SAFETY: the processor has the AVX-512 extensions (just checked).
-                readers.push((
-                    "avx512",
-                    |bytes, out| unsafe { avx512::read_pairs(bytes, out) },
-                    64,
                 ));
             }
         }
@@ -252,7 +217,7 @@ mod tests {
         let mut writers: Vec<Writer> = Vec::new();
         #[cfg(target_arch = "x86_64")]
         {
-            if ssse3::available() {
+            if crate::cpu::features().ssse3 {
                 writers.push(("dispatched", write_pairs, WRITE_STEP));
                 // SAFETY: the processor has SSSE3 and POPCNT (just checked); the test gives
                 // every writer two bytes a value and the slack.
@@ -262,14 +227,6 @@ mod tests {
                         ssse3::write_pairs(&values[..values.len() / WRITE_STEP * WRITE_STEP], out)
                     },
                     WRITE_STEP,
-                ));
-            }
-            if avx512::available() {
-                // SAFETY: the processor has the AVX-512 extensions (just checked).
-                writers.push((
-                    "avx512",
-                    |values, out| unsafe { avx512::write_pairs(values, out) },
-                    avx512::WRITE_STEP,
                 ));
             }
         }

@@ -8,18 +8,8 @@ use std::arch::x86_64::{
     _mm_srli_si128, _mm_storeu_si128, _mm_unpackhi_epi8, _mm_unpackhi_epi16, _mm_unpacklo_epi8,
     _mm_unpacklo_epi16,
 };
-use std::sync::OnceLock;
 
 use super::{COMPRESS_LANES, DROP_SHORT_BYTES, WRITE_STEP};
-
-/// Whether the processor has SSSE3 (the byte shuffle) and POPCNT; asked once.
-pub(super) fn available() -> bool {
-    static AVAILABLE: OnceLock<bool> = OnceLock::new();
-    *AVAILABLE.get_or_init(|| {
-        std::arch::is_x86_feature_detected!("ssse3")
-            && std::arch::is_x86_feature_detected!("popcnt")
-    })
-}
 
 /// See [`super::read_pairs`].
 ///
