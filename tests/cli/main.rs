@@ -6,13 +6,15 @@
 //!   errors, `--explain` moves played out;
 //! - `fuzz_judge`: mutated judge files through the library's readers and the CLI, judged by
 //!   `support/judge_model.rs`;
-//! - `render`: `grundy render`'s SVG and DOT.
+//! - `render`: `grundy render`'s SVG and DOT;
+//! - `docs`: every path `docs/architecture.md` names exists.
 //!
-//! One binary for the three, so that the crate is linked once for them.
+//! One binary for the four, so that the crate is linked once for them.
 
 #[path = "../support/mod.rs"]
 mod support;
 
+mod docs;
 mod fuzz_judge;
 mod judge;
 mod render;

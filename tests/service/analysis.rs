@@ -374,3 +374,72 @@ async fn values_whose_token_count_overflows_are_answered_without_analysis() {
     assert_eq!(verdicts[3].error, None);
     assert!(verdicts[3].remoteness.is_some(), "{:?}", verdicts[3]);
 }
+
+/// A search whose client goes away stops within moments whatever it was doing and whatever
+/// its budgets: a position of 12,000 tokens on a graph of out-degree 8, on a server whose
+/// budgets would let it work for hours. Once the client cancels, its search job is gone
+/// within a second (the engine reads the interrupt every 16K units of work, tens of
+/// microseconds; a search listing its moves or settling once read it never, and went on for
+/// 15-65 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_search_stops_at_once_whatever_its_budgets() {
+    use grundy::service::{AnalysisCaps, ServiceConfig, WorkKind};
+    let server = serve_service(ServiceConfig {
+        analysis: AnalysisCaps {
+            max_moves: u32::MAX,
+            position_budget: u64::MAX,
+            work_budget: u64::MAX,
+        },
+        ..service_config()
+    })
+    .await;
+    let metrics = server.service.metrics().clone();
+    let searches = move || metrics.work_jobs_running(WorkKind::Search);
+    let wide = 12_000u32;
+    let n = wide + 8;
+    let mut graph = proto::Graph {
+        vertex_count: n,
+        ..Default::default()
+    };
+    for v in 0..n {
+        let successors: Vec<u32> = (v + 1..=v + 8).filter(|&w| w < n).collect();
+        graph.out_degrees.push(successors.len() as u32);
+        graph.targets.extend(successors);
+    }
+    let tokens_on_all: Vec<u32> = (0..wide).collect();
+    let mut client = server.client().await;
+    let requests = vec![
+        analysis_start(graph, Some(proto::AnalysisOptions::default())),
+        batch(vec![tokens(0, &tokens_on_all)]),
+    ];
+    let reader = tokio::spawn(async move {
+        let mut stream = client
+            .evaluate(tokio_stream::iter(requests))
+            .await
+            .unwrap()
+            .into_inner();
+        while stream.message().await.is_ok_and(|m| m.is_some()) {}
+    });
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while searches() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the search never started"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Let it get well into its work, then go away.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(searches(), 1, "the search still runs");
+    reader.abort();
+    let cancelled = std::time::Instant::now();
+    while searches() > 0 {
+        assert!(
+            cancelled.elapsed() < Duration::from_secs(1),
+            "the search still runs {:?} after its client left",
+            cancelled.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    eprintln!("search stopped {:?} after the cancel", cancelled.elapsed());
+}
