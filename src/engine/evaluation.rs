@@ -426,18 +426,21 @@ impl Analysis {
         tokens: &[u32],
         options: &AnalysisOptions,
     ) -> Result<PositionAnalysis, VertexOutOfRange> {
-        self.analyse_position_with(tokens, options, None)
+        self.analyse_position_with(tokens, options, None, &mut || {})
     }
 
     /// [`Analysis::analyse_position`], stopping with [`Cancelled`] once `interrupt` is raised
-    /// (read every few thousand positions of the search: microseconds of work).
+    /// (read every 16K units of the search's work: tens of microseconds). `progress` is
+    /// called on this thread at each of those reads, so only by a search that lasts: a caller
+    /// holding earlier answers for someone can send them then, rather than after the search.
     pub fn analyse_position_interruptible(
         &self,
         tokens: &[u32],
         options: &AnalysisOptions,
         interrupt: &Interrupt,
+        progress: &mut dyn FnMut(),
     ) -> Result<Result<PositionAnalysis, VertexOutOfRange>, Cancelled> {
-        let analysis = self.analyse_position_with(tokens, options, Some(interrupt));
+        let analysis = self.analyse_position_with(tokens, options, Some(interrupt), progress);
         interrupt.check()?;
         Ok(analysis)
     }
@@ -447,6 +450,7 @@ impl Analysis {
         tokens: &[u32],
         options: &AnalysisOptions,
         interrupt: Option<&Interrupt>,
+        progress: &mut dyn FnMut(),
     ) -> Result<PositionAnalysis, VertexOutOfRange> {
         let evaluation = self.evaluate_tokens(tokens)?;
         let Some(table) = self.remoteness_cells() else {
@@ -494,6 +498,7 @@ impl Analysis {
             (evaluation.outcome, evaluation.nim_sum),
             options,
             interrupt,
+            progress,
         ))
     }
 }

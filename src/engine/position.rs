@@ -79,7 +79,9 @@ const UNSETTLED: u64 = u64::MAX;
 /// tokens generated costs `k + STEP_COST`), so its memory is linear in the budget and not in
 /// the square of the tokens. Once `interrupt` is raised (read every [`INTERRUPT_CHECK`]
 /// units, in the listing and the settling too) the search stops as if its budget had run
-/// out: the caller then discards the answer.
+/// out: the caller then discards the answer. `progress` is called at each of those reads,
+/// on this thread: only a search that lasts calls it, so a caller holding answers for
+/// someone can send them then instead of making them wait for the search.
 pub(super) fn analyse_sliding(
     rules: &SumRules<'_>,
     table: &[u32],
@@ -87,6 +89,7 @@ pub(super) fn analyse_sliding(
     (outcome, nim_sum): (Outcome, u64),
     options: &AnalysisOptions,
     interrupt: Option<&Interrupt>,
+    progress: &mut dyn FnMut(),
 ) -> PositionAnalysis {
     let graph = rules.graph;
     let mut root: Vec<u32> = tokens
@@ -95,7 +98,7 @@ pub(super) fn analyse_sliding(
         .filter(|&v| graph.out_degree(v) > 0)
         .collect();
     root.sort_unstable();
-    let mut search = SumSearch::new(rules, table, root.len(), options, interrupt);
+    let mut search = SumSearch::new(rules, table, root.len(), options, interrupt, progress);
     let root_seed = search.close(&root);
 
     // Moves by class (winning, drawing, losing for the mover), each class in `(from, to)`
@@ -205,7 +208,7 @@ enum Seed {
 }
 
 /// The search of one query: positions indexed, and what is known of each.
-struct SumSearch<'a> {
+struct SumSearch<'a, 'p> {
     rules: &'a SumRules<'a>,
     table: &'a [u32],
     /// Tokens per position.
@@ -213,6 +216,8 @@ struct SumSearch<'a> {
     budget: u64,
     /// Ends the search as the budget does, once raised.
     interrupt: Option<&'a Interrupt>,
+    /// Called at every read of the interrupt.
+    progress: &'p mut dyn FnMut(),
     /// Positions indexed that the table does not answer: what the position budget counts.
     searched: u64,
     /// Work units spent by the closures (and, afresh, by the settling), against
@@ -242,13 +247,14 @@ struct SumSearch<'a> {
     scratch: Vec<u32>,
 }
 
-impl<'a> SumSearch<'a> {
+impl<'a, 'p> SumSearch<'a, 'p> {
     fn new(
         rules: &'a SumRules<'a>,
         table: &'a [u32],
         width: usize,
         options: &AnalysisOptions,
         interrupt: Option<&'a Interrupt>,
+        progress: &'p mut dyn FnMut(),
     ) -> Self {
         Self {
             rules,
@@ -256,6 +262,7 @@ impl<'a> SumSearch<'a> {
             width,
             budget: options.position_budget,
             interrupt,
+            progress,
             searched: 0,
             work: 0,
             work_budget: options.work_budget,
@@ -280,6 +287,7 @@ impl<'a> SumSearch<'a> {
         self.work = self.work.saturating_add(units);
         if self.work >= self.next_check {
             self.next_check = self.work.saturating_add(INTERRUPT_CHECK);
+            (self.progress)();
             if self.interrupt.is_some_and(Interrupt::is_interrupted) {
                 self.work_budget = 0;
                 return false;
@@ -295,6 +303,7 @@ impl<'a> SumSearch<'a> {
         self.listed = self.listed.saturating_add(u64::from(moves) + 1);
         if self.listed >= self.next_listing_check {
             self.next_listing_check = self.listed.saturating_add(INTERRUPT_CHECK);
+            (self.progress)();
             if self.interrupt.is_some_and(Interrupt::is_interrupted) {
                 self.exhausted = true;
                 self.work_budget = 0;
@@ -581,7 +590,7 @@ struct ReverseMoves {
 impl ReverseMoves {
     /// The reverse edges the settling of `search` needs, paid for from its budget; `None`
     /// when that runs out.
-    fn of(search: &mut SumSearch<'_>) -> Option<Self> {
+    fn of(search: &mut SumSearch<'_, '_>) -> Option<Self> {
         let graph = search.rules.graph;
         let mut sources: Vec<u32> = Vec::new();
         for p in 0..search.positions.len() as u32 {

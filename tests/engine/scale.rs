@@ -228,8 +228,9 @@ fn an_interrupt_stops_the_listing_of_a_wide_position() {
     };
     let interrupt = Interrupt::new();
     interrupt.interrupt();
-    let (found, peak) =
-        peak_bytes_of(|| analysis.analyse_position_interruptible(&tokens, &options, &interrupt));
+    let (found, peak) = peak_bytes_of(|| {
+        analysis.analyse_position_interruptible(&tokens, &options, &interrupt, &mut || {})
+    });
     assert!(found.is_err(), "cancelled");
     assert!(peak < 8 << 20, "peak {peak} B");
 }

@@ -1,66 +1,84 @@
 //! Verdicts that go as they are found. A stream that asks for moves or position analyses can
-//! take seconds a query (a sum of several tokens is searched exactly), so its job hands each
-//! verdict to the stream as soon as it is answered, through a bounded channel, instead of
-//! holding the batch's answers until its end.
+//! take seconds a query (a sum of several tokens is searched exactly), so its job hands its
+//! verdicts to the stream while it runs, through a bounded channel, instead of holding the
+//! batch's answers until its end.
 //!
-//! No clock decides when they go: the stream takes whatever waits in the channel each time it
-//! is free and sends it as one message (cut to the message limit), so quick answers share
-//! messages by themselves while the one before is being sent, and a slow search's answer goes
-//! alone and at once. A batch's end is marked, so that a message never spans two batches and
-//! an empty batch still gets its (empty) response.
+//! No clock decides when they go. The job gathers verdicts into chunks of [`CHUNK`] and hands
+//! a chunk over when it is full, at its batch's end, and whenever a search lasts: the engine
+//! calls back every 16K units of a search's work, so a quick answer never waits for a slow
+//! search after it, while a run of quick answers costs one hand-over per chunk. The stream
+//! takes whatever waits each time it is free and sends it as one message (cut to the message
+//! limit). A batch's end is marked, so that a message never spans two batches and an empty
+//! batch still gets its (empty) response.
 //!
-//! The channel holds at most [`EARLY_VERDICTS`] verdicts: a client that does not read makes
-//! the stream wait, then the job, instead of the server holding every answer it finds.
+//! The channel holds at most [`EARLY_CHUNKS`] chunks: a client that does not read makes the
+//! stream wait, then the job, instead of the server holding every answer it finds.
 
 use tokio::sync::mpsc;
 
-use super::split::fit_response;
+use super::fit::fit_response;
 use crate::proto::{EvaluateResponse, Verdict};
 
-/// Verdicts a job may have handed over that the stream has not taken; past them the job
-/// waits. At most some 1.3 MiB (a verdict of 256 analysed moves is about 5 KiB), besides the
-/// stream's response buffer.
-pub(crate) const EARLY_VERDICTS: usize = 256;
+/// Verdicts the job gathers before it hands them over (unless a search lasts first).
+pub(crate) const CHUNK: usize = 64;
 
-/// What a job hands to its stream: a verdict, or the end of a batch (on such a stream every
-/// verdict is a full one, handed over as it is found: the batch's response holds nothing
-/// more).
+/// Chunks handed over that the stream has not taken; past them the job waits. With the
+/// chunk being gathered, at most 320 verdicts: some 1.6 MiB at 256 analysed moves a verdict
+/// (about 5 KiB), besides the stream's response buffer.
+pub(crate) const EARLY_CHUNKS: usize = 4;
+
+/// What a job hands to its stream: verdicts, or the end of a batch (on such a stream every
+/// verdict is a full one, handed over here: the batch's response holds nothing more).
 #[derive(Debug)]
-pub(crate) enum Answered {
-    Verdict(Verdict),
+enum Answered {
+    Verdicts(Vec<Verdict>),
     BatchEnd,
 }
 
 /// The two ends of a job's channel of early verdicts.
 pub(crate) fn early_verdicts() -> (EarlySender, EarlyReceiver) {
-    let (tx, rx) = mpsc::channel(EARLY_VERDICTS);
+    let (tx, rx) = mpsc::channel(EARLY_CHUNKS);
     (
-        EarlySender { tx },
+        EarlySender {
+            tx,
+            gathered: Vec::new(),
+        },
         EarlyReceiver {
             rx,
-            taken: Vec::with_capacity(EARLY_VERDICTS),
+            taken: Vec::with_capacity(EARLY_CHUNKS),
             sent_in_batch: false,
         },
     )
 }
 
-/// The job's end (it runs on the work pool, never on the runtime: it may wait here).
+/// The job's end, with the chunk it is gathering. It runs on the work pool, never on the
+/// runtime: it may wait here. If the stream is gone its sends fail, and the job stops at its
+/// next query, which reads the interrupt.
 pub(crate) struct EarlySender {
     tx: mpsc::Sender<Answered>,
+    gathered: Vec<Verdict>,
 }
 
 impl EarlySender {
-    /// Hands over one verdict, waiting while the stream has [`EARLY_VERDICTS`] to take. The
-    /// receiver goes only with the stream, whose answers nobody wants then: the job stops at
-    /// its next query, which reads the interrupt.
-    pub(crate) fn verdict(&self, verdict: Verdict) {
-        let _ = self.tx.blocking_send(Answered::Verdict(verdict));
+    /// Adds one verdict, handing the chunk over once it is full.
+    pub(crate) fn verdict(&mut self, verdict: Verdict) {
+        self.gathered.push(verdict);
+        if self.gathered.len() >= CHUNK {
+            self.flush();
+        }
     }
 
-    /// Marks the end of a batch whose verdicts were all handed over (`response`, what
-    /// `QueryEvaluator::answer` returned, holds none).
-    pub(crate) fn batch_end(&self, response: EvaluateResponse) {
-        debug_assert!(response.verdicts.is_empty() && response.packed_verdicts.is_none());
+    /// Hands over what was gathered, if anything (when a search lasts, and before the end).
+    pub(crate) fn flush(&mut self) {
+        if !self.gathered.is_empty() {
+            let chunk = std::mem::replace(&mut self.gathered, Vec::with_capacity(CHUNK));
+            let _ = self.tx.blocking_send(Answered::Verdicts(chunk));
+        }
+    }
+
+    /// Marks the end of a batch, after its verdicts.
+    pub(crate) fn batch_end(&mut self) {
+        self.flush();
         let _ = self.tx.blocking_send(Answered::BatchEnd);
     }
 }
@@ -80,7 +98,7 @@ impl EarlyReceiver {
         &mut self,
         max_bytes: usize,
     ) -> Option<Vec<EvaluateResponse>> {
-        if self.rx.recv_many(&mut self.taken, EARLY_VERDICTS).await == 0 {
+        if self.rx.recv_many(&mut self.taken, EARLY_CHUNKS).await == 0 {
             return None;
         }
         let mut messages = Vec::new();
@@ -108,7 +126,7 @@ fn pack(
     let mut message = EvaluateResponse::default();
     for item in items {
         match item {
-            Answered::Verdict(verdict) => message.verdicts.push(verdict),
+            Answered::Verdicts(mut verdicts) => message.verdicts.append(&mut verdicts),
             Answered::BatchEnd => {
                 if !message.verdicts.is_empty() || !*sent_in_batch {
                     fit_response(std::mem::take(&mut message), max_bytes, out);
@@ -128,10 +146,10 @@ mod tests {
     use super::*;
 
     fn verdict(query_id: u64) -> Answered {
-        Answered::Verdict(Verdict {
+        Answered::Verdicts(vec![Verdict {
             query_id,
             ..Default::default()
-        })
+        }])
     }
 
     fn end() -> Answered {
@@ -183,39 +201,40 @@ mod tests {
         use std::sync::Arc;
         use std::sync::atomic::{AtomicUsize, Ordering};
         use std::time::{Duration, Instant};
-        let (job, mut stream) = early_verdicts();
+        let (mut job, mut stream) = early_verdicts();
+        let bound = CHUNK * EARLY_CHUNKS;
         let handed = Arc::new(AtomicUsize::new(0));
         let counted = handed.clone();
         let worker = std::thread::spawn(move || {
-            for id in 0..=EARLY_VERDICTS as u64 {
+            for id in 0..(bound + CHUNK) as u64 {
                 job.verdict(Verdict {
                     query_id: id,
                     ..Default::default()
                 });
                 counted.fetch_add(1, Ordering::SeqCst);
             }
+            job.batch_end();
         });
         let deadline = Instant::now() + Duration::from_secs(10);
-        while handed.load(Ordering::SeqCst) < EARLY_VERDICTS && Instant::now() < deadline {
+        // The channel holds EARLY_CHUNKS chunks; the job then gathers one more and waits.
+        let waits_at = bound + CHUNK - 1;
+        while handed.load(Ordering::SeqCst) < waits_at && Instant::now() < deadline {
             std::thread::yield_now();
         }
-        assert_eq!(handed.load(Ordering::SeqCst), EARLY_VERDICTS);
+        assert_eq!(handed.load(Ordering::SeqCst), waits_at);
         std::thread::sleep(Duration::from_millis(50));
-        assert_eq!(
-            handed.load(Ordering::SeqCst),
-            EARLY_VERDICTS,
-            "the job went on"
-        );
+        assert_eq!(handed.load(Ordering::SeqCst), waits_at, "the job went on");
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        let mut taken = 0;
+        let mut taken = Vec::new();
         runtime.block_on(async {
             while let Some(messages) = stream.next_messages(usize::MAX).await {
-                taken += messages.iter().map(|m| m.verdicts.len()).sum::<usize>();
+                taken.extend(messages.into_iter().flat_map(|m| m.verdicts));
             }
         });
         worker.join().expect("the job ends once the stream takes");
-        assert_eq!(taken, EARLY_VERDICTS + 1);
+        let ids: Vec<u64> = taken.iter().map(|v| v.query_id).collect();
+        assert_eq!(ids, (0..(bound + CHUNK) as u64).collect::<Vec<_>>());
     }
 }

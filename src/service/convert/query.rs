@@ -59,6 +59,9 @@ pub(crate) struct QueryEvaluator {
     /// The interrupt of the batch being answered (see [`QueryEvaluator::answer`]), read by
     /// every path that can search.
     interrupt: Interrupt,
+    /// While a job of a stream with moves or analyses runs: where its verdicts go as they
+    /// are found ([`Self::hand_over`]).
+    early: Option<EarlySender>,
 }
 
 impl QueryEvaluator {
@@ -70,6 +73,7 @@ impl QueryEvaluator {
             position: Position::default(),
             moves: MoveMemo::default(),
             interrupt: Interrupt::new(),
+            early: None,
         }
     }
 
@@ -103,14 +107,14 @@ impl QueryEvaluator {
     /// search: once it is raised (nobody waits for the answer any more) the batch stops with
     /// CANCELLED.
     ///
-    /// With `early` (a stream that asked for moves or analyses, whose answers may take
-    /// seconds each) every full verdict goes there as soon as it is found, and the response
-    /// returned holds none.
+    /// While the evaluator hands its verdicts over ([`Self::hand_over`]: a stream that asked
+    /// for moves or analyses, whose answers may take seconds each), every full verdict goes
+    /// there as it is found, the batch's end is marked there, and the response returned
+    /// holds nothing.
     pub(crate) fn answer(
         &mut self,
         batch: &proto::QueryBatch,
         interrupt: &Interrupt,
-        early: Option<&EarlySender>,
     ) -> Result<proto::EvaluateResponse, ServiceError> {
         self.interrupt = interrupt.clone();
         // Checked before any query is answered: the batch fails whole, none of its verdicts
@@ -128,17 +132,13 @@ impl QueryEvaluator {
             }
         }
         let mut response = proto::EvaluateResponse::default();
-        let deliver = |verdict: proto::Verdict, verdicts: &mut Vec<proto::Verdict>| match early {
-            Some(early) => early.verdict(verdict),
-            None => verdicts.push(verdict),
-        };
-        if early.is_none() {
+        if self.early.is_none() {
             response.verdicts.reserve(batch.queries.len());
         }
         for query in &batch.queries {
             still_wanted(&self.interrupt)?;
             let verdict = self.verdict(query);
-            deliver(verdict, &mut response.verdicts);
+            self.deliver(verdict, &mut response.verdicts);
         }
         if let Some(packed) = &batch.packed_tokens {
             if self.answers_early() {
@@ -146,7 +146,7 @@ impl QueryEvaluator {
                     still_wanted(&self.interrupt)?;
                     let query_id = packed.first_query_id.wrapping_add(index as u64);
                     let verdict = self.packed_verdict_in_full(query_id, offset, tokens);
-                    deliver(verdict, &mut response.verdicts);
+                    self.deliver(verdict, &mut response.verdicts);
                 }
             } else {
                 response.packed_verdicts = Some(self.answer_packed(packed));
@@ -154,7 +154,37 @@ impl QueryEvaluator {
         }
         // A search cut short by the interrupt left its last answer unfinished.
         still_wanted(&self.interrupt)?;
+        if let Some(early) = &mut self.early {
+            early.batch_end();
+        }
         Ok(response)
+    }
+
+    /// A full verdict found: to the hand-over while there is one, else to the response.
+    fn deliver(&mut self, verdict: proto::Verdict, verdicts: &mut Vec<proto::Verdict>) {
+        match &mut self.early {
+            Some(early) => early.verdict(verdict),
+            None => verdicts.push(verdict),
+        }
+    }
+
+    /// From now on (a job of a stream with moves or analyses), hands the verdicts over to
+    /// `early` as they are found instead of returning them in the responses.
+    pub(crate) fn hand_over(&mut self, early: Option<EarlySender>) {
+        self.early = early;
+    }
+
+    /// Whether verdicts are handed over (then the responses hold none).
+    pub(crate) fn hands_over(&self) -> bool {
+        self.early.is_some()
+    }
+
+    /// Ends the hand-over at the job's end: what was gathered goes (a batch that failed may
+    /// leave some, which go before its failure), then the channel closes.
+    pub(crate) fn end_hand_over(&mut self) {
+        if let Some(mut early) = self.early.take() {
+            early.flush();
+        }
     }
 
     /// Packed token queries answered in columnar form.
@@ -319,9 +349,19 @@ impl QueryEvaluator {
             self.tokens
                 .extend(std::iter::repeat_n(vertex, count as usize));
         }
-        let analysed =
-            self.analysis
-                .analyse_position_interruptible(&self.tokens, options, &self.interrupt);
+        // A search that lasts hands the verdicts gathered so far over meanwhile.
+        let early = &mut self.early;
+        let mut progress = || {
+            if let Some(early) = early.as_mut() {
+                early.flush();
+            }
+        };
+        let analysed = self.analysis.analyse_position_interruptible(
+            &self.tokens,
+            options,
+            &self.interrupt,
+            &mut progress,
+        );
         // The position passed `evaluate` above, so its vertices are in range; a search cut
         // short leaves the verdict unfinished, and the batch ends with CANCELLED.
         let Ok(Ok(position)) = analysed else {

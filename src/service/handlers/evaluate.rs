@@ -273,18 +273,19 @@ async fn answer_batches<M: Verdicts>(
     let work = service.pool.evaluate(cost, move || {
         let mut responses = Vec::with_capacity(batches.len());
         let mut failure = None;
+        evaluator.hand_over(early);
         for batch in &batches {
-            match evaluator.answer(batch, &interrupt, early.as_ref()) {
-                Ok(response) => match &early {
-                    Some(early) => early.batch_end(response),
-                    None => fit_response(response, max_bytes, &mut responses),
-                },
+            match evaluator.answer(batch, &interrupt) {
+                // Handed over already, its batch's end marked.
+                Ok(_) if evaluator.hands_over() => {}
+                Ok(response) => fit_response(response, max_bytes, &mut responses),
                 Err(error) => {
                     failure = Some(error);
                     break;
                 }
             }
         }
+        evaluator.end_hand_over();
         Ok((evaluator, responses, failure))
     });
     let done = match early_receiver {
