@@ -138,22 +138,9 @@ fn acyclic_table(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("order_and_mex", vertices), |b| {
         b.iter(|| {
             let order = order::acyclic_order(black_box(&dag)).unwrap();
-            sliding::fast_grundy_table(&dag, &order)
+            sliding::grundy_table_interruptible(&dag, &order, &Interrupt::new()).unwrap()
         })
     });
-    // The table above with the one-token remoteness in the same pass (`analyse` computes the
-    // values alone, `order_and_mex`; the first answer that reads an acyclic graph's remoteness
-    // computes the order again and `remoteness_only` on one thread).
-    group.bench_function(
-        BenchmarkId::new("order_mex_and_remoteness", vertices),
-        |b| {
-            b.iter(|| {
-                let order = order::acyclic_order(black_box(&dag)).unwrap();
-                sliding::grundy_and_remoteness_interruptible(&dag, &order, &Interrupt::new())
-                    .unwrap()
-            })
-        },
-    );
     group.bench_function(BenchmarkId::new("plain_order_only", vertices), |b| {
         b.iter(|| order::acyclic_order_plain(black_box(&dag)).unwrap())
     });
@@ -165,14 +152,9 @@ fn acyclic_table(c: &mut Criterion) {
         b.iter(|| sliding::grundy_table(black_box(&dag), &order))
     });
     group.bench_function(BenchmarkId::new("mex_only", vertices), |b| {
-        b.iter(|| sliding::fast_grundy_table(black_box(&dag), &order))
+        b.iter(|| sliding::grundy_table_interruptible(black_box(&dag), &order, &Interrupt::new()))
     });
-    group.bench_function(BenchmarkId::new("mex_and_remoteness_only", vertices), |b| {
-        b.iter(|| {
-            sliding::grundy_and_remoteness_interruptible(black_box(&dag), &order, &Interrupt::new())
-        })
-    });
-    // The remoteness as a second pass of its own, for comparison.
+    // The remoteness, computed on first need by a pass of its own after the values.
     group.bench_function(BenchmarkId::new("remoteness_only", vertices), |b| {
         b.iter(|| {
             remoteness::acyclic_remoteness_interruptible(black_box(&dag), &order, &Interrupt::new())
@@ -186,7 +168,7 @@ fn acyclic_table(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("chain_order_and_mex", vertices), |b| {
         b.iter(|| {
             let order = order::acyclic_order(black_box(&chain)).unwrap();
-            sliding::fast_grundy_table(&chain, &order)
+            sliding::grundy_table_interruptible(&chain, &order, &Interrupt::new()).unwrap()
         })
     });
     group.finish();
@@ -202,13 +184,18 @@ fn report_against_floors(
     cells_cycle: &[u32],
     targets_cycle: &[u32],
 ) {
+    // The values, then the one-token remoteness as its first need computes it.
     let table = || {
         let order = order::acyclic_order(dag).unwrap();
-        sliding::grundy_and_remoteness_interruptible(dag, &order, &Interrupt::new()).unwrap()
+        let interrupt = Interrupt::new();
+        let values = sliding::grundy_table_interruptible(dag, &order, &interrupt).unwrap();
+        let remoteness =
+            remoteness::acyclic_remoteness_interruptible(dag, &order, &interrupt).unwrap();
+        (values, remoteness)
     };
     let values_only = |dag: &Digraph| {
         let order = order::acyclic_order(dag).unwrap();
-        sliding::fast_grundy_table(dag, &order)
+        sliding::grundy_table_interruptible(dag, &order, &Interrupt::new()).unwrap()
     };
     let renumbered = renumbered_in_kahn_order(dag);
     let [gather, cells, targets, table, values_only, ideal] = interleaved_medians(
@@ -277,13 +264,7 @@ fn wide_table(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("values", vertices), |b| {
         b.iter(|| {
             let order = order::acyclic_order(black_box(&wide)).unwrap();
-            sliding::fast_grundy_table(&wide, &order)
-        })
-    });
-    group.bench_function(BenchmarkId::new("with_remoteness", vertices), |b| {
-        b.iter(|| {
-            let order = order::acyclic_order(black_box(&wide)).unwrap();
-            sliding::grundy_and_remoteness_interruptible(&wide, &order, &Interrupt::new())
+            sliding::grundy_table_interruptible(&wide, &order, &Interrupt::new()).unwrap()
         })
     });
     group.finish();

@@ -6,9 +6,8 @@
 //! (every one leads to a WIN position). A DRAW has none. So remoteness is even exactly for
 //! LOSE positions: the table below needs no Grundy values, and its parity is the outcome.
 //!
-//! - One token, acyclic graph: in successors-first order, fused into the Grundy pass
-//!   ([`super::sliding::grundy_and_remoteness_interruptible`]; alone,
-//!   [`acyclic_remoteness_interruptible`]).
+//! - One token, acyclic graph: in successors-first order, one pass after the Grundy values,
+//!   on first need ([`acyclic_remoteness_interruptible`]).
 //! - One token, cyclic graph: a retrograde pass from the vertices without followers over the
 //!   predecessor lists of the generalized labelling (`cyclic_remoteness_interruptible`).
 //!   A FIFO queue settles vertices in non-decreasing remoteness, so a WIN vertex settled by
@@ -144,10 +143,8 @@ pub struct PositionAnalysis {
 ///
 /// One pass, O(V + E), reading each follower's remoteness once: a follower with an even
 /// remoteness is a LOSE position, so the least even one (if any) decides a WIN vertex, else
-/// the largest decides a LOSE vertex. Prefetches as the Grundy pass does. The analysis runs
-/// the same step fused into the Grundy pass
-/// ([`super::sliding::grundy_and_remoteness_interruptible`]); this pass alone is the
-/// reference it is tested and benchmarked against.
+/// the largest decides a LOSE vertex. Prefetches as the Grundy pass does. The one-token table
+/// of an acyclic graph is this pass, run on first need (`remoteness_table.rs`).
 pub fn acyclic_remoteness_interruptible(
     graph: &Digraph,
     order: &[u32],
@@ -316,27 +313,6 @@ mod tests {
         let values = super::super::sliding::grundy_table(&graph, &order);
         for v in 0..200 {
             assert_eq!(table[v].is_multiple_of(2), values[v] == 0, "vertex {v}");
-        }
-    }
-
-    #[test]
-    fn fused_pass_matches_the_separate_one() {
-        for (n, fan) in [(3000u32, 5u32), (3000, 300), (600, 70_000)] {
-            // Vertex v moves to up to `fan` pseudo-random smaller vertices: packed cells (out-
-            // degrees below 256), then `u16` cells, with masks (< 64 followers) and stamps.
-            let edges: Vec<(u32, u32)> = (1..n)
-                .flat_map(|v| (0..fan.min(v * 40)).map(move |i| (v, (v * 31 + i * 17) % v)))
-                .collect();
-            let graph = Digraph::from_edges(n, &edges).unwrap();
-            let order = successors_first_order(&graph).unwrap();
-            let interrupt = Interrupt::new();
-            let (values, fused) = super::super::sliding::grundy_and_remoteness_interruptible(
-                &graph, &order, &interrupt,
-            )
-            .unwrap();
-            let alone = acyclic_remoteness_interruptible(&graph, &order, &interrupt).unwrap();
-            assert_eq!(fused, alone);
-            assert_eq!(values, super::super::sliding::grundy_table(&graph, &order));
         }
     }
 

@@ -3,18 +3,9 @@
 use super::graph::Digraph;
 use super::interrupt::{Cancelled, Interrupt};
 use super::prefetch::{prefetch, prefetch_list};
-use super::remoteness::FollowerFold;
 
 /// How many vertices ahead [`grundy_table`] touches adjacency lists.
 const LOOKAHEAD: usize = 16;
-
-/// Computes `g(v)` for every vertex, visiting vertices in `order` (successors first, as
-/// returned by [`super::order::successors_first_order`]): the fast pass of
-/// [`grundy_table_interruptible`], which cannot be interrupted.
-pub fn fast_grundy_table(graph: &Digraph, order: &[u32]) -> Vec<u64> {
-    grundy_table_interruptible(graph, order, &Interrupt::new())
-        .expect("nothing else holds this interrupt")
-}
 
 /// The plain mex pass: `u64` values, one touch of the adjacency list 16 vertices ahead, a
 /// stamp array for the mex. The reference that [`grundy_table_interruptible`] is tested and
@@ -67,98 +58,13 @@ pub fn grundy_table_interruptible(
     order: &[u32],
     interrupt: &Interrupt,
 ) -> Result<Vec<u64>, Cancelled> {
-    narrow_tables::<false>(graph, order, interrupt).map(|(values, _)| values)
-}
-
-/// [`grundy_table_interruptible`] and the one-token remoteness of every vertex
-/// ([`super::remoteness`]) in the same pass: the remoteness of the followers is read right
-/// after their values, while their adjacency list is in cache, which costs less than a second
-/// pass over the graph ([`super::remoteness::acyclic_remoteness_interruptible`]).
-///
-/// When out-degrees are below 256 and there are at most 2^24 vertices (remotenesses are below
-/// the vertex count), a vertex's value and remoteness share one `u32` cell, value in the low
-/// byte: one random read per edge instead of two (`packed_table`).
-pub fn grundy_and_remoteness_interruptible(
-    graph: &Digraph,
-    order: &[u32],
-    interrupt: &Interrupt,
-) -> Result<(Vec<u64>, Vec<u32>), Cancelled> {
-    if graph.max_out_degree() <= u32::from(u8::MAX) && graph.vertex_count() <= 1 << 24 {
-        packed_table(graph, order, interrupt)
-    } else {
-        narrow_tables::<true>(graph, order, interrupt)
-    }
-}
-
-/// [`grundy_and_remoteness_interruptible`] with `remoteness << 8 | value` cells.
-fn packed_table(
-    graph: &Digraph,
-    order: &[u32],
-    interrupt: &Interrupt,
-) -> Result<(Vec<u64>, Vec<u32>), Cancelled> {
-    const OFFSETS_AHEAD: usize = 16;
-    const TARGETS_AHEAD: usize = 8;
-    let mut poller = interrupt.poller();
-    let mut cells = vec![0u32; graph.vertex_count() as usize];
-    let mut stamps = vec![u32::MAX; graph.max_out_degree() as usize + 1];
-    let offsets = graph.offsets();
-    let targets = graph.targets();
-    for (position, &vertex) in order.iter().enumerate() {
-        if let Some(&ahead) = order.get(position + OFFSETS_AHEAD) {
-            prefetch(offsets, ahead as usize);
-        }
-        if let Some(&ahead) = order.get(position + TARGETS_AHEAD) {
-            prefetch_list(offsets, targets, ahead as usize);
-        }
-        let successors = graph.successors(vertex);
-        let mut fold = FollowerFold::default();
-        let mex = if successors.len() < 64 {
-            let mut seen = 0u64;
-            for &w in successors {
-                let cell = cells[w as usize];
-                let value = u64::from(cell & 0xFF);
-                seen |= (1u64 << (value & 63)) & u64::from(value < 64).wrapping_neg();
-                fold.add(cell >> 8);
-            }
-            (!seen).trailing_zeros()
-        } else {
-            for &w in successors {
-                let cell = cells[w as usize];
-                let value = (cell & 0xFF) as usize;
-                if value <= successors.len() {
-                    stamps[value] = vertex;
-                }
-                fold.add(cell >> 8);
-            }
-            let mut mex = 0;
-            while stamps[mex] == vertex {
-                mex += 1;
-            }
-            mex as u32
-        };
-        cells[vertex as usize] = fold.remoteness(!successors.is_empty()) << 8 | mex;
-        poller.tick(successors.len() as u64 + 1)?;
-    }
-    let values = cells.iter().map(|&cell| u64::from(cell & 0xFF)).collect();
-    for cell in &mut cells {
-        *cell >>= 8;
-    }
-    Ok((values, cells))
-}
-
-/// Picks the cell width of [`narrow_table`]; the remoteness table is empty unless `REMOTENESS`.
-fn narrow_tables<const REMOTENESS: bool>(
-    graph: &Digraph,
-    order: &[u32],
-    interrupt: &Interrupt,
-) -> Result<(Vec<u64>, Vec<u32>), Cancelled> {
     let widest = graph.max_out_degree();
     if widest <= u32::from(u8::MAX) {
-        narrow_table::<u8, REMOTENESS>(graph, order, interrupt)
+        narrow_table::<u8>(graph, order, interrupt)
     } else if widest <= u32::from(u16::MAX) {
-        narrow_table::<u16, REMOTENESS>(graph, order, interrupt)
+        narrow_table::<u16>(graph, order, interrupt)
     } else {
-        narrow_table::<u32, REMOTENESS>(graph, order, interrupt)
+        narrow_table::<u32>(graph, order, interrupt)
     }
 }
 
@@ -183,23 +89,17 @@ narrow!(u8);
 narrow!(u16);
 narrow!(u32);
 
-/// [`grundy_table_interruptible`] with values in `V`, and the remoteness table when
-/// `REMOTENESS` (else an empty one).
-fn narrow_table<V: Narrow, const REMOTENESS: bool>(
+/// [`grundy_table_interruptible`] with values in `V`.
+fn narrow_table<V: Narrow>(
     graph: &Digraph,
     order: &[u32],
     interrupt: &Interrupt,
-) -> Result<(Vec<u64>, Vec<u32>), Cancelled> {
+) -> Result<Vec<u64>, Cancelled> {
     /// Look-ahead of the offset prefetch, and of the adjacency prefetch.
     const OFFSETS_AHEAD: usize = 16;
     const TARGETS_AHEAD: usize = 8;
     let mut poller = interrupt.poller();
     let mut values = vec![V::default(); graph.vertex_count() as usize];
-    let mut remoteness = if REMOTENESS {
-        vec![0u32; graph.vertex_count() as usize]
-    } else {
-        Vec::new()
-    };
     let mut stamps = vec![u32::MAX; graph.max_out_degree() as usize + 1];
     let offsets = graph.offsets();
     let targets = graph.targets();
@@ -233,13 +133,9 @@ fn narrow_table<V: Narrow, const REMOTENESS: bool>(
             mex
         };
         values[vertex as usize] = V::from_index(mex);
-        if REMOTENESS {
-            remoteness[vertex as usize] =
-                super::remoteness::from_followers(&remoteness, successors);
-        }
         poller.tick(successors.len() as u64 + 1)?;
     }
-    Ok((values.into_iter().map(Into::into).collect(), remoteness))
+    Ok(values.into_iter().map(Into::into).collect())
 }
 
 #[cfg(test)]
@@ -265,6 +161,21 @@ mod tests {
             table(5, &[(1, 0), (2, 1), (3, 2), (4, 0), (4, 0), (4, 1)]),
             vec![0, 1, 0, 1, 2]
         );
+    }
+
+    #[test]
+    fn the_narrow_cells_match_the_plain_pass() {
+        for (n, fan) in [(3000u32, 5u32), (3000, 300), (600, 70_000)] {
+            // Vertex v moves to up to `fan` pseudo-random smaller vertices: `u8` cells, then
+            // `u16` cells, with masks (< 64 followers) and stamps.
+            let edges: Vec<(u32, u32)> = (1..n)
+                .flat_map(|v| (0..fan.min(v * 40)).map(move |i| (v, (v * 31 + i * 17) % v)))
+                .collect();
+            let graph = Digraph::from_edges(n, &edges).unwrap();
+            let order = successors_first_order(&graph).unwrap();
+            let narrow = grundy_table_interruptible(&graph, &order, &Interrupt::new()).unwrap();
+            assert_eq!(narrow, grundy_table(&graph, &order));
+        }
     }
 
     #[test]

@@ -89,46 +89,11 @@ impl WorkPool {
         F: FnOnce() -> Result<T, ServiceError> + Send + 'static,
         T: Send + 'static,
     {
-        self.analyse_on_threads(1, move |_| work()).await
-    }
-
-    /// [`Self::analyse`] for work that may use up to `threads` threads (an analysis whose
-    /// acyclic table is shared among `Limits::table_threads` threads): it waits for one
-    /// analysis permit as any analysis does, then takes as many more as are free at that
-    /// moment, up to `threads` in all, and `work` is given the number it holds. It never
-    /// waits for the others: waiting for several permits at once would queue every analysis
-    /// behind it (the semaphore is first come, first served) while slots stood free. The
-    /// permits bound the threads whatever the graph (an analysis that turns out to need one
-    /// thread still holds what it took).
-    pub(crate) async fn analyse_on_threads<T, F>(
-        &self,
-        threads: usize,
-        work: F,
-    ) -> Result<T, ServiceError>
-    where
-        F: FnOnce(usize) -> Result<T, ServiceError> + Send + 'static,
-        T: Send + 'static,
-    {
-        let mut permit = self
+        let permit = self
             .queued_permit(WorkKind::Analysis, &self.analyses, self.analysis_slots)
             .await?;
-        if let Ok(first) = &mut permit {
-            while first.num_permits() < threads {
-                let Ok(more) = self.analyses.clone().try_acquire_owned() else {
-                    break;
-                };
-                first.merge(more);
-            }
-        }
-        let granted = permit.as_ref().map_or(1, |held| held.num_permits());
         let running = self.metrics.jobs_running(WorkKind::Analysis).clone();
-        run(
-            tracing::info_span!("analysis"),
-            running,
-            permit,
-            move || work(granted),
-        )
-        .await
+        run(tracing::info_span!("analysis"), running, permit, work).await
     }
 
     /// Runs the drawing of a `POST /render` (and the parsing of its body), waiting for a
@@ -320,11 +285,9 @@ mod tests {
         assert_eq!(second.await.unwrap(), "second search");
     }
 
-    /// An analysis on `threads` threads that runs until the sender is sent to (or dropped),
-    /// once it has started.
+    /// An analysis that runs until the sender is sent to (or dropped), once it has started.
     async fn hold_analysis(
         pool: &WorkPool,
-        threads: usize,
     ) -> (
         tokio::task::JoinHandle<Result<(), ServiceError>>,
         mpsc::Sender<()>,
@@ -334,7 +297,7 @@ mod tests {
         let holder = {
             let pool = pool.clone();
             tokio::spawn(async move {
-                pool.analyse_on_threads(threads, move |_| {
+                pool.analyse(move || {
                     started.send(()).unwrap();
                     hold.recv().ok();
                     Ok(())
@@ -349,14 +312,10 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_analysis_on_threads_holds_a_slot_per_thread() {
-        let pool = WorkPool::new(2, 1, Duration::from_millis(50), Arc::new(Metrics::new()));
-        // More threads than slots: it gets all the slots, and only them.
-        let threads = pool.analyse_on_threads(4, Ok).await.unwrap();
-        assert_eq!(threads, 2);
-        assert_eq!(pool.analyse_on_threads(0, Ok).await.unwrap(), 1);
-        let (holder, release) = hold_analysis(&pool, 2).await;
-        // Both slots are held: a one-thread analysis waits out its queue timeout.
+    async fn an_analysis_waits_for_its_slot_at_most_the_queue_timeout() {
+        let pool = WorkPool::new(1, 1, Duration::from_millis(50), Arc::new(Metrics::new()));
+        let (holder, release) = hold_analysis(&pool).await;
+        // The slot is held: another analysis waits out its queue timeout.
         let refused = pool.analyse(|| Ok(())).await;
         assert!(matches!(
             refused,
@@ -368,19 +327,5 @@ mod tests {
         release.send(()).unwrap();
         holder.await.unwrap().unwrap();
         pool.analyse(|| Ok(())).await.unwrap();
-    }
-
-    /// With one slot taken, an analysis asking for two threads starts at once on one (it does
-    /// not wait for the second slot, so nothing queues behind it).
-    #[tokio::test]
-    async fn an_analysis_on_threads_takes_the_free_slots_without_waiting_for_more() {
-        let pool = WorkPool::new(2, 1, Duration::from_secs(10), Arc::new(Metrics::new()));
-        let (holder, release) = hold_analysis(&pool, 1).await;
-        let wide = pool.analyse_on_threads(2, Ok);
-        let threads = tokio::time::timeout(Duration::from_secs(5), wide).await;
-        assert_eq!(threads.expect("waited for a second slot").unwrap(), 1);
-        release.send(()).unwrap();
-        holder.await.unwrap().unwrap();
-        assert_eq!(pool.analyse_on_threads(2, Ok).await.unwrap(), 2);
     }
 }
