@@ -12,8 +12,8 @@
 
 mod fields;
 mod fixed32;
-mod graph;
 mod packed;
+mod put_graph;
 mod shuffled;
 pub(crate) mod size;
 mod start;
@@ -86,18 +86,18 @@ impl WireMessage for proto::EvaluateRequest {
 
 impl WireMessage for proto::PutGraphRequest {
     fn write(&self, buf: &mut EncodeBuf<'_>) {
-        if !graph::encode_put_graph(self, buf) {
+        if !put_graph::encode_put_graph(self, buf) {
             self.encode(buf)
                 .expect("an EncodeBuf grows to fit any message");
         }
     }
 
     fn wire_len(&self) -> usize {
-        graph::put_graph_len(self).unwrap_or_else(|| self.encoded_len())
+        put_graph::put_graph_len(self).unwrap_or_else(|| self.encoded_len())
     }
 
     fn read(buf: &mut DecodeBuf<'_>) -> Result<Self, prost::DecodeError> {
-        read_with(buf, graph::decode_put_graph)
+        read_with(buf, put_graph::decode_put_graph)
     }
 }
 

@@ -10,7 +10,7 @@
 use prost::Message;
 
 use super::fields::{Field, Fields, read_fields};
-use super::graph::decode_graph;
+use super::put_graph::decode_graph;
 use super::size::{LEN, VARINT, key};
 use super::tags::{evaluate_request, evaluate_start};
 use crate::proto::evaluate_request::Payload;

@@ -7,10 +7,10 @@
 use proptest::prelude::*;
 use prost::Message;
 
-use super::graph::{decode_put_graph, encode_put_graph, put_graph_len};
 use super::packed::{
     decode_request, decode_response, encode_request, encode_response, request_len, response_len,
 };
+use super::put_graph::{decode_put_graph, encode_put_graph, put_graph_len};
 use super::start::decode_start;
 use crate::proto::evaluate_start::GraphSource;
 use crate::proto::{

@@ -2,31 +2,31 @@
 //! the engine constructors called here) before the engine sees it, and engine results are
 //! turned back into `grundy.v1` messages.
 //!
-//! - [`graph`]: wire graphs in, whole or in `PutGraph` chunks;
+//! - [`wire_graph`]: wire graphs in, whole or in `PutGraph` chunks;
 //! - [`query`]: query batches in, verdicts out; `position`: a query's position read, and its
 //!   in-band errors; [`batch`]: a batch's queries walked and
 //!   counted; [`analysis`]: their remoteness and moves,
 //!   when the stream asks; [`outcome`]: outcomes out;
-//! - [`split`]: verdicts cut into messages under the size limit; [`early`]: the verdicts of
+//! - [`fit`]: verdicts cut into messages under the size limit; [`early`]: the verdicts of
 //!   an expensive batch handed to the stream as they are found;
 //! - [`values`]: graph summaries and `GetValues` pages out.
 
 pub(crate) mod analysis;
 pub(crate) mod batch;
 pub(crate) mod early;
-pub(crate) mod graph;
+pub(crate) mod fit;
 pub(crate) mod outcome;
 mod position;
 pub(crate) mod query;
-pub(crate) mod split;
 pub(crate) mod values;
+pub(crate) mod wire_graph;
 
 pub(crate) use analysis::stream_analysis;
 pub use analysis::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES};
 pub(crate) use batch::{batch_heap_bytes, batch_query_count};
-pub use graph::game_from_proto;
-pub(crate) use graph::target_count;
-pub(crate) use graph::{GraphAssembler, WireGraph};
+pub(crate) use fit::fit_response;
 pub(crate) use query::{QueryEvaluator, StreamOptions};
-pub(crate) use split::fit_response;
 pub(crate) use values::{ValuePages, graph_summary};
+pub use wire_graph::game_from_proto;
+pub(crate) use wire_graph::target_count;
+pub(crate) use wire_graph::{GraphAssembler, WireGraph};
