@@ -206,3 +206,48 @@ fn any_numbers_a_client_sends_are_answered_or_refused_by_name() {
         assert_eq!(verdicts[0].error, None);
     });
 }
+
+/// `GetValues` pages fit `--max-message-bytes` whatever it is: with a limit of 1 KiB, the
+/// values of a 250-vertex graph come in several small pages (the pages were cut at 1 MiB, and
+/// such a stream ended with OUT_OF_RANGE, its summary lost).
+#[tokio::test]
+async fn value_pages_fit_a_small_message_limit() {
+    let server = crate::support::server::serve(grundy::service::ServerConfig {
+        max_message_bytes: 1024,
+        ..crate::support::server::server_config()
+    })
+    .await;
+    let n = 250u32;
+    let graph = proto::Graph {
+        vertex_count: n,
+        out_degrees: (0..n).map(|v| u32::from(v + 1 < n)).collect(),
+        targets: (1..n).collect(),
+        ..Default::default()
+    };
+    let mut client = server.client().await;
+    let registered = client
+        .put_graph(tokio_stream::iter(vec![proto::PutGraphRequest {
+            chunk: Some(graph),
+        }]))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut stream = client
+        .get_values(GetValuesRequest {
+            graph_id: registered.graph_id,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let summary = stream.message().await.unwrap().unwrap();
+    assert!(summary.graph.is_some());
+    let mut values = 0;
+    let mut pages = 0;
+    while let Some(page) = stream.message().await.expect("every page fits the limit") {
+        values += page.values.len();
+        pages += 1;
+    }
+    assert_eq!(values, n as usize);
+    assert!(pages > 1, "{pages} pages");
+}

@@ -42,7 +42,10 @@ pub(super) async fn get_values(
             if request.summary_only {
                 return Ok(());
             }
-            let pages = ValuePages::new(&analysis, &request, MAX_PAGE_BYTES);
+            // Pages fit the message limit too (a page holds at least one value, and a value
+            // is tens of bytes unless its K set is huge).
+            let page_bytes = MAX_PAGE_BYTES.min(service.max_response_bytes.saturating_sub(16));
+            let pages = ValuePages::new(&analysis, &request, page_bytes.max(1));
             if !pages.is_empty() {
                 // Each value carries its vertex's remoteness.
                 let prepared = service.prepare_remoteness(&request.graph_id, &analysis);
