@@ -11,14 +11,15 @@ use std::time::Duration;
 
 use crate::support::process::ChildGuard;
 use crate::support::server::{
-    PATIENCE, batch, chain, grpc_frame, next, sample_graph, sample_outcome, serve, serve_service,
-    server_config, service_config, small_limits, start, tokens, tournament_with_self_loop,
+    PATIENCE, batch, chain, grpc_frame, next, open_stream, sample_graph, sample_outcome, serve,
+    serve_service, server_config, service_config, small_limits, start, tokens,
+    tournament_with_self_loop,
 };
 use grundy::client::{self, ConnectionArgs};
 use grundy::engine::Limits;
 use grundy::proto::{
-    self, EvaluateBatchRequest, EvaluateRequest, EvaluateResponse, EvaluateStart,
-    PackedTokenQueries, Query, QueryBatch, evaluate_request::Payload, evaluate_start::GraphSource,
+    self, EvaluateBatchRequest, EvaluateRequest, EvaluateStart, PackedTokenQueries, Query,
+    QueryBatch, evaluate_request::Payload, evaluate_start::GraphSource,
     grundy_service_client::GrundyServiceClient,
 };
 use grundy::service::ServiceConfig;
@@ -27,35 +28,12 @@ use prost::Message;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
+use tonic::Code;
 use tonic::codec::CompressionEncoding;
 use tonic::transport::Channel;
-use tonic::{Code, Streaming};
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 use tonic_types::StatusExt;
-
-/// An open `Evaluate` stream: the request sender and the response stream.
-struct Stream {
-    requests: mpsc::Sender<EvaluateRequest>,
-    responses: Streaming<EvaluateResponse>,
-}
-
-/// Opens an `Evaluate` stream on `graph` and reads its summary.
-async fn open_stream(client: &mut GrundyServiceClient<Channel>, graph: proto::Graph) -> Stream {
-    let (requests, rx) = mpsc::channel(16);
-    requests.send(start(graph)).await.unwrap();
-    let mut responses = client
-        .evaluate(ReceiverStream::new(rx))
-        .await
-        .expect("the stream opens")
-        .into_inner();
-    let summary = next(&mut responses).await.unwrap();
-    assert!(summary.graph.is_some(), "first response: the summary");
-    Stream {
-        requests,
-        responses,
-    }
-}
 
 async fn health_of(channel: Channel, service: &str) -> Result<ServingStatus, tonic::Status> {
     let response = HealthClient::new(channel)

@@ -3,7 +3,7 @@
 
 use crate::support::server::{
     PATIENCE, TestServer, chain, cycle, sample_graph, serve, serve_service, service_config, start,
-    tokens, tournament_with_self_loop,
+    start_server, tokens, tournament_with_self_loop,
 };
 use grundy::engine::{self, Limits};
 use grundy::proto::{
@@ -22,13 +22,6 @@ use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
 use tonic::{Code, Status, Streaming};
-
-/// A server with `config`, and a client connected to it.
-async fn start_server(config: ServiceConfig) -> (TestServer, GrundyServiceClient<Channel>) {
-    let server = serve_service(config).await;
-    let client = server.client().await;
-    (server, client)
-}
 
 /// Splits `graph` into PutGraph chunks of at most `size` entries per list.
 fn chunks(graph: &proto::Graph, size: usize) -> Vec<PutGraphRequest> {

@@ -263,30 +263,79 @@ pub async fn full_verdicts(
 ) -> Vec<proto::Verdict> {
     let mut verdicts = Vec::new();
     while verdicts.len() < count {
-        verdicts.extend(next(stream).await.expect("no stream error").verdicts);
+        verdicts.extend(next_ok(stream).await.verdicts);
     }
     assert_eq!(verdicts.len(), count, "{verdicts:?}");
     verdicts
 }
 
-/// An open `Evaluate` stream past its summary: the sender of its next requests, and its
-/// responses.
-pub async fn open_stream(
-    client: &mut GrundyServiceClient<Channel>,
-    graph: proto::Graph,
-) -> (
-    tokio::sync::mpsc::Sender<EvaluateRequest>,
-    Streaming<proto::EvaluateResponse>,
-) {
-    let (requests, rx) = tokio::sync::mpsc::channel(4);
+/// A server with `config`, and a client connected to it.
+pub async fn start_server(config: ServiceConfig) -> (TestServer, GrundyServiceClient<Channel>) {
+    let server = serve_service(config).await;
+    let client = server.client().await;
+    (server, client)
+}
+
+/// The next response; panics on a stream error, a clean end or a hang.
+pub async fn next_ok<M>(stream: &mut Streaming<M>) -> M {
+    next(stream).await.expect("no stream error")
+}
+
+/// An open `Evaluate` stream past its summary: the request sender and the response stream.
+pub struct Stream {
+    pub requests: tokio::sync::mpsc::Sender<EvaluateRequest>,
+    pub responses: Streaming<proto::EvaluateResponse>,
+}
+
+/// Opens an `Evaluate` stream on `graph` and reads its summary.
+pub async fn open_stream(client: &mut GrundyServiceClient<Channel>, graph: proto::Graph) -> Stream {
+    let (requests, rx) = tokio::sync::mpsc::channel(16);
     requests.send(start(graph)).await.unwrap();
     let mut responses = client
         .evaluate(tokio_stream::wrappers::ReceiverStream::new(rx))
         .await
-        .unwrap()
+        .expect("the stream opens")
         .into_inner();
-    assert!(next(&mut responses).await.unwrap().graph.is_some());
-    (requests, responses)
+    let summary = next(&mut responses).await.unwrap();
+    assert!(summary.graph.is_some(), "first response: the summary");
+    Stream {
+        requests,
+        responses,
+    }
+}
+
+/// Opens a stream with `requests` already queued; returns the sender to add more, and the
+/// responses or the call's refusal.
+pub async fn open(
+    client: &mut GrundyServiceClient<Channel>,
+    requests: Vec<EvaluateRequest>,
+) -> (
+    tokio::sync::mpsc::Sender<EvaluateRequest>,
+    Result<Streaming<proto::EvaluateResponse>, tonic::Status>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    for request in requests {
+        tx.send(request).await.unwrap();
+    }
+    let response = client
+        .evaluate(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+        .map(|r| r.into_inner());
+    (tx, response)
+}
+
+/// A request message of packed token queries, numbered from `first_query_id`.
+pub fn packed(first_query_id: u64, queries: &[&[u32]]) -> EvaluateRequest {
+    EvaluateRequest {
+        payload: Some(Payload::Queries(QueryBatch {
+            queries: vec![],
+            packed_tokens: Some(proto::PackedTokenQueries {
+                first_query_id,
+                token_counts: queries.iter().map(|q| q.len() as u32).collect(),
+                vertices: queries.concat(),
+            }),
+        })),
+    }
 }
 
 /// What a raw call got: the body's bytes, then its status, from the headers of an answer of
