@@ -1,4 +1,5 @@
-//! An in-process server on `127.0.0.1:0` and the request builders the service tests share.
+//! An in-process server on `127.0.0.1:0` and the request builders and calls the service tests
+//! share.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -13,6 +14,8 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::Streaming;
 use tonic::transport::Channel;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
 /// Bound on every wait of the tests.
 pub const PATIENCE: Duration = Duration::from_secs(10);
@@ -336,6 +339,80 @@ pub fn packed(first_query_id: u64, queries: &[&[u32]]) -> EvaluateRequest {
             }),
         })),
     }
+}
+
+/// Splits `graph` into PutGraph chunks of at most `size` entries per list.
+pub fn chunks(graph: &proto::Graph, size: usize) -> Vec<proto::PutGraphRequest> {
+    let pieces =
+        |list: &[u32]| -> Vec<Vec<u32>> { list.chunks(size).map(<[u32]>::to_vec).collect() };
+    let degrees = pieces(&graph.out_degrees);
+    let targets = pieces(&graph.targets);
+    let splits = pieces(&graph.split_counts);
+    let count = degrees.len().max(targets.len()).max(splits.len()).max(1);
+    (0..count)
+        .map(|i| proto::PutGraphRequest {
+            chunk: Some(proto::Graph {
+                vertex_count: if i == 0 { graph.vertex_count } else { 0 },
+                out_degrees: degrees.get(i).cloned().unwrap_or_default(),
+                targets: targets.get(i).cloned().unwrap_or_default(),
+                split_counts: splits.get(i).cloned().unwrap_or_default(),
+                fixed_targets: Vec::new(),
+            }),
+        })
+        .collect()
+}
+
+/// Uploads `requests` in one `PutGraph` call.
+pub async fn put(
+    client: &mut GrundyServiceClient<Channel>,
+    requests: Vec<proto::PutGraphRequest>,
+) -> Result<proto::PutGraphResponse, tonic::Status> {
+    client
+        .put_graph(tokio_stream::iter(requests))
+        .await
+        .map(|r| r.into_inner())
+}
+
+/// Runs one Evaluate stream: `source`, then one batch of `queries`; returns the responses.
+pub async fn evaluate(
+    client: &mut GrundyServiceClient<Channel>,
+    source: GraphSource,
+    queries: Vec<Query>,
+) -> Result<Vec<proto::EvaluateResponse>, tonic::Status> {
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    tx.send(EvaluateRequest {
+        payload: Some(Payload::Start(EvaluateStart {
+            graph_source: Some(source),
+            explain: false,
+            analysis: None,
+        })),
+    })
+    .await
+    .unwrap();
+    tx.send(batch(queries)).await.unwrap();
+    drop(tx);
+    let mut stream = client
+        .evaluate(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await?
+        .into_inner();
+    let mut responses = Vec::new();
+    while let Some(response) = tokio::time::timeout(PATIENCE, stream.message())
+        .await
+        .expect("a response in time")?
+    {
+        responses.push(response);
+    }
+    Ok(responses)
+}
+
+/// The serving status the health service reports for `service` (`""`: the whole server).
+pub async fn health_of(channel: Channel, service: &str) -> Result<ServingStatus, tonic::Status> {
+    let response = HealthClient::new(channel)
+        .check(HealthCheckRequest {
+            service: service.into(),
+        })
+        .await?;
+    Ok(response.into_inner().status())
 }
 
 /// What a raw call got: the body's bytes, then its status, from the headers of an answer of
