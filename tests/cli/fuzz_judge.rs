@@ -24,7 +24,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::judge_model::{self, Event, Format, Parse, Place, Role, is_separator};
+use crate::support::judge_model::{self, Event, Format, Parse, Place, Role, token_spans};
 use crate::support::process;
 use grundy::judge::JudgeError;
 use grundy::judge::addsub::{AddsubEvent, AddsubReader};
@@ -337,24 +337,6 @@ fn out_of_range_vertex(rng: &mut Rng, sample: &Sample, shift: usize, start: usiz
         .unwrap_or(u64::from(u32::MAX));
     let choices = [vertex_count, vertex_count + 1, u64::from(u32::MAX)];
     rng.pick(&choices).to_string()
-}
-
-/// (start, end) of every whitespace-separated token.
-fn token_spans(input: &[u8]) -> Vec<(usize, usize)> {
-    let mut spans = Vec::new();
-    let mut i = 0;
-    while i < input.len() {
-        if is_separator(input[i]) {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < input.len() && !is_separator(input[i]) {
-            i += 1;
-        }
-        spans.push((start, i));
-    }
-    spans
 }
 
 // ----- the library runs -----

@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 
 use crate::support::oracle::multisets;
+use crate::support::properties::adjacency;
 use crate::support::random_games::{config, dag, digraph};
 use grundy::engine::{
     Analysis, AnalysisOptions, Digraph, Game, Limits, Move, MoveAnalysis, Outcome,
@@ -121,14 +122,6 @@ fn slides(adjacency: &[Vec<u32>], position: &[u32]) -> Vec<((u32, u32), Vec<u32>
 // ---------------------------------------------------------------------------------------------
 // Checks
 // ---------------------------------------------------------------------------------------------
-
-fn adjacency(vertex_count: u32, edges: &[(u32, u32)]) -> Vec<Vec<u32>> {
-    let mut adjacency = vec![Vec::new(); vertex_count as usize];
-    for &(from, to) in edges {
-        adjacency[from as usize].push(to);
-    }
-    adjacency
-}
 
 fn sliding_analysis(vertex_count: u32, edges: &[(u32, u32)]) -> Analysis {
     let graph = Digraph::from_edges(vertex_count, edges).expect("a valid graph");

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use super::evaluate::{next, open, packed, start_server};
 use crate::support::server::{
-    PATIENCE, batch, full_verdicts, serve_service, service_config, tokens,
+    PATIENCE, batch, full_verdicts, next_ok, open, packed, serve_service, service_config,
+    start_server, tokens,
 };
 use grundy::proto::{
     self, EvaluateRequest, EvaluateStart, Outcome, Query, evaluate_request::Payload,
@@ -84,10 +84,10 @@ async fn analysed_both_ways(
     .await;
     drop(tx);
     let mut stream = stream.unwrap();
-    next(&mut stream).await;
+    next_ok(&mut stream).await;
     let mut all = Vec::new();
     while all.len() < 2 * positions.len() {
-        let message = next(&mut stream).await;
+        let message = next_ok(&mut stream).await;
         assert_eq!(message.packed_verdicts, None, "no columns");
         all.extend(message.verdicts);
     }
@@ -101,7 +101,7 @@ async fn analysed_both_ways(
 /// none of it.
 #[tokio::test]
 async fn analysis_comes_in_full_verdicts_for_message_and_packed_queries_alike() {
-    let (_server, mut client) = start_server().await;
+    let (_server, mut client) = start_server(service_config()).await;
     let positions: [&[u32]; 6] = [&[0], &[3], &[0, 2], &[1, 1], &[4], &[0, 4, 2]];
     let options = proto::AnalysisOptions::default();
     let (verdicts, packed) = analysed_both_ways(&mut client, options, &positions).await;
@@ -147,7 +147,7 @@ async fn analysis_comes_in_full_verdicts_for_message_and_packed_queries_alike() 
     .await;
     drop(tx);
     let mut stream = stream.unwrap();
-    next(&mut stream).await;
+    next_ok(&mut stream).await;
     let verdicts = full_verdicts(&mut stream, 2).await;
     assert_eq!(verdicts[0].remoteness, None);
     assert_eq!(
@@ -184,14 +184,14 @@ async fn analysis_comes_in_full_verdicts_for_message_and_packed_queries_alike() 
     .await;
     drop(tx);
     let mut stream = stream.unwrap();
-    next(&mut stream).await;
-    let plain = next(&mut stream).await.verdicts.remove(0);
+    next_ok(&mut stream).await;
+    let plain = next_ok(&mut stream).await.verdicts.remove(0);
     assert!(plain.moves.is_empty() && plain.remoteness.is_none() && plain.best_move.is_none());
 }
 
 /// The query ids of every message after the summary, in order, to the stream's end.
 async fn message_ids(mut stream: tonic::Streaming<proto::EvaluateResponse>) -> Vec<Vec<u64>> {
-    next(&mut stream).await;
+    next_ok(&mut stream).await;
     let mut messages = Vec::new();
     while let Some(response) = stream.message().await.expect("no stream error") {
         assert_eq!(response.packed_verdicts, None, "no columns");
@@ -205,7 +205,7 @@ async fn message_ids(mut stream: tonic::Streaming<proto::EvaluateResponse>) -> V
 /// the packed vertices.
 #[tokio::test]
 async fn analysed_packed_queries_are_answered_once_each_in_order() {
-    let (_server, mut client) = start_server().await;
+    let (_server, mut client) = start_server(service_config()).await;
     let positions: [&[u32]; 5] = [&[0], &[3], &[0, 2], &[9], &[1, 1]];
     let (tx, stream) = open(
         &mut client,
@@ -217,7 +217,7 @@ async fn analysed_packed_queries_are_answered_once_each_in_order() {
     .await;
     drop(tx);
     let mut stream = stream.unwrap();
-    next(&mut stream).await;
+    next_ok(&mut stream).await;
     let verdicts = full_verdicts(&mut stream, positions.len()).await;
     let ids: Vec<u64> = verdicts.iter().map(|v| v.query_id).collect();
     assert_eq!(ids, [40, 41, 42, 43, 44]);
@@ -278,7 +278,7 @@ fn quick_then_slow_search() -> [EvaluateRequest; 2] {
 /// search itself took a millisecond on a loaded machine).
 #[tokio::test]
 async fn a_quick_search_answer_does_not_wait_for_a_slow_search_after_it() {
-    let (_server, mut client) = start_server().await;
+    let (_server, mut client) = start_server(service_config()).await;
     let (tx, stream) = open(&mut client, quick_then_slow_search().into()).await;
     drop(tx);
     let ids = message_ids(stream.unwrap()).await;
@@ -298,7 +298,7 @@ async fn a_stream_answering_past_the_idle_timeout_is_left_alone() {
     let mut client = server.client().await;
     let (tx, stream) = open(&mut client, quick_then_slow_search().into()).await;
     let mut stream = stream.unwrap();
-    next(&mut stream).await;
+    next_ok(&mut stream).await;
     let asked = std::time::Instant::now();
     let mut answered = 0;
     while answered < 2 {
@@ -329,7 +329,7 @@ async fn a_stream_answering_past_the_idle_timeout_is_left_alone() {
 /// the server (an allocation of 4 TB) or panicked it (capacity overflow); the stream goes on.
 #[tokio::test]
 async fn values_whose_token_count_overflows_are_answered_without_analysis() {
-    let (_server, mut client) = start_server().await;
+    let (_server, mut client) = start_server(service_config()).await;
     let sparse = |id, values: [u64; 2]| Query {
         id,
         position: Some(proto::query::Position::SparseValues(proto::SparseValues {
@@ -359,7 +359,7 @@ async fn values_whose_token_count_overflows_are_answered_without_analysis() {
     .await;
     drop(tx);
     let mut stream = stream.unwrap();
-    next(&mut stream).await;
+    next_ok(&mut stream).await;
     let verdicts = full_verdicts(&mut stream, 4).await;
     for verdict in &verdicts[..3] {
         assert_eq!(verdict.error, None, "{verdict:?}");

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::support::server::{
-    PATIENCE, batch, chain, next, open_stream, sample_graph, serve, server_config, service_config,
-    small_limits, start, tokens, tournament_with_self_loop,
+    PATIENCE, Stream, batch, chain, next, open_stream, sample_graph, serve, server_config,
+    service_config, small_limits, start, tokens, tournament_with_self_loop,
 };
 use grundy::proto::{
     self, ErrorReason, EvaluateBatchRequest, EvaluateRequest, EvaluateStart, Query,
@@ -204,7 +204,10 @@ async fn limits_carry_error_info_with_the_limit_and_a_quota_failure() {
         .await
         .unwrap_err();
     assert_limit(&status, "MESSAGE_TOO_LARGE", "max_message_bytes", 64 << 10);
-    let (requests, mut responses) = open_stream(&mut client, sample_graph()).await;
+    let Stream {
+        requests,
+        mut responses,
+    } = open_stream(&mut client, sample_graph()).await;
     requests.send(batch(big)).await.unwrap();
     let status = next(&mut responses).await.unwrap_err();
     assert_limit(&status, "MESSAGE_TOO_LARGE", "max_message_bytes", 64 << 10);

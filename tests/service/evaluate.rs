@@ -4,57 +4,24 @@
 use std::time::Duration;
 
 use crate::support::server::{
-    TestServer, batch, chain, full_verdicts, sample_graph, serve_service, service_config, start,
-    tokens, tournament_with_self_loop,
+    TestServer, batch, chain, full_verdicts, next_ok, open, packed, sample_graph, serve_service,
+    service_config, start, start_server, tokens, tournament_with_self_loop,
 };
 use grundy::proto::{
-    self, EvaluateBatchRequest, EvaluateRequest, EvaluateResponse, EvaluateStart, Outcome, Query,
-    QueryBatch, evaluate_request::Payload, evaluate_start::GraphSource,
+    self, EvaluateBatchRequest, EvaluateRequest, EvaluateStart, Outcome, Query,
+    evaluate_request::Payload, evaluate_start::GraphSource,
     grundy_service_client::GrundyServiceClient, query::Position,
 };
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::transport::Channel;
-use tonic::{Code, Streaming};
-
-/// A server with the tests' settings, and a client connected to it.
-pub(super) async fn start_server() -> (TestServer, GrundyServiceClient<Channel>) {
-    let server = serve_service(service_config()).await;
-    let client = server.client().await;
-    (server, client)
-}
-
-/// Opens a stream with `requests` already queued; returns the sender to add more.
-pub(super) async fn open(
-    client: &mut GrundyServiceClient<Channel>,
-    requests: Vec<EvaluateRequest>,
-) -> (
-    mpsc::Sender<EvaluateRequest>,
-    Result<Streaming<EvaluateResponse>, tonic::Status>,
-) {
-    let (tx, rx) = mpsc::channel(64);
-    for request in requests {
-        tx.send(request).await.unwrap();
-    }
-    let response = client
-        .evaluate(ReceiverStream::new(rx))
-        .await
-        .map(|r| r.into_inner());
-    (tx, response)
-}
-
-pub(super) async fn next(stream: &mut Streaming<EvaluateResponse>) -> EvaluateResponse {
-    crate::support::server::next(stream)
-        .await
-        .expect("no stream error")
-}
+use tonic::Code;
 
 #[tokio::test]
 async fn verdicts_come_back_in_order_batch_by_batch() {
-    let (_server, mut client) = start_server().await;
+    let (_server, mut client) = start_server(service_config()).await;
     let (tx, stream) = open(&mut client, vec![start(sample_graph())]).await;
     let mut stream = stream.unwrap();
-    let summary = next(&mut stream)
+    let summary = next_ok(&mut stream)
         .await
         .graph
         .expect("first response: summary");
@@ -76,9 +43,9 @@ async fn verdicts_come_back_in_order_batch_by_batch() {
     tx.send(batch(first)).await.unwrap();
     tx.send(batch(second)).await.unwrap();
     drop(tx);
-    let mut verdicts = next(&mut stream).await.verdicts;
+    let mut verdicts = next_ok(&mut stream).await.verdicts;
     assert_eq!(verdicts.len(), 3, "one response per request batch");
-    verdicts.extend(next(&mut stream).await.verdicts);
+    verdicts.extend(next_ok(&mut stream).await.verdicts);
     for (i, (verdict, (outcome, nim_sum))) in verdicts.iter().zip(expected).enumerate() {
         assert_eq!(verdict.query_id, 10 + i as u64);
         assert_eq!(verdict.outcome(), outcome, "query {i}");
@@ -93,7 +60,7 @@ async fn verdicts_come_back_in_order_batch_by_batch() {
 
 #[tokio::test]
 async fn bad_query_is_answered_in_band_and_the_stream_goes_on() {
-    let (_server, mut client) = start_server().await;
+    let (_server, mut client) = start_server(service_config()).await;
     let queries = vec![
         tokens(1, &[0]),
         tokens(2, &[0, 9]),
@@ -119,8 +86,8 @@ async fn bad_query_is_answered_in_band_and_the_stream_goes_on() {
     let (tx, stream) = open(&mut client, vec![start(sample_graph()), batch(queries)]).await;
     drop(tx);
     let mut stream = stream.unwrap();
-    next(&mut stream).await;
-    let verdicts = next(&mut stream).await.verdicts;
+    next_ok(&mut stream).await;
+    let verdicts = next_ok(&mut stream).await.verdicts;
     assert_eq!(verdicts.len(), 6);
     assert_eq!(verdicts[0].outcome(), Outcome::Win);
     let error = verdicts[1].error.as_ref().expect("out-of-range token");
@@ -142,7 +109,7 @@ async fn bad_query_is_answered_in_band_and_the_stream_goes_on() {
 
 #[tokio::test]
 async fn dense_and_sparse_positions_count_units_by_parity() {
-    let (_server, mut client) = start_server().await;
+    let (_server, mut client) = start_server(service_config()).await;
     let dense = |id, values: &[u64]| Query {
         id,
         position: Some(Position::DenseValues(proto::DenseValues {
@@ -164,8 +131,8 @@ async fn dense_and_sparse_positions_count_units_by_parity() {
     let (tx, stream) = open(&mut client, vec![start(sample_graph()), batch(queries)]).await;
     drop(tx);
     let mut stream = stream.unwrap();
-    next(&mut stream).await;
-    let nim_sums: Vec<u64> = next(&mut stream)
+    next_ok(&mut stream).await;
+    let nim_sums: Vec<u64> = next_ok(&mut stream)
         .await
         .verdicts
         .iter()
@@ -176,7 +143,7 @@ async fn dense_and_sparse_positions_count_units_by_parity() {
 
 #[tokio::test]
 async fn bad_graph_is_rejected_with_invalid_argument() {
-    let (_server, mut client) = start_server().await;
+    let (_server, mut client) = start_server(service_config()).await;
     let mut graph = sample_graph();
     graph.targets[2] = 7;
     let (_tx, stream) = open(&mut client, vec![start(graph)]).await;
@@ -213,7 +180,7 @@ async fn bad_graph_is_rejected_with_invalid_argument() {
 
 #[tokio::test]
 async fn a_second_start_ends_the_stream_after_earlier_verdicts() {
-    let (_server, mut client) = start_server().await;
+    let (_server, mut client) = start_server(service_config()).await;
     let requests = vec![
         start(sample_graph()),
         batch(vec![tokens(1, &[0])]),
@@ -221,8 +188,8 @@ async fn a_second_start_ends_the_stream_after_earlier_verdicts() {
     ];
     let (_tx, stream) = open(&mut client, requests).await;
     let mut stream = stream.unwrap();
-    next(&mut stream).await;
-    assert_eq!(next(&mut stream).await.verdicts.len(), 1);
+    next_ok(&mut stream).await;
+    assert_eq!(next_ok(&mut stream).await.verdicts.len(), 1);
     let status = stream.message().await.unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument);
     assert!(status.message().contains("only be sent once"));
@@ -230,11 +197,11 @@ async fn a_second_start_ends_the_stream_after_earlier_verdicts() {
 
 #[tokio::test]
 async fn client_that_disconnects_mid_stream_frees_its_stream() {
-    let (server, mut client) = start_server().await;
+    let (server, mut client) = start_server(service_config()).await;
     // A long chain, and more queries than the bounded buffers hold.
     let (tx, stream) = open(&mut client, vec![start(chain(10_000))]).await;
     let mut stream = stream.unwrap();
-    next(&mut stream).await;
+    next_ok(&mut stream).await;
     let sender = tokio::spawn(async move {
         for round in 0..10_000u64 {
             let queries = (0..256)
@@ -246,7 +213,7 @@ async fn client_that_disconnects_mid_stream_frees_its_stream() {
         }
     });
     // Read a little, never the rest, then hang up.
-    next(&mut stream).await;
+    next_ok(&mut stream).await;
     assert_eq!(server.service.active_streams(), 1);
     drop(stream);
     sender.abort();
@@ -283,7 +250,7 @@ async fn requests_total_once_idle(server: &TestServer) -> Vec<String> {
 
 #[tokio::test]
 async fn a_client_that_resets_or_closes_mid_stream_is_counted_as_cancelled() {
-    let (server, client) = start_server().await;
+    let (server, client) = start_server(service_config()).await;
     // A PutGraph reset after its first chunk: the server sees an incomplete graph.
     let (chunks, rx) = mpsc::channel(4);
     let first = proto::PutGraphRequest {
@@ -309,7 +276,7 @@ async fn a_client_that_resets_or_closes_mid_stream_is_counted_as_cancelled() {
     let mut own_connection = GrundyServiceClient::new(server.channel().await);
     let (tx, stream) = open(&mut own_connection, vec![start(chain(1000))]).await;
     let mut stream = stream.unwrap();
-    next(&mut stream).await;
+    next_ok(&mut stream).await;
     tx.send(batch(vec![tokens(1, &[0])])).await.unwrap();
     drop((stream, tx, own_connection));
     let counted = requests_total_once_idle(&server).await;
@@ -323,22 +290,9 @@ async fn a_client_that_resets_or_closes_mid_stream_is_counted_as_cancelled() {
     );
 }
 
-pub(super) fn packed(first_query_id: u64, queries: &[&[u32]]) -> EvaluateRequest {
-    EvaluateRequest {
-        payload: Some(Payload::Queries(QueryBatch {
-            queries: vec![],
-            packed_tokens: Some(proto::PackedTokenQueries {
-                first_query_id,
-                token_counts: queries.iter().map(|q| q.len() as u32).collect(),
-                vertices: queries.concat(),
-            }),
-        })),
-    }
-}
-
 #[tokio::test]
 async fn packed_token_queries_get_packed_verdicts_with_in_band_errors() {
-    let (_server, mut client) = start_server().await;
+    let (_server, mut client) = start_server(service_config()).await;
     let requests = vec![
         start(sample_graph()),
         packed(100, &[&[0], &[0, 2], &[1, 1], &[5], &[], &[2, 3]]),
@@ -346,8 +300,8 @@ async fn packed_token_queries_get_packed_verdicts_with_in_band_errors() {
     let (tx, stream) = open(&mut client, requests).await;
     drop(tx);
     let mut stream = stream.unwrap();
-    next(&mut stream).await;
-    let response = next(&mut stream).await;
+    next_ok(&mut stream).await;
+    let response = next_ok(&mut stream).await;
     assert!(response.verdicts.is_empty());
     let packed = response.packed_verdicts.expect("packed verdicts");
     assert_eq!(packed.first_query_id, 100);
@@ -368,14 +322,14 @@ async fn packed_token_queries_get_packed_verdicts_with_in_band_errors() {
 
 #[tokio::test]
 async fn packed_arrays_that_disagree_end_the_stream() {
-    let (_server, mut client) = start_server().await;
+    let (_server, mut client) = start_server(service_config()).await;
     let mut bad = packed(0, &[&[0, 1]]);
     if let Some(Payload::Queries(batch)) = &mut bad.payload {
         batch.packed_tokens.as_mut().unwrap().token_counts[0] = 3;
     }
     let (_tx, stream) = open(&mut client, vec![start(sample_graph()), bad]).await;
     let mut stream = stream.unwrap();
-    next(&mut stream).await;
+    next_ok(&mut stream).await;
     let status = stream.message().await.unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument);
     assert!(status.message().contains("token_counts add up to 3"));
@@ -383,7 +337,7 @@ async fn packed_arrays_that_disagree_end_the_stream() {
 
 #[tokio::test]
 async fn explain_returns_moves_for_token_and_split_games() {
-    let (_server, mut client) = start_server().await;
+    let (_server, mut client) = start_server(service_config()).await;
     let explain = |graph| EvaluateRequest {
         payload: Some(Payload::Start(EvaluateStart {
             graph_source: Some(GraphSource::Graph(graph)),
@@ -399,7 +353,7 @@ async fn explain_returns_moves_for_token_and_split_games() {
     .await;
     drop(tx);
     let mut stream = stream.unwrap();
-    next(&mut stream).await;
+    next_ok(&mut stream).await;
     let verdicts = full_verdicts(&mut stream, 2).await;
     let Some(proto::r#move::Kind::Token(token)) =
         verdicts[0].best_move.as_ref().unwrap().kind.clone()
@@ -429,8 +383,8 @@ async fn explain_returns_moves_for_token_and_split_games() {
     let (tx, stream) = open(&mut client, vec![explain(graph), batch(vec![dense])]).await;
     drop(tx);
     let mut stream = stream.unwrap();
-    assert!(next(&mut stream).await.graph.unwrap().has_split_counts);
-    let verdict = next(&mut stream).await.verdicts.remove(0);
+    assert!(next_ok(&mut stream).await.graph.unwrap().has_split_counts);
+    let verdict = next_ok(&mut stream).await.verdicts.remove(0);
     assert_eq!(verdict.outcome(), Outcome::Win);
     let Some(proto::r#move::Kind::Split(split)) = verdict.best_move.unwrap().kind else {
         panic!("a split move");
@@ -442,7 +396,7 @@ async fn explain_returns_moves_for_token_and_split_games() {
 
 #[tokio::test]
 async fn split_game_with_a_cycle_is_invalid_and_too_much_work_is_resource_exhausted() {
-    let (_server, mut client) = start_server().await;
+    let (_server, mut client) = start_server(service_config()).await;
     let cyclic = proto::Graph {
         vertex_count: 3,
         out_degrees: vec![1, 1, 1],
@@ -494,7 +448,7 @@ async fn split_game_with_a_cycle_is_invalid_and_too_much_work_is_resource_exhaus
 
 #[tokio::test]
 async fn evaluate_batch_streams_verdicts_in_chunks() {
-    let (_server, mut client) = start_server().await;
+    let (_server, mut client) = start_server(service_config()).await;
     let queries: Vec<Query> = (0..10_000u64)
         .map(|i| tokens(i, &[(i % 4) as u32]))
         .collect();
@@ -544,7 +498,7 @@ async fn cyclic_graph_over_the_work_budget_is_resource_exhausted() {
     }
     // The same graph within the default budget: the top vertex is ∞({0..k-2}), so one token
     // there wins (by leaving to 0) and two draw.
-    let (_server, mut client) = start_server().await;
+    let (_server, mut client) = start_server(service_config()).await;
     let (tx, stream) = open(
         &mut client,
         vec![
@@ -559,8 +513,8 @@ async fn cyclic_graph_over_the_work_budget_is_resource_exhausted() {
     .await;
     drop(tx);
     let mut stream = stream.unwrap();
-    assert!(next(&mut stream).await.graph.unwrap().cyclic);
-    let verdicts = next(&mut stream).await.verdicts;
+    assert!(next_ok(&mut stream).await.graph.unwrap().cyclic);
+    let verdicts = next_ok(&mut stream).await.verdicts;
     assert_eq!(verdicts[0].outcome(), Outcome::Win);
     assert_eq!(verdicts[1].outcome(), Outcome::Draw);
     assert_eq!(
@@ -596,7 +550,7 @@ async fn explained_split_moves_are_the_same_across_batches_of_a_stream() {
             analysis: None,
         })),
     };
-    let (_server, mut client) = start_server().await;
+    let (_server, mut client) = start_server(service_config()).await;
     let positions = |first: u64| -> Vec<Query> {
         (0..40)
             .map(|i| tokens(first + i, &[0, 1 + (i % 3) as u32]))
@@ -609,7 +563,7 @@ async fn explained_split_moves_are_the_same_across_batches_of_a_stream() {
     .await;
     drop(tx);
     let mut stream = stream.unwrap();
-    next(&mut stream).await;
+    next_ok(&mut stream).await;
     let first = full_verdicts(&mut stream, 40).await;
     let second = full_verdicts(&mut stream, 40).await;
     for (a, b) in first.iter().zip(&second) {

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use crate::support::process::ServerProcess;
 use crate::support::server::{
-    PATIENCE, batch, grpc_frame, next, open_stream, raw_answer, sample_graph, sample_outcome,
-    serve_service, service_config, start, tokens, tournament_with_self_loop,
+    PATIENCE, Stream, batch, grpc_frame, next, open_stream, raw_answer, sample_graph,
+    sample_outcome, serve_service, service_config, start, tokens, tournament_with_self_loop,
 };
 use grundy::generate::{Rng, Shape, graph};
 use grundy::proto::{
@@ -406,7 +406,10 @@ async fn a_stream_that_goes_quiet_is_ended_after_the_idle_timeout() {
         assert_eq!(info.map(|i| i.reason).as_deref(), Some("IDLE_TIMEOUT"));
     };
 
-    let (requests, mut stream) = open_stream(&mut client, sample_graph()).await;
+    let Stream {
+        requests,
+        responses: mut stream,
+    } = open_stream(&mut client, sample_graph()).await;
     requests.send(batch(vec![tokens(1, &[0])])).await.unwrap();
     assert_eq!(next(&mut stream).await.unwrap().verdicts.len(), 1);
     // The client keeps its stream open and sends nothing more.

@@ -4,11 +4,15 @@
 //! - `evaluate`: `Evaluate` and `EvaluateBatch`: order, batches, packed queries, in-band
 //!   query errors, rejected graphs, moves, a client that disconnects mid-stream;
 //! - `analysis`: position analysis on a stream, in full verdicts and packed columns;
-//! - `registry`: `PutGraph` in chunks, ids, `GetValues`, the cache, single-flight analyses
-//!   and the memory of failed ones;
+//! - `registry`: `PutGraph` in chunks, ids, `Evaluate` by id, `GetValues`;
+//! - `cache`: the registry's cache and store, single-flight analyses, the memory of failed
+//!   ones, a `PutGraph` stopped while the store writes;
 //! - `error_details`: the `google.rpc` details of every refusal;
-//! - `operations`: health, compression, limits, deadlines, cancellation, draining, metrics,
-//!   auth, TLS;
+//! - `operations`: health, reflection, compression, draining, metrics, the server binary's
+//!   log, SIGTERM and `--help`;
+//! - `limits`: graph, query, message and stream limits, deadlines, cancellation, the wait for
+//!   an analysis slot;
+//! - `security`: bearer-token auth, TLS and mutual TLS, the CLI over both;
 //! - `hostile_clients`: floods of tiny frames, abandoned analyses, huge ids, streams that
 //!   never start;
 //! - `hostile_values`: client-supplied numbers at their extremes, to every RPC (a property
@@ -25,13 +29,16 @@
 mod support;
 
 mod analysis;
+mod cache;
 mod error_details;
 mod evaluate;
 mod hostile_clients;
 mod hostile_values;
+mod limits;
 mod operations;
 mod otlp_traces;
 mod reflection;
 mod registry;
+mod security;
 mod transport;
 mod web;

@@ -128,6 +128,24 @@ pub fn is_separator(byte: u8) -> bool {
     matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
 }
 
+/// (start, end) of every whitespace-separated token.
+pub fn token_spans(input: &[u8]) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut i = 0;
+    while i < input.len() {
+        if is_separator(input[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < input.len() && !is_separator(input[i]) {
+            i += 1;
+        }
+        spans.push((start, i));
+    }
+    spans
+}
+
 struct Model<'a> {
     input: &'a [u8],
     /// (start, end) of every token.
@@ -146,19 +164,7 @@ const U32_MAX: u64 = u32::MAX as u64;
 
 impl<'a> Model<'a> {
     fn new(input: &'a [u8]) -> Self {
-        let mut tokens = Vec::new();
-        let mut i = 0;
-        while i < input.len() {
-            if is_separator(input[i]) {
-                i += 1;
-                continue;
-            }
-            let start = i;
-            while i < input.len() && !is_separator(input[i]) {
-                i += 1;
-            }
-            tokens.push((start, i));
-        }
+        let tokens = token_spans(input);
         let line_starts = std::iter::once(0)
             .chain(
                 input

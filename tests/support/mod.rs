@@ -1,7 +1,9 @@
 //! Shared test support, compiled into every test binary that declares `mod support;`. Each
 //! binary uses part of it, hence the `dead_code` allowances.
 //!
-//! - `oracle`: brute-force game solver used to judge the engine;
+//! - `oracle`: brute-force game solver used to judge the engine (token sliding);
+//! - `split_oracle`: its Addition-Subtraction counterpart;
+//! - `properties`: the plumbing between the engine and the oracles in the engine's tests;
 //! - `server`: an in-process server on `127.0.0.1:0` and request builders;
 //! - `judge_model`: an independent model of the judge formats (the fuzz tier's oracle);
 //! - `random_games`: random graphs for the engine's property tests, and their configuration;
@@ -15,8 +17,12 @@ pub mod oracle;
 #[allow(dead_code)]
 pub mod process;
 #[allow(dead_code)]
+pub mod properties;
+#[allow(dead_code)]
 pub mod random_games;
 #[allow(dead_code)]
 pub mod replica;
 #[allow(dead_code)]
 pub mod server;
+#[allow(dead_code)]
+pub mod split_oracle;

@@ -1,4 +1,5 @@
-//! An in-process server on `127.0.0.1:0` and the request builders the service tests share.
+//! An in-process server on `127.0.0.1:0` and the request builders and calls the service tests
+//! share.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -13,6 +14,8 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::Streaming;
 use tonic::transport::Channel;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
 /// Bound on every wait of the tests.
 pub const PATIENCE: Duration = Duration::from_secs(10);
@@ -263,30 +266,153 @@ pub async fn full_verdicts(
 ) -> Vec<proto::Verdict> {
     let mut verdicts = Vec::new();
     while verdicts.len() < count {
-        verdicts.extend(next(stream).await.expect("no stream error").verdicts);
+        verdicts.extend(next_ok(stream).await.verdicts);
     }
     assert_eq!(verdicts.len(), count, "{verdicts:?}");
     verdicts
 }
 
-/// An open `Evaluate` stream past its summary: the sender of its next requests, and its
-/// responses.
-pub async fn open_stream(
-    client: &mut GrundyServiceClient<Channel>,
-    graph: proto::Graph,
-) -> (
-    tokio::sync::mpsc::Sender<EvaluateRequest>,
-    Streaming<proto::EvaluateResponse>,
-) {
-    let (requests, rx) = tokio::sync::mpsc::channel(4);
+/// A server with `config`, and a client connected to it.
+pub async fn start_server(config: ServiceConfig) -> (TestServer, GrundyServiceClient<Channel>) {
+    let server = serve_service(config).await;
+    let client = server.client().await;
+    (server, client)
+}
+
+/// The next response; panics on a stream error, a clean end or a hang.
+pub async fn next_ok<M>(stream: &mut Streaming<M>) -> M {
+    next(stream).await.expect("no stream error")
+}
+
+/// An open `Evaluate` stream past its summary: the request sender and the response stream.
+pub struct Stream {
+    pub requests: tokio::sync::mpsc::Sender<EvaluateRequest>,
+    pub responses: Streaming<proto::EvaluateResponse>,
+}
+
+/// Opens an `Evaluate` stream on `graph` and reads its summary.
+pub async fn open_stream(client: &mut GrundyServiceClient<Channel>, graph: proto::Graph) -> Stream {
+    let (requests, rx) = tokio::sync::mpsc::channel(16);
     requests.send(start(graph)).await.unwrap();
     let mut responses = client
         .evaluate(tokio_stream::wrappers::ReceiverStream::new(rx))
         .await
-        .unwrap()
+        .expect("the stream opens")
         .into_inner();
-    assert!(next(&mut responses).await.unwrap().graph.is_some());
-    (requests, responses)
+    let summary = next(&mut responses).await.unwrap();
+    assert!(summary.graph.is_some(), "first response: the summary");
+    Stream {
+        requests,
+        responses,
+    }
+}
+
+/// Opens a stream with `requests` already queued; returns the sender to add more, and the
+/// responses or the call's refusal.
+pub async fn open(
+    client: &mut GrundyServiceClient<Channel>,
+    requests: Vec<EvaluateRequest>,
+) -> (
+    tokio::sync::mpsc::Sender<EvaluateRequest>,
+    Result<Streaming<proto::EvaluateResponse>, tonic::Status>,
+) {
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    for request in requests {
+        tx.send(request).await.unwrap();
+    }
+    let response = client
+        .evaluate(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+        .map(|r| r.into_inner());
+    (tx, response)
+}
+
+/// A request message of packed token queries, numbered from `first_query_id`.
+pub fn packed(first_query_id: u64, queries: &[&[u32]]) -> EvaluateRequest {
+    EvaluateRequest {
+        payload: Some(Payload::Queries(QueryBatch {
+            queries: vec![],
+            packed_tokens: Some(proto::PackedTokenQueries {
+                first_query_id,
+                token_counts: queries.iter().map(|q| q.len() as u32).collect(),
+                vertices: queries.concat(),
+            }),
+        })),
+    }
+}
+
+/// Splits `graph` into PutGraph chunks of at most `size` entries per list.
+pub fn chunks(graph: &proto::Graph, size: usize) -> Vec<proto::PutGraphRequest> {
+    let pieces =
+        |list: &[u32]| -> Vec<Vec<u32>> { list.chunks(size).map(<[u32]>::to_vec).collect() };
+    let degrees = pieces(&graph.out_degrees);
+    let targets = pieces(&graph.targets);
+    let splits = pieces(&graph.split_counts);
+    let count = degrees.len().max(targets.len()).max(splits.len()).max(1);
+    (0..count)
+        .map(|i| proto::PutGraphRequest {
+            chunk: Some(proto::Graph {
+                vertex_count: if i == 0 { graph.vertex_count } else { 0 },
+                out_degrees: degrees.get(i).cloned().unwrap_or_default(),
+                targets: targets.get(i).cloned().unwrap_or_default(),
+                split_counts: splits.get(i).cloned().unwrap_or_default(),
+                fixed_targets: Vec::new(),
+            }),
+        })
+        .collect()
+}
+
+/// Uploads `requests` in one `PutGraph` call.
+pub async fn put(
+    client: &mut GrundyServiceClient<Channel>,
+    requests: Vec<proto::PutGraphRequest>,
+) -> Result<proto::PutGraphResponse, tonic::Status> {
+    client
+        .put_graph(tokio_stream::iter(requests))
+        .await
+        .map(|r| r.into_inner())
+}
+
+/// Runs one Evaluate stream: `source`, then one batch of `queries`; returns the responses.
+pub async fn evaluate(
+    client: &mut GrundyServiceClient<Channel>,
+    source: GraphSource,
+    queries: Vec<Query>,
+) -> Result<Vec<proto::EvaluateResponse>, tonic::Status> {
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    tx.send(EvaluateRequest {
+        payload: Some(Payload::Start(EvaluateStart {
+            graph_source: Some(source),
+            explain: false,
+            analysis: None,
+        })),
+    })
+    .await
+    .unwrap();
+    tx.send(batch(queries)).await.unwrap();
+    drop(tx);
+    let mut stream = client
+        .evaluate(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await?
+        .into_inner();
+    let mut responses = Vec::new();
+    while let Some(response) = tokio::time::timeout(PATIENCE, stream.message())
+        .await
+        .expect("a response in time")?
+    {
+        responses.push(response);
+    }
+    Ok(responses)
+}
+
+/// The serving status the health service reports for `service` (`""`: the whole server).
+pub async fn health_of(channel: Channel, service: &str) -> Result<ServingStatus, tonic::Status> {
+    let response = HealthClient::new(channel)
+        .check(HealthCheckRequest {
+            service: service.into(),
+        })
+        .await?;
+    Ok(response.into_inner().status())
 }
 
 /// What a raw call got: the body's bytes, then its status, from the headers of an answer of
