@@ -13,8 +13,8 @@
 //! field added to the proto stops this file from compiling until the codec writes and reads
 //! it too, so no field can be dropped on the wire unnoticed.
 
-// The deprecated analysis columns of `PackedVerdicts` are never written by the server, but
-// still read and written exactly as prost would, for old peers.
+// The deprecated analysis columns of `PackedVerdicts` are named only to refuse them: a
+// message that carries any goes to prost.
 #![allow(deprecated)]
 
 use bytes::BufMut;
@@ -196,9 +196,9 @@ pub(super) fn encode_request(request: &EvaluateRequest, buf: &mut impl BufMut) -
     true
 }
 
-/// The packed verdicts of a response that carries only those, sized; `None` for any other
-/// shape.
-fn response_columns(response: &EvaluateResponse) -> Option<SizedColumns<'_, 12>> {
+/// The packed verdicts of a response that carries only those, in the judge's shape (no
+/// deprecated analysis column), sized; `None` for any other shape.
+fn response_columns(response: &EvaluateResponse) -> Option<SizedColumns<'_, 3>> {
     let EvaluateResponse {
         verdicts,
         graph,
@@ -222,29 +222,25 @@ fn response_columns(response: &EvaluateResponse) -> Option<SizedColumns<'_, 12>>
         move_over_budget,
         moves_omitted,
     } = packed;
-    Some(SizedColumns::new(
-        (verdicts_tag::FIRST_QUERY_ID, *first_query_id),
-        [
-            (verdicts_tag::OUTCOMES, Column::Enum(outcomes)),
-            (verdicts_tag::NIM_SUMS, Column::U64(nim_sums)),
-            (verdicts_tag::ERRORS, Column::Errors(errors)),
-            (verdicts_tag::REMOTENESSES, Column::U32(remotenesses)),
-            (verdicts_tag::OVER_BUDGET, Column::U32(over_budget)),
-            (verdicts_tag::MOVE_COUNTS, Column::U32(move_counts)),
-            (verdicts_tag::MOVE_SOURCES, Column::U32(move_sources)),
-            (verdicts_tag::MOVE_TARGETS, Column::U32(move_targets)),
-            (verdicts_tag::MOVE_OUTCOMES, Column::Enum(move_outcomes)),
-            (
-                verdicts_tag::MOVE_REMOTENESSES,
-                Column::U32(move_remotenesses),
-            ),
-            (
-                verdicts_tag::MOVE_OVER_BUDGET,
-                Column::U32(move_over_budget),
-            ),
-            (verdicts_tag::MOVES_OMITTED, Column::U64(moves_omitted)),
-        ],
-    ))
+    let deprecated_empty = remotenesses.is_empty()
+        && over_budget.is_empty()
+        && move_counts.is_empty()
+        && move_sources.is_empty()
+        && move_targets.is_empty()
+        && move_outcomes.is_empty()
+        && move_remotenesses.is_empty()
+        && move_over_budget.is_empty()
+        && moves_omitted.is_empty();
+    deprecated_empty.then(|| {
+        SizedColumns::new(
+            (verdicts_tag::FIRST_QUERY_ID, *first_query_id),
+            [
+                (verdicts_tag::OUTCOMES, Column::Enum(outcomes)),
+                (verdicts_tag::NIM_SUMS, Column::U64(nim_sums)),
+                (verdicts_tag::ERRORS, Column::Errors(errors)),
+            ],
+        )
+    })
 }
 
 /// The encoded size of a response that carries only packed verdicts, in one pass over its
@@ -310,22 +306,13 @@ pub(super) fn decode_request(bytes: &[u8]) -> Option<EvaluateRequest> {
     })
 }
 
-/// Reads an `EvaluateResponse` that carries only packed verdicts without errors, each field
-/// at most once; `None` for anything else.
+/// Reads an `EvaluateResponse` that carries only packed verdicts in the judge's shape,
+/// without errors, each field at most once; `None` for anything else.
 pub(super) fn decode_response(bytes: &[u8]) -> Option<EvaluateResponse> {
     let packed_bytes = Fields(bytes).only(key(evaluate_response::PACKED_VERDICTS, LEN))?;
     let mut first_query_id = 0;
     let mut outcomes = Vec::new();
     let mut nim_sums = Vec::new();
-    let mut remotenesses = Vec::new();
-    let mut over_budget = Vec::new();
-    let mut move_counts = Vec::new();
-    let mut move_sources = Vec::new();
-    let mut move_targets = Vec::new();
-    let mut move_outcomes = Vec::new();
-    let mut move_remotenesses = Vec::new();
-    let mut move_over_budget = Vec::new();
-    let mut moves_omitted = Vec::new();
     read_fields(packed_bytes, |field| {
         let (k, bytes) = match field {
             Field::Varint(k, value) if k == key(verdicts_tag::FIRST_QUERY_ID, VARINT) => {
@@ -335,26 +322,16 @@ pub(super) fn decode_response(bytes: &[u8]) -> Option<EvaluateResponse> {
             Field::Varint(..) => return None,
             Field::Bytes(k, bytes) => (k, bytes),
         };
-        let small_enums =
-            |out: &mut Vec<i32>, tag| varint::read_packed_small_i32(bytes, out).map(|()| tag);
-        let u64s = |out: &mut Vec<u64>, tag| varint::read_packed_u64(bytes, out).map(|()| tag);
-        let u32s = |out: &mut Vec<u32>, tag| varint::read_packed_u32(bytes, out).map(|()| tag);
         use verdicts_tag::*;
         match k {
-            k if k == key(OUTCOMES, LEN) => small_enums(&mut outcomes, OUTCOMES),
-            k if k == key(NIM_SUMS, LEN) => u64s(&mut nim_sums, NIM_SUMS),
-            k if k == key(REMOTENESSES, LEN) => u32s(&mut remotenesses, REMOTENESSES),
-            k if k == key(OVER_BUDGET, LEN) => u32s(&mut over_budget, OVER_BUDGET),
-            k if k == key(MOVE_COUNTS, LEN) => u32s(&mut move_counts, MOVE_COUNTS),
-            k if k == key(MOVE_SOURCES, LEN) => u32s(&mut move_sources, MOVE_SOURCES),
-            k if k == key(MOVE_TARGETS, LEN) => u32s(&mut move_targets, MOVE_TARGETS),
-            k if k == key(MOVE_OUTCOMES, LEN) => small_enums(&mut move_outcomes, MOVE_OUTCOMES),
-            k if k == key(MOVE_REMOTENESSES, LEN) => {
-                u32s(&mut move_remotenesses, MOVE_REMOTENESSES)
+            k if k == key(OUTCOMES, LEN) => {
+                varint::read_packed_small_i32(bytes, &mut outcomes).map(|()| OUTCOMES)
             }
-            k if k == key(MOVE_OVER_BUDGET, LEN) => u32s(&mut move_over_budget, MOVE_OVER_BUDGET),
-            k if k == key(MOVES_OMITTED, LEN) => u64s(&mut moves_omitted, MOVES_OMITTED),
-            // Errors, and fields unknown to the fast path: prost reads the message.
+            k if k == key(NIM_SUMS, LEN) => {
+                varint::read_packed_u64(bytes, &mut nim_sums).map(|()| NIM_SUMS)
+            }
+            // Errors, the deprecated columns and fields unknown to the fast path: prost
+            // reads the message.
             _ => None,
         }
     })?;
@@ -365,16 +342,7 @@ pub(super) fn decode_response(bytes: &[u8]) -> Option<EvaluateResponse> {
             first_query_id,
             outcomes,
             nim_sums,
-            errors: Vec::new(),
-            remotenesses,
-            over_budget,
-            move_counts,
-            move_sources,
-            move_targets,
-            move_outcomes,
-            move_remotenesses,
-            move_over_budget,
-            moves_omitted,
+            ..Default::default()
         }),
     })
 }

@@ -52,24 +52,6 @@ pub(super) mod packed_verdicts {
     pub(in crate::wire) const NIM_SUMS: u32 = 3;
     /// `repeated PackedQueryError errors`.
     pub(in crate::wire) const ERRORS: u32 = 4;
-    /// `repeated uint32 remotenesses`.
-    pub(in crate::wire) const REMOTENESSES: u32 = 5;
-    /// `repeated uint32 over_budget`.
-    pub(in crate::wire) const OVER_BUDGET: u32 = 6;
-    /// `repeated uint32 move_counts`.
-    pub(in crate::wire) const MOVE_COUNTS: u32 = 7;
-    /// `repeated uint32 move_sources`.
-    pub(in crate::wire) const MOVE_SOURCES: u32 = 8;
-    /// `repeated uint32 move_targets`.
-    pub(in crate::wire) const MOVE_TARGETS: u32 = 9;
-    /// `repeated Outcome move_outcomes`.
-    pub(in crate::wire) const MOVE_OUTCOMES: u32 = 10;
-    /// `repeated uint32 move_remotenesses`.
-    pub(in crate::wire) const MOVE_REMOTENESSES: u32 = 11;
-    /// `repeated uint32 move_over_budget`.
-    pub(in crate::wire) const MOVE_OVER_BUDGET: u32 = 12;
-    /// `repeated uint64 moves_omitted`.
-    pub(in crate::wire) const MOVES_OMITTED: u32 = 13;
 }
 
 /// `grundy.v1.PutGraphRequest`.
@@ -129,51 +111,6 @@ pub(super) const ALL: &[(&str, &str, u32)] = &[
     ("PackedVerdicts", "outcomes", packed_verdicts::OUTCOMES),
     ("PackedVerdicts", "nim_sums", packed_verdicts::NIM_SUMS),
     ("PackedVerdicts", "errors", packed_verdicts::ERRORS),
-    (
-        "PackedVerdicts",
-        "remotenesses",
-        packed_verdicts::REMOTENESSES,
-    ),
-    (
-        "PackedVerdicts",
-        "over_budget",
-        packed_verdicts::OVER_BUDGET,
-    ),
-    (
-        "PackedVerdicts",
-        "move_counts",
-        packed_verdicts::MOVE_COUNTS,
-    ),
-    (
-        "PackedVerdicts",
-        "move_sources",
-        packed_verdicts::MOVE_SOURCES,
-    ),
-    (
-        "PackedVerdicts",
-        "move_targets",
-        packed_verdicts::MOVE_TARGETS,
-    ),
-    (
-        "PackedVerdicts",
-        "move_outcomes",
-        packed_verdicts::MOVE_OUTCOMES,
-    ),
-    (
-        "PackedVerdicts",
-        "move_remotenesses",
-        packed_verdicts::MOVE_REMOTENESSES,
-    ),
-    (
-        "PackedVerdicts",
-        "move_over_budget",
-        packed_verdicts::MOVE_OVER_BUDGET,
-    ),
-    (
-        "PackedVerdicts",
-        "moves_omitted",
-        packed_verdicts::MOVES_OMITTED,
-    ),
     ("PutGraphRequest", "chunk", put_graph_request::CHUNK),
     ("Graph", "vertex_count", graph::VERTEX_COUNT),
     ("Graph", "out_degrees", graph::OUT_DEGREES),

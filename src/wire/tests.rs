@@ -212,28 +212,32 @@ proptest! {
 
     #[test]
     fn responses_are_written_as_prost_writes_them(packed in packed_verdicts()) {
-        let short = |values: &[u32]| values.iter().all(|&n| n < 1 << 28);
-        let fast = packed.errors.is_empty()
+        // The deprecated analysis columns are left to prost, written and read.
+        let judge_shape = packed.remotenesses.is_empty()
+            && packed.over_budget.is_empty()
+            && packed.move_counts.is_empty()
+            && packed.move_sources.is_empty()
+            && packed.move_targets.is_empty()
+            && packed.move_outcomes.is_empty()
+            && packed.move_remotenesses.is_empty()
+            && packed.move_over_budget.is_empty()
+            && packed.moves_omitted.is_empty();
+        let fast = judge_shape
+            && packed.errors.is_empty()
             && packed.outcomes.iter().all(|&o| (0..128).contains(&o))
-            && packed.nim_sums.iter().chain(&packed.moves_omitted).all(|&n| n < 1 << 63)
-            && packed.first_query_id < 1 << 63
-            && [
-                &packed.remotenesses,
-                &packed.over_budget,
-                &packed.move_counts,
-                &packed.move_sources,
-                &packed.move_targets,
-                &packed.move_remotenesses,
-                &packed.move_over_budget,
-            ]
-            .into_iter()
-            .all(|column| short(column));
+            && packed.nim_sums.iter().all(|&n| n < 1 << 63)
+            && packed.first_query_id < 1 << 63;
         let response = packed_response(packed);
         let mut ours = Vec::new();
-        prop_assert!(encode_response(&response, &mut ours));
-        prop_assert_eq!(&ours, &response.encode_to_vec());
-        prop_assert_eq!(response_len(&response), Some(ours.len()));
-        prop_assert_eq!(decode_response(&ours), fast.then_some(response));
+        prop_assert_eq!(encode_response(&response, &mut ours), judge_shape);
+        if judge_shape {
+            prop_assert_eq!(&ours, &response.encode_to_vec());
+            prop_assert_eq!(response_len(&response), Some(ours.len()));
+        } else {
+            prop_assert_eq!(response_len(&response), None);
+        }
+        let encoded = response.encode_to_vec();
+        prop_assert_eq!(decode_response(&encoded), fast.then_some(response));
     }
 
     #[test]
@@ -343,7 +347,8 @@ fn common_shapes_take_the_fast_path() {
         moves_omitted: vec![0, 0],
         ..Default::default()
     });
-    assert_eq!(decode_response(&analysed.encode_to_vec()), Some(analysed));
+    // The deprecated analysis columns are left to prost.
+    assert_eq!(decode_response(&analysed.encode_to_vec()), None);
     let upload = PutGraphRequest {
         chunk: Some(Graph {
             vertex_count: 3,
@@ -482,7 +487,14 @@ fn field_numbers_are_those_of_the_compiled_proto() {
         "Graph",
     ] {
         let message = messages.iter().find(|m| m.name() == whole).unwrap();
-        for field in &message.field {
+        // Deprecated fields (never written) are left to prost, and need no constant.
+        let deprecated = |field: &prost_types::FieldDescriptorProto| {
+            field
+                .options
+                .as_ref()
+                .is_some_and(|options| options.deprecated())
+        };
+        for field in message.field.iter().filter(|field| !deprecated(field)) {
             let known = super::tags::ALL
                 .iter()
                 .any(|&(m, f, _)| m == whole && f == field.name());
