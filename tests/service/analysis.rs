@@ -443,3 +443,61 @@ async fn a_cancelled_search_stops_at_once_whatever_its_budgets() {
     }
     eprintln!("search stopped {:?} after the cancel", cancelled.elapsed());
 }
+
+/// The resident memory of process `pid`, in bytes.
+fn resident_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find(|line| line.starts_with("VmRSS"))
+        .and_then(|line| line.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |kib| kib << 10)
+}
+
+/// A client that asks for the analysis of 10^6 positions in one batch and never reads an
+/// answer holds the server to its bounded buffers (the response buffer, the hand-over of
+/// early verdicts, the request read ahead), not to the answers of the whole batch: the job
+/// waits once they are full. Before, the hand-over was unbounded, and such a client made the
+/// server hold every verdict (+1.2 GB for 300,000). The server's memory is sampled for a few
+/// seconds while it would be answering; it must stay within 200 MB of where it began.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_never_reads_holds_the_server_to_its_buffers() {
+    use crate::support::process::ServerProcess;
+    let server = ServerProcess::start(env!("CARGO_BIN_EXE_grundy-server"), &[]);
+    let pid = server.child.0.id();
+    let mut client = GrundyServiceClient::connect(server.url()).await.unwrap();
+    let before = resident_bytes(pid);
+    let count = 1_000_000usize;
+    let queries = EvaluateRequest {
+        payload: Some(Payload::Queries(proto::QueryBatch {
+            queries: Vec::new(),
+            packed_tokens: Some(proto::PackedTokenQueries {
+                first_query_id: 0,
+                token_counts: vec![1; count],
+                vertices: (0..count).map(|i| (i % 5) as u32).collect(),
+            }),
+        })),
+    };
+    let requests = vec![
+        analysis_start(analysis_graph(), Some(proto::AnalysisOptions::default())),
+        queries,
+    ];
+    // The response stream is opened and never read: the client's window closes.
+    let unread = client
+        .evaluate(tokio_stream::iter(requests))
+        .await
+        .expect("the stream opens");
+    let mut peak = 0;
+    for _ in 0..30 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        peak = peak.max(resident_bytes(pid).saturating_sub(before));
+        assert!(
+            peak < 200 << 20,
+            "the server grew by {} MiB for a client that reads nothing",
+            peak >> 20
+        );
+    }
+    eprintln!("the server grew by at most {} MiB", peak >> 20);
+    drop(unread);
+    server.stop();
+}
