@@ -25,7 +25,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use prometheus_client::metrics::gauge::Gauge;
-use tokio::sync::{AcquireError, OwnedSemaphorePermit, Semaphore};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::sync::{AcquireError, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 use super::error::ServiceError;
@@ -55,8 +57,59 @@ pub(crate) struct WorkPool {
     evaluations: Arc<Semaphore>,
     searches: Arc<Semaphore>,
     search_slots: usize,
+    search_queue: Arc<SearchQueue>,
     renders: Arc<Semaphore>,
     metrics: Arc<Metrics>,
+}
+
+/// Who waits for a search permit. A search job gives its permit back between queries once it
+/// has run [`SEARCH_SLICE`] and someone waits ([`SearchQueue::contended`]), then waits for
+/// another turn as a resumed job; a fresh job (a stream's first, or one after it went
+/// quiet) goes before every resumed one. So a quick stream waits for at most a query of
+/// each running search, not for their whole batches.
+#[derive(Debug, Default)]
+pub(crate) struct SearchQueue {
+    waiting: AtomicUsize,
+    fresh_waiting: AtomicUsize,
+    fresh_served: Notify,
+}
+
+impl SearchQueue {
+    /// Whether a search job waits for a permit.
+    pub(crate) fn contended(&self) -> bool {
+        self.waiting.load(Ordering::Relaxed) > 0
+    }
+}
+
+/// How long a search job runs before it gives its permit to a waiting one (checked between
+/// queries: a query itself runs to its end, within its work budget).
+pub(crate) const SEARCH_SLICE: Duration = Duration::from_millis(20);
+
+/// Counts one waiter of a [`SearchQueue`] while it lives (and, for a fresh one, wakes the
+/// resumed ones when it goes).
+struct Waiter<'a> {
+    queue: &'a SearchQueue,
+    fresh: bool,
+}
+
+impl<'a> Waiter<'a> {
+    fn new(queue: &'a SearchQueue, fresh: bool) -> Self {
+        queue.waiting.fetch_add(1, Ordering::Relaxed);
+        if fresh {
+            queue.fresh_waiting.fetch_add(1, Ordering::Relaxed);
+        }
+        Self { queue, fresh }
+    }
+}
+
+impl Drop for Waiter<'_> {
+    fn drop(&mut self) {
+        self.queue.waiting.fetch_sub(1, Ordering::Relaxed);
+        if self.fresh {
+            self.queue.fresh_waiting.fetch_sub(1, Ordering::Relaxed);
+            self.queue.fresh_served.notify_waiters();
+        }
+    }
 }
 
 impl WorkPool {
@@ -77,6 +130,7 @@ impl WorkPool {
             evaluations: Arc::new(Semaphore::new(slots(evaluations))),
             searches: Arc::new(Semaphore::new(slots(evaluations))),
             search_slots: slots(evaluations),
+            search_queue: Arc::default(),
             renders: Arc::new(Semaphore::new(RENDER_SLOTS)),
             metrics,
         }
@@ -129,6 +183,45 @@ impl WorkPool {
         })
     }
 
+    /// A search permit: fresh searches first (see [`SearchQueue`]), every wait within the
+    /// queue timeout (then [`ServiceError::QueueFull`]).
+    async fn search_permit(
+        &self,
+        resumed: bool,
+    ) -> Result<Result<OwnedSemaphorePermit, AcquireError>, ServiceError> {
+        let queue = &*self.search_queue;
+        let waiting = Instant::now();
+        let waited = self.analysis_queue_timeout;
+        let _waiter = Waiter::new(queue, !resumed);
+        let admitted = async {
+            if resumed {
+                loop {
+                    let served = queue.fresh_served.notified();
+                    tokio::pin!(served);
+                    served.as_mut().enable();
+                    if queue.fresh_waiting.load(Ordering::Relaxed) == 0 {
+                        break;
+                    }
+                    served.await;
+                }
+            }
+            self.searches.clone().acquire_owned().await
+        };
+        let permit = tokio::time::timeout(waited, admitted).await;
+        self.metrics
+            .slot_waited(WorkKind::Search, waiting.elapsed());
+        permit.map_err(|_| ServiceError::QueueFull {
+            queue: WorkKind::Search,
+            slots: self.search_slots,
+            waited,
+        })
+    }
+
+    /// Who waits for a search permit, for the jobs that slice their work.
+    pub(crate) fn search_queue(&self) -> Arc<SearchQueue> {
+        self.search_queue.clone()
+    }
+
     /// Runs optional work of the analysis kind only if an analysis permit is free now: `None`
     /// (the work not run) when none is. It never queues, so it never delays an analysis that
     /// waits for a slot, nor waits itself (the hashing of an upload's chunks, which can fall
@@ -156,9 +249,13 @@ impl WorkPool {
     /// count, as when moves are searched) waits for a search permit instead, at most the
     /// queue timeout (then [`ServiceError::QueueFull`]): a search may run for seconds, and
     /// a stream must not queue without end behind other clients' searches.
+    ///
+    /// A `resumed` search (one that gave its permit back after its slice) waits until no
+    /// fresh search waits, then for a permit; the queue timeout bounds both waits together.
     pub(crate) async fn evaluate<T, F>(
         &self,
         lookups: Option<u64>,
+        resumed: bool,
         work: F,
     ) -> Result<T, ServiceError>
     where
@@ -183,9 +280,7 @@ impl WorkPool {
             }
             None => {
                 let kind = WorkKind::Search;
-                let permit = self
-                    .queued_permit(kind, &self.searches, self.search_slots)
-                    .await?;
+                let permit = self.search_permit(resumed).await?;
                 (kind, permit, tracing::info_span!("search"))
             }
         };
@@ -256,7 +351,7 @@ mod tests {
         let search = tokio::spawn({
             let pool = pool.clone();
             async move {
-                pool.evaluate(None, move || {
+                pool.evaluate(None, false, move || {
                     started.blocking_send(()).unwrap();
                     finished.recv().unwrap();
                     Ok("search")
@@ -265,14 +360,14 @@ mod tests {
             }
         });
         running.recv().await.expect("the search started");
-        let evaluation = pool.evaluate(Some(INLINE_LOOKUPS + 1), || Ok("evaluation"));
+        let evaluation = pool.evaluate(Some(INLINE_LOOKUPS + 1), false, || Ok("evaluation"));
         let evaluation = tokio::time::timeout(Duration::from_secs(10), evaluation).await;
         assert_eq!(
             evaluation.expect("waited behind the search").unwrap(),
             "evaluation"
         );
         // A second search waits for the first one's permit.
-        let second = pool.evaluate(None, || Ok("second search"));
+        let second = pool.evaluate(None, false, || Ok("second search"));
         tokio::pin!(second);
         assert!(
             tokio::time::timeout(Duration::from_millis(50), &mut second)

@@ -15,7 +15,7 @@ use tonic::transport::Channel;
 
 /// A graph with a cycle, a draw, multi-edges and a self-loop: 0 -> {1, 2, 2}, 1 -> {0, 3},
 /// 2 -> {3}, 3 -> {}, 4 -> {4, 3}.
-fn analysis_graph() -> proto::Graph {
+pub(super) fn analysis_graph() -> proto::Graph {
     proto::Graph {
         vertex_count: 5,
         out_degrees: vec![3, 2, 1, 0, 2],
@@ -25,7 +25,7 @@ fn analysis_graph() -> proto::Graph {
     }
 }
 
-fn analysis_start(
+pub(super) fn analysis_start(
     graph: proto::Graph,
     analysis: Option<proto::AnalysisOptions>,
 ) -> EvaluateRequest {
@@ -236,7 +236,7 @@ async fn analysed_packed_queries_are_answered_once_each_in_order() {
 
 /// [`analysis_graph`] beside a DAG of `k` vertices (5.. 5 + k, each with edges one, two and
 /// five ahead), where a sum of five tokens has more positions than a search's budget.
-fn analysis_graph_and_a_large_dag(k: u32) -> proto::Graph {
+pub(super) fn analysis_graph_and_a_large_dag(k: u32) -> proto::Graph {
     let mut graph = analysis_graph();
     for v in 0..k {
         let successors: Vec<u32> = [1, 2, 5]

@@ -3,6 +3,7 @@
 //!
 //! - `evaluate`: `Evaluate` and `EvaluateBatch`: order, batches, packed queries, in-band
 //!   query errors, rejected graphs, moves, a client that disconnects mid-stream;
+//! - `fairness`: quick analysis streams beside slow searches;
 //! - `analysis`: position analysis on a stream, in full verdicts and packed columns;
 //! - `registry`: `PutGraph` in chunks, ids, `Evaluate` by id, `GetValues`;
 //! - `cache`: the registry's cache and store, single-flight analyses, the memory of failed
@@ -32,6 +33,7 @@ mod analysis;
 mod cache;
 mod error_details;
 mod evaluate;
+mod fairness;
 mod hostile_clients;
 mod hostile_values;
 mod limits;

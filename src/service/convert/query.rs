@@ -62,6 +62,9 @@ pub(crate) struct QueryEvaluator {
     /// While a job of a stream with moves or analyses runs: where its verdicts go as they
     /// are found ([`Self::hand_over`]).
     early: Option<EarlySender>,
+    /// Where the batch being answered stopped when its job gave its turn up: the message
+    /// queries, then the packed queries, answered so far.
+    resume: (usize, usize),
 }
 
 impl QueryEvaluator {
@@ -74,6 +77,7 @@ impl QueryEvaluator {
             moves: MoveMemo::default(),
             interrupt: Interrupt::new(),
             early: None,
+            resume: (0, 0),
         }
     }
 
@@ -111,11 +115,16 @@ impl QueryEvaluator {
     /// for moves or analyses, whose answers may take seconds each), every full verdict goes
     /// there as it is found, the batch's end is marked there, and the response returned
     /// holds nothing.
+    ///
+    /// `give_turn` is asked between queries (after the first one of each call): once it says
+    /// so, the batch stops there and `None` is returned; the next call on the same batch goes
+    /// on from there.
     pub(crate) fn answer(
         &mut self,
         batch: &proto::QueryBatch,
         interrupt: &Interrupt,
-    ) -> Result<proto::EvaluateResponse, ServiceError> {
+        give_turn: &dyn Fn() -> bool,
+    ) -> Result<Option<proto::EvaluateResponse>, ServiceError> {
         self.interrupt = interrupt.clone();
         // Checked before any query is answered: the batch fails whole, none of its verdicts
         // sent early.
@@ -135,15 +144,29 @@ impl QueryEvaluator {
         if self.early.is_none() {
             response.verdicts.reserve(batch.queries.len());
         }
-        for query in &batch.queries {
+        let mut answered = 0usize;
+        let turn_given = |answered: &mut usize| {
+            *answered += 1;
+            *answered > 1 && give_turn()
+        };
+        for (index, query) in batch.queries.iter().enumerate().skip(self.resume.0) {
             still_wanted(&self.interrupt)?;
+            if turn_given(&mut answered) {
+                self.resume.0 = index;
+                return Ok(None);
+            }
             let verdict = self.verdict(query);
             self.deliver(verdict, &mut response.verdicts);
         }
+        self.resume.0 = batch.queries.len();
         if let Some(packed) = &batch.packed_tokens {
             if self.answers_early() {
-                for (index, offset, tokens) in packed_queries(packed) {
+                for (index, offset, tokens) in packed_queries(packed).skip(self.resume.1) {
                     still_wanted(&self.interrupt)?;
+                    if turn_given(&mut answered) {
+                        self.resume.1 = index;
+                        return Ok(None);
+                    }
                     let query_id = packed.first_query_id.wrapping_add(index as u64);
                     let verdict = self.packed_verdict_in_full(query_id, offset, tokens);
                     self.deliver(verdict, &mut response.verdicts);
@@ -152,12 +175,13 @@ impl QueryEvaluator {
                 response.packed_verdicts = Some(self.answer_packed(packed));
             }
         }
+        self.resume = (0, 0);
         // A search cut short by the interrupt left its last answer unfinished.
         still_wanted(&self.interrupt)?;
         if let Some(early) = &mut self.early {
             early.batch_end();
         }
-        Ok(response)
+        Ok(Some(response))
     }
 
     /// A full verdict found: to the hand-over while there is one, else to the response.

@@ -16,6 +16,7 @@ use crate::proto::{
     self, EvaluateBatchRequest, EvaluateBatchResponse, EvaluateRequest, EvaluateResponse,
     EvaluateStart, evaluate_request::Payload,
 };
+use crate::service::blocking::SEARCH_SLICE;
 use crate::service::convert::early::{EarlyReceiver, early_verdicts};
 use crate::service::convert::{
     QueryEvaluator, StreamOptions, batch_heap_bytes, batch_query_count, fit_response, graph_summary,
@@ -262,43 +263,68 @@ async fn answer_batches<M: Verdicts>(
     out: &mut Responder<M>,
     service: &GameService,
     mut evaluator: QueryEvaluator,
-    batches: Vec<proto::QueryBatch>,
+    mut batches: Vec<proto::QueryBatch>,
 ) -> Result<QueryEvaluator, Stop> {
     let max_bytes = service.max_response_bytes;
     let cost = evaluator.cost(&batches);
-    let interrupt = Interrupt::new();
-    let _stop = interrupt.raise_on_drop();
-    // Only streams with moves or analyses hand verdicts over as they are found.
-    let (early, early_receiver) = evaluator.answers_early().then(early_verdicts).unzip();
-    let work = service.pool.evaluate(cost, move || {
-        let mut responses = Vec::with_capacity(batches.len());
-        let mut failure = None;
-        evaluator.hand_over(early);
-        for batch in &batches {
-            match evaluator.answer(batch, &interrupt) {
-                // Handed over already, its batch's end marked.
-                Ok(_) if evaluator.hands_over() => {}
-                Ok(response) => fit_response(response, max_bytes, &mut responses),
-                Err(error) => {
-                    failure = Some(error);
-                    break;
+    // A search job gives its permit up between queries once it has run its slice and
+    // another search waits; it then waits for another turn (see `SearchQueue`).
+    let queue = service.pool.search_queue();
+    let mut resumed = false;
+    loop {
+        let interrupt = Interrupt::new();
+        let _stop = interrupt.raise_on_drop();
+        // Only streams with moves or analyses hand verdicts over as they are found.
+        let (early, early_receiver) = evaluator.answers_early().then(early_verdicts).unzip();
+        let queue = queue.clone();
+        let work = service.pool.evaluate(cost, resumed, move || {
+            let began = std::time::Instant::now();
+            let give_turn =
+                || cost.is_none() && began.elapsed() >= SEARCH_SLICE && queue.contended();
+            let mut responses = Vec::with_capacity(batches.len());
+            let mut failure = None;
+            let mut unfinished = None;
+            evaluator.hand_over(early);
+            for (index, batch) in batches.iter().enumerate() {
+                match evaluator.answer(batch, &interrupt, &give_turn) {
+                    Ok(None) => {
+                        unfinished = Some(index);
+                        break;
+                    }
+                    // Handed over already, its batch's end marked.
+                    Ok(Some(_)) if evaluator.hands_over() => {}
+                    Ok(Some(response)) => fit_response(response, max_bytes, &mut responses),
+                    Err(error) => {
+                        failure = Some(error);
+                        break;
+                    }
                 }
             }
+            evaluator.end_hand_over();
+            Ok((evaluator, responses, failure, unfinished, batches))
+        });
+        let done = match early_receiver {
+            None => out.guard(work).await?,
+            Some(early) => relay_early(out, work, early, max_bytes).await?,
+        };
+        let (returned, responses, failure, unfinished, rest) = done?;
+        evaluator = returned;
+        for response in responses {
+            out.send_verdicts(response).await?;
         }
-        evaluator.end_hand_over();
-        Ok((evaluator, responses, failure))
-    });
-    let done = match early_receiver {
-        None => out.guard(work).await?,
-        Some(early) => relay_early(out, work, early, max_bytes).await?,
-    };
-    let (evaluator, responses, failure) = done?;
-    for response in responses {
-        out.send_verdicts(response).await?;
-    }
-    match failure {
-        Some(error) => Err(error.into()),
-        None => Ok(evaluator),
+        if let Some(error) = failure {
+            return Err(error.into());
+        }
+        match unfinished {
+            // Its turn given up: the batch it stopped in, and those after it, wait for the
+            // next.
+            Some(index) => {
+                batches = rest;
+                batches.drain(..index);
+                resumed = true;
+            }
+            None => return Ok(evaluator),
+        }
     }
 }
 
