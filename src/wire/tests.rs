@@ -51,48 +51,18 @@ fn packed_request(packed: PackedTokenQueries) -> EvaluateRequest {
     }
 }
 
-/// The analysis columns of packed verdicts: empty (most streams) or filled with any numbers
-/// (the codec does not interpret them).
-fn analysis_columns() -> impl Strategy<Value = [Vec<u64>; 9]> {
-    let column = || proptest::collection::vec(number(), 0..30).boxed();
-    prop_oneof![
-        Just(Default::default()),
-        [
-            column(),
-            column(),
-            column(),
-            column(),
-            column(),
-            proptest::collection::vec(0u64..4, 0..30).boxed(),
-            column(),
-            column(),
-            column(),
-        ],
-    ]
-}
-
+/// Packed verdicts in the judge's shape, or now and then with one of the deprecated analysis
+/// columns filled (which the codec leaves to prost).
 fn packed_verdicts() -> impl Strategy<Value = PackedVerdicts> {
     (
         prop_oneof![Just(0u64), number()],
         proptest::collection::vec(prop_oneof![8 => 0i32..4, 1 => any::<i32>()], 0..100),
         proptest::collection::vec(number(), 0..100),
         proptest::collection::vec((0u32..100, "[a-z ]{0,12}"), 0..3),
-        analysis_columns(),
+        prop_oneof![3 => Just(None), 1 => (0usize..9, number()).prop_map(Some)],
     )
-        .prop_map(|(first_query_id, outcomes, nim_sums, errors, analysis)| {
-            let [
-                remotenesses,
-                over_budget,
-                move_counts,
-                move_sources,
-                move_targets,
-                move_outcomes,
-                move_remotenesses,
-                move_over_budget,
-                moves_omitted,
-            ] = analysis;
-            let narrow = |values: Vec<u64>| values.into_iter().map(|v| v as u32).collect();
-            PackedVerdicts {
+        .prop_map(|(first_query_id, outcomes, nim_sums, errors, deprecated)| {
+            let mut packed = PackedVerdicts {
                 first_query_id,
                 outcomes,
                 nim_sums,
@@ -106,16 +76,23 @@ fn packed_verdicts() -> impl Strategy<Value = PackedVerdicts> {
                         }),
                     })
                     .collect(),
-                remotenesses: narrow(remotenesses),
-                over_budget: narrow(over_budget),
-                move_counts: narrow(move_counts),
-                move_sources: narrow(move_sources),
-                move_targets: narrow(move_targets),
-                move_outcomes: move_outcomes.into_iter().map(|o| o as i32).collect(),
-                move_remotenesses: narrow(move_remotenesses),
-                move_over_budget: narrow(move_over_budget),
-                moves_omitted,
+                ..Default::default()
+            };
+            if let Some((column, value)) = deprecated {
+                let small = value as u32;
+                match column {
+                    0 => packed.remotenesses.push(small),
+                    1 => packed.over_budget.push(small),
+                    2 => packed.move_counts.push(small),
+                    3 => packed.move_sources.push(small),
+                    4 => packed.move_targets.push(small),
+                    5 => packed.move_outcomes.push((value % 4) as i32),
+                    6 => packed.move_remotenesses.push(small),
+                    7 => packed.move_over_budget.push(small),
+                    _ => packed.moves_omitted.push(value),
+                }
             }
+            packed
         })
 }
 
@@ -213,15 +190,14 @@ proptest! {
     #[test]
     fn responses_are_written_as_prost_writes_them(packed in packed_verdicts()) {
         // The deprecated analysis columns are left to prost, written and read.
-        let judge_shape = packed.remotenesses.is_empty()
-            && packed.over_budget.is_empty()
-            && packed.move_counts.is_empty()
-            && packed.move_sources.is_empty()
-            && packed.move_targets.is_empty()
-            && packed.move_outcomes.is_empty()
-            && packed.move_remotenesses.is_empty()
-            && packed.move_over_budget.is_empty()
-            && packed.moves_omitted.is_empty();
+        let judge_shape = packed
+            == PackedVerdicts {
+                first_query_id: packed.first_query_id,
+                outcomes: packed.outcomes.clone(),
+                nim_sums: packed.nim_sums.clone(),
+                errors: packed.errors.clone(),
+                ..Default::default()
+            };
         let fast = judge_shape
             && packed.errors.is_empty()
             && packed.outcomes.iter().all(|&o| (0..128).contains(&o))
