@@ -287,9 +287,7 @@ impl<'a, 'p> SumSearch<'a, 'p> {
         self.work = self.work.saturating_add(units);
         if self.work >= self.next_check {
             self.next_check = self.work.saturating_add(INTERRUPT_CHECK);
-            (self.progress)();
-            if self.interrupt.is_some_and(Interrupt::is_interrupted) {
-                self.work_budget = 0;
+            if !self.checkpoint() {
                 return false;
             }
         }
@@ -303,12 +301,19 @@ impl<'a, 'p> SumSearch<'a, 'p> {
         self.listed = self.listed.saturating_add(u64::from(moves) + 1);
         if self.listed >= self.next_listing_check {
             self.next_listing_check = self.listed.saturating_add(INTERRUPT_CHECK);
-            (self.progress)();
-            if self.interrupt.is_some_and(Interrupt::is_interrupted) {
-                self.exhausted = true;
-                self.work_budget = 0;
-                return false;
-            }
+            return self.checkpoint();
+        }
+        true
+    }
+
+    /// Calls `progress`, then reads the interrupt: once it is raised, nothing more is
+    /// searched (the budget is spent) and false is returned.
+    fn checkpoint(&mut self) -> bool {
+        (self.progress)();
+        if self.interrupt.is_some_and(Interrupt::is_interrupted) {
+            self.exhausted = true;
+            self.work_budget = 0;
+            return false;
         }
         true
     }

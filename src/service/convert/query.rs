@@ -144,32 +144,31 @@ impl QueryEvaluator {
         if self.early.is_none() {
             response.verdicts.reserve(batch.queries.len());
         }
-        let mut answered = 0usize;
-        let turn_given = |answered: &mut usize| {
-            *answered += 1;
-            *answered > 1 && give_turn()
-        };
+        // Each call answers one query at least before it may give its turn up.
+        let mut answered_any = false;
         for (index, query) in batch.queries.iter().enumerate().skip(self.resume.0) {
             still_wanted(&self.interrupt)?;
-            if turn_given(&mut answered) {
+            if answered_any && give_turn() {
                 self.resume.0 = index;
                 return Ok(None);
             }
             let verdict = self.verdict(query);
             self.deliver(verdict, &mut response.verdicts);
+            answered_any = true;
         }
         self.resume.0 = batch.queries.len();
         if let Some(packed) = &batch.packed_tokens {
             if self.answers_early() {
                 for (index, offset, tokens) in packed_queries(packed).skip(self.resume.1) {
                     still_wanted(&self.interrupt)?;
-                    if turn_given(&mut answered) {
+                    if answered_any && give_turn() {
                         self.resume.1 = index;
                         return Ok(None);
                     }
                     let query_id = packed.first_query_id.wrapping_add(index as u64);
                     let verdict = self.packed_verdict_in_full(query_id, offset, tokens);
                     self.deliver(verdict, &mut response.verdicts);
+                    answered_any = true;
                 }
             } else {
                 response.packed_verdicts = Some(self.answer_packed(packed));
