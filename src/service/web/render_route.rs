@@ -25,7 +25,7 @@ use bytes::Bytes;
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Limited};
 use serde::Deserialize;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tonic::Status;
 use tonic::body::Body;
 
@@ -192,7 +192,9 @@ impl RenderRoute {
         if let Err(error) = self.auth.check(authorization) {
             return text_response(StatusCode::UNAUTHORIZED, &error.to_string());
         }
-        let body = match self.read_body(request).await {
+        // The body holds its place among the bodies received until it is drawn: one waiting
+        // for a render permit is memory held all the same.
+        let (body, _held) = match self.read_body(request).await {
             Ok(body) => body,
             Err(refusal) => return refusal,
         };
@@ -210,8 +212,12 @@ impl RenderRoute {
 }
 
 impl RenderRoute {
-    /// The request's whole body, within the route's bounds; else the answer refusing it.
-    async fn read_body(&self, request: Request<Body>) -> Result<Bytes, Response<Body>> {
+    /// The request's whole body, within the route's bounds, with its place among the bodies
+    /// held (to keep until it is answered); else the answer refusing it.
+    async fn read_body(
+        &self,
+        request: Request<Body>,
+    ) -> Result<(Bytes, OwnedSemaphorePermit), Response<Body>> {
         let too_large = || {
             let message = format!("the request body is over {MAX_RENDER_BODY_BYTES} bytes");
             text_response(StatusCode::PAYLOAD_TOO_LARGE, &message)
@@ -223,7 +229,7 @@ impl RenderRoute {
         if announced.is_some_and(|length| length > MAX_RENDER_BODY_BYTES as u64) {
             return Err(too_large());
         }
-        let Ok(_receiving) = self.bodies.clone().try_acquire_owned() else {
+        let Ok(receiving) = self.bodies.clone().try_acquire_owned() else {
             let message =
                 format!("{MAX_RENDER_BODIES} render requests are being received; retry later");
             return Err(retry_later(StatusCode::SERVICE_UNAVAILABLE, &message));
@@ -237,7 +243,7 @@ impl RenderRoute {
         };
         let body = StallTimeout::new(request.into_body(), timeout, stalled);
         match Limited::new(body, MAX_RENDER_BODY_BYTES).collect().await {
-            Ok(collected) => Ok(collected.to_bytes()),
+            Ok(collected) => Ok((collected.to_bytes(), receiving)),
             Err(error) if error.is::<http_body_util::LengthLimitError>() => Err(too_large()),
             Err(error) => match error.downcast::<Status>() {
                 Ok(stalled) => Err(text_response(
