@@ -183,8 +183,8 @@ impl WorkPool {
         })
     }
 
-    /// A search permit: fresh searches first (see [`SearchQueue`]), every wait within the
-    /// queue timeout (then [`ServiceError::QueueFull`]).
+    /// A search permit: fresh searches first (see [`SearchQueue`]), a fresh one waiting at
+    /// most the queue timeout (then [`ServiceError::QueueFull`]).
     async fn search_permit(
         &self,
         resumed: bool,
@@ -207,7 +207,14 @@ impl WorkPool {
             }
             self.searches.clone().acquire_owned().await
         };
-        let permit = tokio::time::timeout(waited, admitted).await;
+        // A resumed job's stream was admitted already, and is answering a batch: it waits for
+        // its turn without the queue timeout (its client's deadline still bounds it), rather
+        // than fail halfway behind a steady flow of fresh searches.
+        let permit = if resumed {
+            Ok(admitted.await)
+        } else {
+            tokio::time::timeout(waited, admitted).await
+        };
         self.metrics
             .slot_waited(WorkKind::Search, waiting.elapsed());
         permit.map_err(|_| ServiceError::QueueFull {
@@ -251,7 +258,7 @@ impl WorkPool {
     /// a stream must not queue without end behind other clients' searches.
     ///
     /// A `resumed` search (one that gave its permit back after its slice) waits until no
-    /// fresh search waits, then for a permit; the queue timeout bounds both waits together.
+    /// fresh search waits, then for a permit, without the queue timeout.
     pub(crate) async fn evaluate<T, F>(
         &self,
         lookups: Option<u64>,
