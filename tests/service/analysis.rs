@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use crate::support::server::{
-    PATIENCE, batch, full_verdicts, next_ok, open, packed, serve_service, service_config,
-    start_server, tokens,
+    PATIENCE, batch, evaluate_in_background, full_verdicts, next_ok, open, packed, serve_service,
+    service_config, start_server, tokens, wait_until,
 };
 use grundy::proto::{
     self, EvaluateRequest, EvaluateStart, Outcome, Query, evaluate_request::Payload,
@@ -404,27 +404,12 @@ async fn a_cancelled_search_stops_at_once_whatever_its_budgets() {
         ..Default::default()
     };
     let tokens_on_all = [0, 1];
-    let mut client = server.client().await;
     let requests = vec![
         analysis_start(graph, Some(proto::AnalysisOptions::default())),
         batch(vec![tokens(0, &tokens_on_all)]),
     ];
-    let reader = tokio::spawn(async move {
-        let mut stream = client
-            .evaluate(tokio_stream::iter(requests))
-            .await
-            .unwrap()
-            .into_inner();
-        while stream.message().await.is_ok_and(|m| m.is_some()) {}
-    });
-    let deadline = std::time::Instant::now() + PATIENCE;
-    while searches() == 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the search never started"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let reader = evaluate_in_background(server.client().await, requests);
+    wait_until("the search never started", || searches() > 0).await;
     // Let it get well into its work, then go away.
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(searches(), 1, "the search still runs");

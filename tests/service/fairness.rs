@@ -5,7 +5,9 @@
 use std::time::{Duration, Instant};
 
 use super::analysis::{analysis_graph, analysis_graph_and_a_large_dag, analysis_start};
-use crate::support::server::{PATIENCE, next_ok, packed, serve_service, service_config};
+use crate::support::server::{
+    evaluate_in_background, next_ok, packed, serve_service, service_config, wait_until,
+};
 use grundy::proto;
 use grundy::service::{AnalysisCaps, ServiceConfig, WorkKind};
 
@@ -32,7 +34,6 @@ async fn quick_analysis_streams_are_answered_while_slow_searches_run() {
     let slow_positions: Vec<&[u32]> = slow_positions.iter().map(|p| &p[..]).collect();
     let mut slow = Vec::new();
     for _ in 0..32 {
-        let mut client = server.client().await;
         let requests = vec![
             analysis_start(
                 analysis_graph_and_a_large_dag(40),
@@ -40,20 +41,9 @@ async fn quick_analysis_streams_are_answered_while_slow_searches_run() {
             ),
             packed(0, &slow_positions),
         ];
-        slow.push(tokio::spawn(async move {
-            let mut stream = client
-                .evaluate(tokio_stream::iter(requests))
-                .await
-                .unwrap()
-                .into_inner();
-            while stream.message().await.is_ok_and(|m| m.is_some()) {}
-        }));
+        slow.push(evaluate_in_background(server.client().await, requests));
     }
-    let deadline = Instant::now() + PATIENCE;
-    while searches() < 2 {
-        assert!(Instant::now() < deadline, "the slow searches never started");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    wait_until("the slow searches never started", || searches() >= 2).await;
     let mut quick = Vec::new();
     for _ in 0..10 {
         let mut client = server.client().await;

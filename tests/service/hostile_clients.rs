@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 
 use crate::support::process::ServerProcess;
 use crate::support::server::{
-    PATIENCE, Stream, batch, grpc_frame, next, open_stream, raw_answer, sample_graph,
-    sample_outcome, serve_service, service_config, start, tokens, tournament_with_self_loop,
+    PATIENCE, Stream, batch, evaluate_in_background, grpc_frame, next, open_stream, raw_answer,
+    sample_graph, sample_outcome, serve_service, service_config, start, tokens,
+    tournament_with_self_loop, wait_until,
 };
 use grundy::generate::{Rng, Shape, graph};
 use grundy::proto::{
@@ -176,21 +177,8 @@ async fn an_abandoned_stream_stops_its_search() {
     let metrics = server.service.metrics().clone();
     let searches = move || metrics.work_jobs_running(WorkKind::Search);
     let (opening, queries) = long_search();
-    let mut client = server.client().await;
-    let abandoned = tokio::spawn(async move {
-        let requests = tokio_stream::iter(vec![opening, queries]);
-        let mut stream = client.evaluate(requests).await.unwrap().into_inner();
-        while stream
-            .message()
-            .await
-            .is_ok_and(|message| message.is_some())
-        {}
-    });
-    let deadline = Instant::now() + PATIENCE;
-    while searches() == 0 {
-        assert!(Instant::now() < deadline, "the search never started");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let abandoned = evaluate_in_background(server.client().await, vec![opening, queries]);
+    wait_until("the search never started", || searches() > 0).await;
     abandoned.abort();
     let deadline = Instant::now() + PATIENCE;
     while searches() > 0 {
@@ -523,21 +511,11 @@ async fn a_search_waits_for_a_permit_at_most_the_queue_timeout() {
     .await;
     let metrics = server.service.metrics().clone();
     let (opening, queries) = long_search();
-    let mut client = server.client().await;
-    let long = tokio::spawn(async move {
-        let requests = tokio_stream::iter(vec![opening, queries]);
-        let mut stream = client.evaluate(requests).await.unwrap().into_inner();
-        while stream
-            .message()
-            .await
-            .is_ok_and(|message| message.is_some())
-        {}
-    });
-    let deadline = Instant::now() + PATIENCE;
-    while metrics.work_jobs_running(WorkKind::Search) == 0 {
-        assert!(Instant::now() < deadline, "the long search never started");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let long = evaluate_in_background(server.client().await, vec![opening, queries]);
+    wait_until("the long search never started", || {
+        metrics.work_jobs_running(WorkKind::Search) > 0
+    })
+    .await;
     let explained = EvaluateRequest {
         payload: Some(Payload::Start(EvaluateStart {
             graph_source: Some(GraphSource::Graph(sample_graph())),

@@ -460,3 +460,29 @@ pub fn grpc_frame(flags: u8, payload: &[u8]) -> Vec<u8> {
     bytes.extend_from_slice(payload);
     bytes
 }
+
+/// An `Evaluate` stream of `requests` on `client`, read to its end (or its failure) on a task
+/// of its own: a client busy elsewhere, that the test aborts when it wants it gone.
+pub fn evaluate_in_background(
+    mut client: GrundyServiceClient<Channel>,
+    requests: Vec<EvaluateRequest>,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut stream = client
+            .evaluate(tokio_stream::iter(requests))
+            .await
+            .unwrap()
+            .into_inner();
+        while stream.message().await.is_ok_and(|m| m.is_some()) {}
+    })
+}
+
+/// Waits until `condition` holds, looking every 5 ms, at most [`PATIENCE`]; `what` names
+/// what did not happen.
+pub async fn wait_until(what: &str, condition: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while !condition() {
+        assert!(std::time::Instant::now() < deadline, "{what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
