@@ -9,5 +9,5 @@
 #   scripts/fleet-test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/with-redis.sh cargo test --lib service::store::
-scripts/with-redis.sh cargo test --test fleet
+scripts/with-redis.sh cargo test --lib service::store:: -- --include-ignored
+scripts/with-redis.sh cargo test --test fleet -- --include-ignored

@@ -1,6 +1,6 @@
-//! `grundy-server` processes sharing a graph store: three replicas on one Redis (when
-//! `GRUNDY_TEST_REDIS_URL` is set: `scripts/with-redis.sh cargo test --test fleet`), a
-//! `--store-dir` server killed with SIGKILL and restarted, and a Redis nobody listens on.
+//! `grundy-server` processes sharing a graph store: three replicas on one Redis (ignored
+//! unless asked for: `scripts/fleet-test.sh` starts Redis and runs them), a `--store-dir`
+//! server killed with SIGKILL and restarted, and a Redis nobody listens on.
 
 use crate::support::replica::Replica;
 use crate::support::server::{sample_graph, tokens};
@@ -95,25 +95,16 @@ fn expected_outcomes() -> Vec<i32> {
     [Win, Lose, Win, Win].map(|o| o as i32).to_vec()
 }
 
-/// The test Redis's URL; without one, says on the real stderr (not captured by the test
-/// harness, so a plain `cargo test` shows it) that `test` was skipped.
-fn redis_url(test: &str) -> Option<String> {
-    let url = std::env::var("GRUNDY_TEST_REDIS_URL").ok();
-    if url.is_none() {
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "{test}: skipped: no GRUNDY_TEST_REDIS_URL (run under scripts/with-redis.sh)"
-        );
-    }
-    url
+/// The URL of the test Redis that scripts/with-redis.sh starts; the tests that need one are
+/// ignored by a plain `cargo test` and run by `scripts/fleet-test.sh`.
+fn redis_url() -> String {
+    std::env::var("GRUNDY_TEST_REDIS_URL").expect("GRUNDY_TEST_REDIS_URL: run under scripts/with-redis.sh")
 }
 
 #[tokio::test]
+#[ignore = "needs Redis: scripts/fleet-test.sh runs it"]
 async fn a_graph_registered_on_one_replica_is_known_to_the_others() {
-    let Some(url) = redis_url("a_graph_registered_on_one_replica_is_known_to_the_others") else {
-        return;
-    };
+    let url = redis_url();
     let env = [
         ("GRUNDY_STORE_URL", url.as_str()),
         ("GRUNDY_STORE_TTL", "10m"),
@@ -141,11 +132,9 @@ async fn a_graph_registered_on_one_replica_is_known_to_the_others() {
 }
 
 #[tokio::test]
+#[ignore = "needs Redis: scripts/fleet-test.sh runs it"]
 async fn a_forged_manifest_announcing_a_huge_graph_is_a_corrupt_entry_not_a_crash() {
-    let Some(url) = redis_url("a_forged_manifest_announcing_a_huge_graph_is_a_corrupt_entry")
-    else {
-        return;
-    };
+    let url = redis_url();
     let env = [("GRUNDY_STORE_URL", url.as_str())];
     let writer = Replica::start(&env).await;
     let graph_id = put_graph(&writer, sample_graph()).await.expect("PutGraph");
