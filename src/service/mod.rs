@@ -7,12 +7,12 @@
 //! - `config`: the settings as plain structs and their defaults; `args`: `grundy-server`'s
 //!   flags that fill them; `logging`: the log setup;
 //! - `handlers`: the four RPCs, one file each, over `rpc`: the per-RPC guard (slot,
-//!   deadline, cancellation, span, metrics) and the one response-stream helper;
+//!   deadline, cancellation, span, metrics), the one response-stream helper, and a request's
+//!   lifetime: client deadlines, clients that leave mid-stream (counted as CANCELLED, or
+//!   DEADLINE_EXCEEDED at their deadline), when its body last brought bytes (the start and
+//!   idle timeouts' clock);
 //! - `state`: [`GameService`], the state streams share, and admission; `lifecycle`: serving,
-//!   draining, cancelling; `deadline`: client deadlines; `departure`: clients that leave
-//!   mid-stream (counted as CANCELLED, or DEADLINE_EXCEEDED at their deadline); `activity`:
-//!   when a request's body last brought bytes (the start and idle timeouts' clock);
-//!   `bounded_status`: client text that reflection quotes whole in a status, cut to an
+//!   draining, cancelling; `bounded_status`: client text that reflection quotes whole in a status, cut to an
 //!   excerpt;
 //! - `graphs`: resolving a stream's graph (by id, inline, in `PutGraph` chunks);
 //!   `graph_id`: content-addressed ids; `registry`: the byte-bounded LRU of analysed graphs
@@ -21,21 +21,20 @@
 //!   CPU work, with a bounded wait for an analysis slot;
 //! - `store`: the graph store behind the registry (memory, `--store-dir` files, Redis),
 //!   with the verified stored encoding;
-//! - `convert`: the only place protobuf types meet engine types; `error`: the one mapping
+//! - `convert`: the only place protobuf types meet engine types; `answer`: a stream's
+//!   query batches answered with it, verdicts handed over early and fitted to messages; `error`: the one mapping
 //!   from errors to gRPC statuses;
 //! - `auth`: bearer tokens; `metrics`: Prometheus metrics and their exporter;
 //!   `telemetry`: OTLP trace export and `traceparent` propagation;
 //! - `web`: the browser playground served with `--web`: its files and `POST /render`.
 
-mod activity;
+mod answer;
 mod args;
 mod auth;
 mod blocking;
 mod bounded_status;
 mod config;
 mod convert;
-mod deadline;
-mod departure;
 mod error;
 mod graph_id;
 mod graphs;

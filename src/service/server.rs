@@ -29,13 +29,13 @@ use tonic_health::ServingStatus;
 use tonic_reflection::server::{v1, v1alpha};
 use tower::util::{MapRequestLayer, MapResponseLayer, option_layer};
 
-use super::activity::{BodyActivity, StallTimeout};
 use super::auth::BearerAuth;
 use super::bounded_status::bound_status_messages;
 use super::config::ServerConfig;
-use super::deadline::stamp_arrival;
-use super::departure::ClientLeft;
 use super::error::request_stream_status;
+use super::rpc::activity::{BodyActivity, StallTimeout};
+use super::rpc::deadline::stamp_arrival;
+use super::rpc::departure::ClientLeft;
 use super::state::GameService;
 use crate::proto::{self, grundy_service_server::GrundyServiceServer};
 use crate::service::web::WebLayer;

@@ -98,7 +98,8 @@ fn expected_outcomes() -> Vec<i32> {
 /// The URL of the test Redis that scripts/with-redis.sh starts; the tests that need one are
 /// ignored by a plain `cargo test` and run by `scripts/fleet-test.sh`.
 fn redis_url() -> String {
-    std::env::var("GRUNDY_TEST_REDIS_URL").expect("GRUNDY_TEST_REDIS_URL: run under scripts/with-redis.sh")
+    std::env::var("GRUNDY_TEST_REDIS_URL")
+        .expect("GRUNDY_TEST_REDIS_URL: run under scripts/with-redis.sh")
 }
 
 #[tokio::test]

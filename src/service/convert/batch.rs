@@ -5,7 +5,7 @@ use crate::proto;
 
 /// Each packed query: its index, the offset of its first token in `vertices`, and its tokens.
 /// `token_counts` must add up to `vertices.len()`.
-pub(super) fn packed_queries(
+pub(crate) fn packed_queries(
     packed: &proto::PackedTokenQueries,
 ) -> impl Iterator<Item = (usize, usize, &[u32])> {
     let mut end = 0usize;
@@ -22,7 +22,7 @@ pub(super) fn packed_queries(
 
 /// The table lookups answering `batch` takes: one per query and one per token, value or
 /// vertex of its position.
-pub(super) fn batch_lookups(batch: &proto::QueryBatch) -> u64 {
+pub(crate) fn batch_lookups(batch: &proto::QueryBatch) -> u64 {
     use proto::query::Position;
     let positions: usize = batch
         .queries

@@ -3,29 +3,23 @@
 //! turned back into `grundy.v1` messages.
 //!
 //! - [`wire_graph`]: wire graphs in, whole or in `PutGraph` chunks;
-//! - [`query`]: query batches in, verdicts out; `position`: a query's position read, and its
-//!   in-band errors; [`batch`]: a batch's queries walked and
-//!   counted; [`analysis`]: their remoteness and moves,
-//!   when the stream asks; [`outcome`]: outcomes out;
-//! - [`fit`]: verdicts cut into messages under the size limit; [`early`]: the verdicts of
-//!   an expensive batch handed to the stream as they are found;
+//! - `position`: a query's position read, and its in-band errors; [`batch`]: a batch's
+//!   queries walked and counted; [`analysis`]: their remoteness and moves, when the stream
+//!   asks; [`outcome`]: outcomes out;
 //! - [`values`]: graph summaries and `GetValues` pages out.
+//!
+//! Answering a stream's queries with these is `super::answer`.
 
 pub(crate) mod analysis;
 pub(crate) mod batch;
-pub(crate) mod early;
-pub(crate) mod fit;
 pub(crate) mod outcome;
-mod position;
-pub(crate) mod query;
+pub(crate) mod position;
 pub(crate) mod values;
 pub(crate) mod wire_graph;
 
 pub(crate) use analysis::stream_analysis;
 pub use analysis::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES};
 pub(crate) use batch::{batch_heap_bytes, batch_query_count};
-pub(crate) use fit::fit_response;
-pub(crate) use query::{QueryEvaluator, StreamOptions};
 pub(crate) use values::{ValuePages, graph_summary};
 pub use wire_graph::game_from_proto;
 pub(crate) use wire_graph::target_count;

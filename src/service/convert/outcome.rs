@@ -4,7 +4,7 @@ use crate::engine::Outcome;
 use crate::proto;
 
 /// The outcome as `grundy.v1` writes it.
-pub(super) fn outcome_to_proto(outcome: Outcome) -> proto::Outcome {
+pub(crate) fn outcome_to_proto(outcome: Outcome) -> proto::Outcome {
     match outcome {
         Outcome::Win => proto::Outcome::Win,
         Outcome::Lose => proto::Outcome::Lose,

@@ -6,14 +6,14 @@ use crate::proto;
 
 /// Which form a query's position took, to name fields in errors and map item indexes back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum PositionForm {
+pub(crate) enum PositionForm {
     Tokens,
     Dense,
     Sparse,
 }
 
 impl PositionForm {
-    pub(super) fn vertex_field(self, index: usize) -> String {
+    pub(crate) fn vertex_field(self, index: usize) -> String {
         match self {
             Self::Tokens => format!("tokens.vertices[{index}]"),
             Self::Dense => format!("dense_values.values[{index}]"),
@@ -26,14 +26,14 @@ impl PositionForm {
 /// 1; for dense and sparse positions, a vertex's value), and for dense positions the vertex
 /// of each item (zero values are skipped, so item indexes are not vertices).
 #[derive(Default)]
-pub(super) struct Position {
-    pub(super) items: Vec<(u32, u64)>,
+pub(crate) struct Position {
+    pub(crate) items: Vec<(u32, u64)>,
     item_vertex: Vec<u32>,
 }
 
 impl Position {
     /// Reads the query's position into `items` (`vertex_count` checks a dense one's length).
-    pub(super) fn load(
+    pub(crate) fn load(
         &mut self,
         query: &proto::Query,
         vertex_count: u32,
@@ -93,7 +93,7 @@ impl Position {
 
     /// The index, in the query's own form, of item `item`: its vertex for a dense position
     /// (whose zero values have no item), the item itself otherwise.
-    pub(super) fn token_index(&self, form: PositionForm, item: usize) -> u32 {
+    pub(crate) fn token_index(&self, form: PositionForm, item: usize) -> u32 {
         match form {
             PositionForm::Dense => self.item_vertex[item],
             _ => item as u32,
@@ -102,13 +102,13 @@ impl Position {
 }
 
 /// The error of a packed query whose token at `offset + error.index` is out of range.
-pub(super) fn packed_error(offset: usize, error: VertexOutOfRange) -> proto::QueryError {
+pub(crate) fn packed_error(offset: usize, error: VertexOutOfRange) -> proto::QueryError {
     query_error(
         format!("packed_tokens.vertices[{}]", offset + error.index),
         error.to_string(),
     )
 }
 
-pub(super) fn query_error(field: String, message: String) -> proto::QueryError {
+pub(crate) fn query_error(field: String, message: String) -> proto::QueryError {
     proto::QueryError { field, message }
 }

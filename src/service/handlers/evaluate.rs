@@ -16,11 +16,10 @@ use crate::proto::{
     self, EvaluateBatchRequest, EvaluateBatchResponse, EvaluateRequest, EvaluateResponse,
     EvaluateStart, evaluate_request::Payload,
 };
+use crate::service::answer::early::{EarlyReceiver, early_verdicts};
+use crate::service::answer::{QueryEvaluator, StreamOptions, fit_response};
 use crate::service::blocking::SEARCH_SLICE;
-use crate::service::convert::early::{EarlyReceiver, early_verdicts};
-use crate::service::convert::{
-    QueryEvaluator, StreamOptions, batch_heap_bytes, batch_query_count, fit_response, graph_summary,
-};
+use crate::service::convert::{batch_heap_bytes, batch_query_count, graph_summary};
 use crate::service::error::{ServiceError, request_stream_status};
 use crate::service::graphs::Resolved;
 use crate::service::rpc::{Responder, ResponseStream, Stop, Verdicts, within_idle_timeout};
@@ -252,7 +251,7 @@ impl Drop for AbortOnDrop {
 /// Evaluates a group of batches in one job of the work pool (inline when small) and sends one
 /// response per batch, in order: more than one for a batch whose verdicts exceed the message
 /// limit, or of a stream with moves or analyses, whose verdicts go as they are found (the job
-/// hands them over while it runs: see `convert::early`). The evaluator goes to the pool and
+/// hands them over while it runs: see `answer::early`). The evaluator goes to the pool and
 /// comes back, keeping its buffers and the moves it found for the next group. A batch that
 /// fails ends the stream after the responses of the batches before it (and the verdicts of
 /// its own that went already). A stream that ends while its group is evaluated (cancelled,

@@ -60,7 +60,7 @@ mod tests {
     use super::*;
     use crate::proto::{self, EvaluateStart, evaluate_start::GraphSource};
     use crate::service::ServiceConfig;
-    use crate::service::deadline::RequestArrival;
+    use crate::service::rpc::deadline::RequestArrival;
 
     /// The deadline counts from the stamped arrival, not from when the handler started: a
     /// request that arrived a second ago with a 500 ms timeout is already late.

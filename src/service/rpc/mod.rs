@@ -1,4 +1,6 @@
-//! The bookkeeping of one RPC; its response streams are produced in [`responder`].
+//! The bookkeeping of one RPC; its response streams are produced in [`responder`]; its
+//! lifetime is read in [`deadline`] (the client's deadline), [`departure`] (a client that
+//! left) and [`activity`] (when its body last brought bytes).
 //!
 //! Every RPC holds an [`Rpc`] guard from its first line to the end of its response stream: it
 //! holds a slot of `max_concurrent_streams`, counts as an active stream, carries the span and,
@@ -6,6 +8,9 @@
 //! the client's next message, for a computation, for room in the response buffer) also ends
 //! when the client leaves, its deadline passes or the server cancels streams at shutdown.
 
+pub(crate) mod activity;
+pub(crate) mod deadline;
+pub(crate) mod departure;
 mod responder;
 
 use std::future::Future;
@@ -18,15 +23,15 @@ use tokio::time::Instant;
 use tonic::{Code, Status};
 use tracing::Span;
 
-use super::activity::BodyActivity;
-use super::deadline::{Deadline, deadline_passed};
-use super::departure::{ClientLeft, left_with};
 use super::error::{ServiceError, reason_name, request_stream_status, status_reason};
 use super::lifecycle::{ActiveGuard, Phase, cancelled};
 use super::metrics::{MessageSizes, Metrics, QueryCounts, code_name};
 use crate::engine::Analysis;
 use crate::proto::ErrorReason;
 use crate::wire::WireMessage;
+use activity::BodyActivity;
+use deadline::{Deadline, deadline_passed};
+use departure::{ClientLeft, left_with};
 
 pub(crate) use responder::{Responder, ResponseStream, Verdicts};
 

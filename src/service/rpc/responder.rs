@@ -292,10 +292,10 @@ mod tests {
     use tokio::time::Instant;
 
     use super::*;
-    use crate::service::deadline::Deadline;
     use crate::service::lifecycle::Lifecycle;
     use crate::service::metrics::Metrics;
     use crate::service::rpc::RpcParts;
+    use crate::service::rpc::deadline::Deadline;
 
     /// An RPC of `Evaluate` recording into `metrics`, with `deadline`.
     fn evaluate_rpc(metrics: &Arc<Metrics>, deadline: Option<Deadline>) -> Rpc {

@@ -32,10 +32,10 @@ use tonic::body::Body;
 use super::responses::{response, text_response};
 use crate::engine::Digraph;
 use crate::render::{Drawing, Highlight, RenderError, Value};
-use crate::service::activity::StallTimeout;
 use crate::service::auth::BearerAuth;
 use crate::service::blocking::WorkPool;
 use crate::service::error::ServiceError;
+use crate::service::rpc::activity::StallTimeout;
 
 /// The JSON body of `POST /render`. Field names follow `grundy.v1.Graph` (the targets as
 /// `targets` only: `fixed_targets` is a wire encoding, which JSON does not need).

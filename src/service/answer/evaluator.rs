@@ -9,11 +9,11 @@ use crate::engine::{
 use crate::proto;
 use crate::service::error::ServiceError;
 
-use super::analysis::{self as analysed, MAX_ANALYSED_TOKENS};
-use super::batch::{batch_lookups, packed_queries};
 use super::early::EarlySender;
-use super::outcome::outcome_to_proto;
-use super::position::{Position, PositionForm, packed_error, query_error};
+use crate::service::convert::analysis::{self as analysed, MAX_ANALYSED_TOKENS};
+use crate::service::convert::batch::{batch_lookups, packed_queries};
+use crate::service::convert::outcome::outcome_to_proto;
+use crate::service::convert::position::{Position, PositionForm, packed_error, query_error};
 
 /// `Err(CANCELLED)` once `interrupt` is raised: the batch's answers are no longer wanted.
 fn still_wanted(interrupt: &Interrupt) -> Result<(), ServiceError> {
