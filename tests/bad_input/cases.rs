@@ -11,7 +11,9 @@ use grundy::service::ServerConfig;
 use grundy::service::ServiceConfig;
 use tonic::Code;
 
-use crate::support::server::{batch, sample_graph, start, tokens, tournament_with_self_loop};
+use crate::support::server::{
+    batch, sample_graph, start, start_id, tokens, tournament_with_self_loop,
+};
 
 pub const MAX_VERTICES: u32 = 10_000;
 pub const MAX_EDGES: u64 = 100_000;
@@ -63,16 +65,6 @@ pub fn graph(
         targets: targets.to_vec(),
         split_counts: splits.to_vec(),
         fixed_targets: Vec::new(),
-    }
-}
-
-pub fn start_id(graph_id: &str) -> EvaluateRequest {
-    EvaluateRequest {
-        payload: Some(Payload::Start(EvaluateStart {
-            graph_source: Some(GraphSource::GraphId(graph_id.into())),
-            explain: false,
-            analysis: None,
-        })),
     }
 }
 

@@ -7,13 +7,13 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::support::server::{
-    PATIENCE, Stream, batch, chain, next, open_stream, sample_graph, serve, server_config,
-    service_config, small_limits, start, tokens, tournament_with_self_loop,
+    PATIENCE, Stream, batch, batch_request, chain, next, open_stream, sample_graph, serve,
+    server_config, service_config, small_limits, start, start_id, tokens,
+    tournament_with_self_loop,
 };
 use grundy::proto::{
-    self, ErrorReason, EvaluateBatchRequest, EvaluateRequest, EvaluateStart, Query,
-    evaluate_request::Payload, evaluate_start::GraphSource,
-    grundy_service_client::GrundyServiceClient,
+    self, ErrorReason, EvaluateRequest, EvaluateStart, Query, evaluate_request::Payload,
+    evaluate_start::GraphSource, grundy_service_client::GrundyServiceClient,
 };
 use grundy::service::ServerConfig;
 use tokio::sync::mpsc;
@@ -81,27 +81,6 @@ async fn refusal(
             }
             panic!("the stream does not fail")
         }
-    }
-}
-
-fn graph_id_start(graph_id: &str) -> EvaluateRequest {
-    EvaluateRequest {
-        payload: Some(Payload::Start(EvaluateStart {
-            graph_source: Some(GraphSource::GraphId(graph_id.into())),
-            explain: false,
-            analysis: None,
-        })),
-    }
-}
-
-fn batch_request(graph: proto::Graph, queries: Vec<Query>) -> EvaluateBatchRequest {
-    EvaluateBatchRequest {
-        start: Some(EvaluateStart {
-            graph_source: Some(GraphSource::Graph(graph)),
-            explain: false,
-            analysis: None,
-        }),
-        queries,
     }
 }
 
@@ -191,7 +170,7 @@ async fn limits_carry_error_info_with_the_limit_and_a_quota_failure() {
 
     let six = (0..6).map(|i| tokens(i, &[0])).collect();
     let status = client
-        .evaluate_batch(batch_request(sample_graph(), six))
+        .evaluate_batch(batch_request(GraphSource::Graph(sample_graph()), six))
         .await
         .unwrap_err();
     assert_limit(&status, "TOO_MANY_QUERIES", "max_queries_per_stream", 5);
@@ -200,7 +179,10 @@ async fn limits_carry_error_info_with_the_limit_and_a_quota_failure() {
     // way out) and inside a stream.
     let big: Vec<Query> = (0..3).map(|i| tokens(i, &vec![0; 30_000])).collect();
     let status = client
-        .evaluate_batch(batch_request(sample_graph(), big.clone()))
+        .evaluate_batch(batch_request(
+            GraphSource::Graph(sample_graph()),
+            big.clone(),
+        ))
         .await
         .unwrap_err();
     assert_limit(&status, "MESSAGE_TOO_LARGE", "max_message_bytes", 64 << 10);
@@ -290,7 +272,7 @@ async fn unknown_ids_missing_tokens_and_deadlines_carry_a_reason() {
             Ok(request)
         });
     let (held, rx) = mpsc::channel(1);
-    held.send(graph_id_start("no-such-graph")).await.unwrap();
+    held.send(start_id("no-such-graph")).await.unwrap();
     let opened = client.evaluate(ReceiverStream::new(rx)).await;
     let status = match opened {
         Err(status) => status,

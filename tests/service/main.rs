@@ -1,5 +1,6 @@
 //! Service tier: in-process servers on `127.0.0.1:0` driven by the generated clients over
-//! real gRPC (and, where a process-wide setting is involved, the real `grundy-server`).
+//! real gRPC (and, where a process-wide setting is involved, the real `grundy-server`); the
+//! protocol itself also at the service trait, without a socket.
 //!
 //! - `evaluate`: `Evaluate` and `EvaluateBatch`: order, batches, packed queries, in-band
 //!   query errors, rejected graphs, moves, a client that disconnects mid-stream;
@@ -20,6 +21,8 @@
 //!   test);
 //! - `transport`: the HTTP/2 settings the server announces, and the frame size a client then
 //!   sends it;
+//! - `protocol`: each RPC's protocol rules, specified by calling the service trait directly
+//!   (no socket): `start` first and once, empty batches, in-band query errors, ids, chunks;
 //! - `reflection`, `web` (the `--web` playground's HTTP side), `otlp_traces`.
 //!
 //! One binary for all of them, so that the crate is linked once; none of them sets
@@ -39,6 +42,7 @@ mod hostile_values;
 mod limits;
 mod operations;
 mod otlp_traces;
+mod protocol;
 mod reflection;
 mod registry;
 mod security;

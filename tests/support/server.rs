@@ -5,13 +5,15 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use grundy::proto::{
-    self, EvaluateRequest, EvaluateStart, Query, QueryBatch, evaluate_request::Payload,
-    evaluate_start::GraphSource, grundy_service_client::GrundyServiceClient, query::Position,
+    self, EvaluateBatchRequest, EvaluateRequest, EvaluateStart, Query, QueryBatch,
+    evaluate_request::Payload, evaluate_start::GraphSource,
+    grundy_service_client::GrundyServiceClient, query::Position,
 };
 use grundy::service::{self, ServerConfig, ServerError};
 use grundy::service::{GameService, ServiceConfig};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+use tokio_stream::StreamExt;
 use tonic::Streaming;
 use tonic::transport::Channel;
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -231,6 +233,29 @@ pub fn start(graph: proto::Graph) -> EvaluateRequest {
     }
 }
 
+/// The first message of an `Evaluate` stream on the registered graph `graph_id`.
+pub fn start_id(graph_id: &str) -> EvaluateRequest {
+    EvaluateRequest {
+        payload: Some(Payload::Start(EvaluateStart {
+            graph_source: Some(GraphSource::GraphId(graph_id.into())),
+            explain: false,
+            analysis: None,
+        })),
+    }
+}
+
+/// An `EvaluateBatch` request of `queries` on the graph `source`.
+pub fn batch_request(source: GraphSource, queries: Vec<Query>) -> EvaluateBatchRequest {
+    EvaluateBatchRequest {
+        start: Some(EvaluateStart {
+            graph_source: Some(source),
+            explain: false,
+            analysis: None,
+        }),
+        queries,
+    }
+}
+
 /// A query of the token list `vertices`.
 pub fn tokens(id: u64, vertices: &[u32]) -> Query {
     Query {
@@ -251,12 +276,16 @@ pub fn batch(queries: Vec<Query>) -> EvaluateRequest {
     }
 }
 
-/// The next response, or the stream's final status; panics on a clean end or a hang.
-pub async fn next<M>(stream: &mut Streaming<M>) -> Result<M, tonic::Status> {
-    tokio::time::timeout(PATIENCE, stream.message())
+/// The next response, or the stream's final status; panics on a clean end or a hang. Reads
+/// a client's `Streaming` or, called directly, the service's own response stream.
+pub async fn next<M, S>(stream: &mut S) -> Result<M, tonic::Status>
+where
+    S: tokio_stream::Stream<Item = Result<M, tonic::Status>> + Unpin,
+{
+    tokio::time::timeout(PATIENCE, stream.next())
         .await
         .expect("a response in time")
-        .map(|m| m.expect("the stream is still open"))
+        .expect("the stream is still open")
 }
 
 /// The next `count` full verdicts of `stream`, over as many messages as they came in.
@@ -280,7 +309,10 @@ pub async fn start_server(config: ServiceConfig) -> (TestServer, GrundyServiceCl
 }
 
 /// The next response; panics on a stream error, a clean end or a hang.
-pub async fn next_ok<M>(stream: &mut Streaming<M>) -> M {
+pub async fn next_ok<M, S>(stream: &mut S) -> M
+where
+    S: tokio_stream::Stream<Item = Result<M, tonic::Status>> + Unpin,
+{
     next(stream).await.expect("no stream error")
 }
 
