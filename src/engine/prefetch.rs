@@ -65,6 +65,23 @@ pub(crate) fn prefetch_list(offsets: &[u32], targets: &[u32], vertex: usize) {
     }
 }
 
+/// How far ahead in a visiting order [`prefetch_ahead`] asks for a vertex's CSR offsets, and
+/// for its adjacency list (by then its offsets are in cache).
+const OFFSETS_AHEAD: usize = 16;
+const LIST_AHEAD: usize = 8;
+
+/// What a pass that visits the vertices in `order` asks for at `position`: the offsets of the
+/// vertex [`OFFSETS_AHEAD`] on, and the adjacency list of the one [`LIST_AHEAD`] on.
+#[inline(always)]
+pub(crate) fn prefetch_ahead(order: &[u32], position: usize, offsets: &[u32], targets: &[u32]) {
+    if let Some(&ahead) = order.get(position + OFFSETS_AHEAD) {
+        prefetch(offsets, ahead as usize);
+    }
+    if let Some(&ahead) = order.get(position + LIST_AHEAD) {
+        prefetch_list(offsets, targets, ahead as usize);
+    }
+}
+
 /// The size of a cache line.
 const LINE: usize = 64;
 

@@ -33,7 +33,7 @@ use super::graph::Digraph;
 use super::interrupt::{Cancelled, Interrupt};
 use super::loopy::Predecessors;
 use super::outcome::Outcome;
-use super::prefetch::{prefetch, prefetch_list};
+use super::prefetch::prefetch_ahead;
 
 /// The entry of a DRAW vertex in [`super::Analysis::remoteness_table`]. Real remotenesses are below
 /// the vertex count (a play of one token visits distinct vertices), so never `u32::MAX`.
@@ -150,19 +150,12 @@ pub fn acyclic_remoteness_interruptible(
     order: &[u32],
     interrupt: &Interrupt,
 ) -> Result<Vec<u32>, Cancelled> {
-    const OFFSETS_AHEAD: usize = 16;
-    const TARGETS_AHEAD: usize = 8;
     let mut poller = interrupt.poller();
     let mut remoteness = vec![0u32; graph.vertex_count() as usize];
     let offsets = graph.offsets();
     let targets = graph.targets();
     for (position, &vertex) in order.iter().enumerate() {
-        if let Some(&ahead) = order.get(position + OFFSETS_AHEAD) {
-            prefetch(offsets, ahead as usize);
-        }
-        if let Some(&ahead) = order.get(position + TARGETS_AHEAD) {
-            prefetch_list(offsets, targets, ahead as usize);
-        }
+        prefetch_ahead(order, position, offsets, targets);
         let successors = graph.successors(vertex);
         remoteness[vertex as usize] = from_followers(&remoteness, successors);
         poller.tick(successors.len() as u64 + 1)?;

@@ -2,7 +2,7 @@
 
 use super::graph::Digraph;
 use super::interrupt::{Cancelled, Interrupt};
-use super::prefetch::{prefetch, prefetch_list};
+use super::prefetch::prefetch_ahead;
 
 /// How many vertices ahead [`grundy_table`] touches adjacency lists.
 const LOOKAHEAD: usize = 16;
@@ -95,21 +95,13 @@ fn narrow_table<V: Narrow>(
     order: &[u32],
     interrupt: &Interrupt,
 ) -> Result<Vec<u64>, Cancelled> {
-    /// Look-ahead of the offset prefetch, and of the adjacency prefetch.
-    const OFFSETS_AHEAD: usize = 16;
-    const TARGETS_AHEAD: usize = 8;
     let mut poller = interrupt.poller();
     let mut values = vec![V::default(); graph.vertex_count() as usize];
     let mut stamps = vec![u32::MAX; graph.max_out_degree() as usize + 1];
     let offsets = graph.offsets();
     let targets = graph.targets();
     for (position, &vertex) in order.iter().enumerate() {
-        if let Some(&ahead) = order.get(position + OFFSETS_AHEAD) {
-            prefetch(offsets, ahead as usize);
-        }
-        if let Some(&ahead) = order.get(position + TARGETS_AHEAD) {
-            prefetch_list(offsets, targets, ahead as usize);
-        }
+        prefetch_ahead(order, position, offsets, targets);
         let successors = graph.successors(vertex);
         let mex = if successors.len() < 64 {
             // Every value that matters is below 64 (g <= outdeg); larger ones are masked out.
