@@ -23,7 +23,7 @@ SERVER_BIN=${SERVER_BIN:-target/release/grundy-server}
 for bin in "$GRUNDY" "$SERVER_BIN"; do
   [ -x "$bin" ] || { echo "missing $bin: run cargo build --release first" >&2; exit 1; }
 done
-WORK=$(mktemp -d /tmp/grundy-load-fault.XXXXXX)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/grundy-load-fault.XXXXXX")
 PIDS=()
 cleanup() {
   for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; done
