@@ -152,7 +152,7 @@ if [ "$growth" -lt 65536 ]; then
 else
   record "server memory with a stuck client" FAILED "RSS grew ${growth} KiB"
 fi
-kill "$stuck" 2>/dev/null; wait "$stuck" 2>/dev/null
+kill "$stuck" 2>/dev/null; wait "$stuck" 2>/dev/null; forget "$stuck"
 exec 9<&-
 kill -TERM "$SERVER_PID"; timeout 40 tail --pid="$SERVER_PID" -f /dev/null
 
@@ -164,9 +164,9 @@ PIDS+=("$client")
 wait_for_output "$WORK/term.out"
 kill -TERM "$SERVER_PID"
 timeout 20 tail --pid="$SERVER_PID" -f /dev/null
-wait "$SERVER_PID"; server_code=$?
+wait "$SERVER_PID"; server_code=$?; forget "$SERVER_PID"
 timeout 20 tail --pid="$client" -f /dev/null
-wait "$client"; client_code=$?
+wait "$client"; client_code=$?; forget "$client"
 lines=$(wc -l < "$WORK/term.out")
 total=$(wc -l < "$WORK/long.expected")
 refused=$(timeout 5 "$GRUNDY" judge chess --server "$URL" examples/chess.in > /dev/null 2>&1 && echo no || echo yes)
@@ -185,12 +185,12 @@ client=$!
 PIDS+=("$client")
 wait_for_output "$WORK/kill.out"
 kill -9 "$SERVER_PID"
-wait "$SERVER_PID" 2>/dev/null
+wait "$SERVER_PID" 2>/dev/null; forget "$SERVER_PID"
 timeout 30 tail --pid="$client" -f /dev/null
 if kill -0 "$client" 2>/dev/null; then
   record "kill -9 mid-stream" FAILED "the client still runs 30 s later"
 else
-  wait "$client"; client_code=$?
+  wait "$client"; client_code=$?; forget "$client"
   lines=$(wc -l < "$WORK/kill.out")
   if [ "$client_code" -eq 1 ] && is_prefix "$WORK/kill.out" "$WORK/long.expected"; then
     record "kill -9 mid-stream" HELD "client exit 1 after $lines correct lines"

@@ -1,6 +1,7 @@
 # Sourced by scripts/load-fault.sh (bash; not executable on its own): its servers, its table
 # of checks, and the facts of the hostile client's attacks. Expects WORK (a scratch directory),
-# SERVER_BIN and HOSTILE (binaries), and the PIDS array of processes to kill on exit.
+# SERVER_BIN and HOSTILE (binaries), and the PIDS array of processes to kill on exit (a process
+# waited for is taken out of it: see forget).
 
 source scripts/lib/start-server.sh
 
@@ -21,11 +22,20 @@ serve() {
   PIDS+=("$SERVER_PID")
 }
 
+# forget PID: PID was waited for, so the exit trap no longer kills it (the number may be
+# another process's by then).
+forget() {
+  local kept=() pid
+  for pid in "${PIDS[@]}"; do [ "$pid" = "$1" ] || kept+=("$pid"); done
+  PIDS=("${kept[@]}")
+}
+
 # stop: SIGTERM to the server started last, kill -9 if it has not exited within 20 s.
 stop() {
   kill -TERM "$SERVER_PID" 2>/dev/null
   timeout 20 tail --pid="$SERVER_PID" -f /dev/null || kill -9 "$SERVER_PID" 2>/dev/null
   wait "$SERVER_PID" 2>/dev/null
+  forget "$SERVER_PID"
 }
 
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
