@@ -10,7 +10,8 @@
 #   N=1000000 E=10000000 scripts/big-graph.sh # a smaller graph
 #   JUDGE_ARGS='--max-message-bytes 16777216' ...  # extra judge flags (here: PutGraph
 #                                             # chunks for a graph that would fit one message)
-#   SERVER_ARGS='--store-dir /tmp/graphs' ... # extra grundy-server flags (here: a durable store)
+#   SERVER_ARGS="--store-dir ${TMPDIR:-/tmp}/graphs" ...  # extra grundy-server flags
+#                                             # (here: a durable store)
 #   ROUNDS=5 scripts/big-graph.sh             # rounds against the C++ peer (3 by default, 0: none)
 #
 # Then, with g++, ROUNDS rounds against the program a user would write instead
