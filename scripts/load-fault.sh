@@ -16,7 +16,7 @@
 # 4. kill -9 with a stream in flight: the client fails (exit 1) instead of hanging, with a
 #    correct prefix of the output.
 # Then every defect class of the issue "every cost bounded", each reproduced by an attack of
-# examples/hostile_client.rs on a server of its own and judged here on what the attack
+# examples/hostile_client/ on a server of its own and judged here on what the attack
 # measured (the server's CPU time and memory from /proc, its metrics):
 # 5. values whose token counts overflow (they aborted the server): each answered, the stream
 #    goes on, the server lives;
