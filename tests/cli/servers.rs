@@ -271,3 +271,31 @@ fn a_rejected_graph_amid_streaming_games_ends_the_output_there() {
         panic!("{difference}");
     }
 }
+
+/// A server that requires a token, called without one: one line naming the flag that sends
+/// it, no retries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_requiring_a_token_names_auth_token_file() {
+    let server = serve(ServerConfig {
+        service: service_config(),
+        auth_token: Some("s3cret".into()),
+        ..ServerConfig::default()
+    })
+    .await;
+    let url = server.url();
+    let output = tokio::task::spawn_blocking(move || {
+        run(
+            judge_command(Format::Chess)
+                .arg(data_dir().join("chess_sample.in"))
+                .args(["--server", &url]),
+            None,
+        )
+    })
+    .await
+    .unwrap();
+    let stderr = lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(EXIT_FAILURE), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("requires a bearer token"), "{stderr}");
+    assert!(stderr.contains("--auth-token-file FILE"), "{stderr}");
+}
