@@ -13,7 +13,7 @@ use super::config::{
 };
 use super::convert::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES};
 use super::logging::LogFormat;
-use super::store::{GraphStore, StoreConfig, StoreError, max_encoded_bytes};
+use super::store::{GraphStore, StoreConfig, StoreError, check_redis_url, max_encoded_bytes};
 use crate::engine::Limits;
 use crate::token::{TokenFileError, read_token_file};
 
@@ -170,8 +170,9 @@ pub struct ServerArgs {
     pub store_dir: Option<PathBuf>,
 
     /// Keep registered graphs in Redis, shared by every replica using the same URL:
-    /// `redis://[:PASSWORD@]HOST[:PORT][/DB]`. While Redis is unreachable, PutGraph and
-    /// lookups of uncached ids fail with UNAVAILABLE; inline graphs still work.
+    /// `redis://[:PASSWORD@]HOST[:PORT][/DB]` (not rediss://: no TLS to Redis). While Redis
+    /// is unreachable, PutGraph and lookups of uncached ids fail with UNAVAILABLE; inline
+    /// graphs still work.
     #[arg(long, env = "GRUNDY_STORE_URL")]
     pub store_url: Option<String>,
 
@@ -217,14 +218,20 @@ pub enum ConfigError {
     /// The token file gives no usable token.
     #[error(transparent)]
     Token(#[from] TokenFileError),
-    /// The graph store could not be opened (directory not creatable, malformed URL).
-    #[error("{0}")]
+    /// `--store-url` is no Redis URL (the message says the form to write).
+    #[error("invalid --store-url: {0}")]
+    StoreUrl(String),
+    /// The graph store could not be opened (directory not creatable).
+    #[error(transparent)]
     Store(#[from] StoreError),
 }
 
 impl ServerArgs {
     /// The server's configuration, reading the token and TLS files.
     pub fn server_config(&self) -> Result<ServerConfig, ConfigError> {
+        if let Some(url) = &self.store_url {
+            check_redis_url(url).map_err(ConfigError::StoreUrl)?;
+        }
         let defaults = ServiceConfig::default();
         let service = ServiceConfig {
             limits: Limits {
