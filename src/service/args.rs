@@ -38,9 +38,10 @@ pub struct ServerArgs {
     #[arg(long, env = "GRUNDY_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 
-    /// Export traces over OTLP/gRPC to this collector (e.g. "http://127.0.0.1:4317"): one
-    /// span per RPC, with children for analyses and evaluations, continuing the caller's
-    /// trace from its W3C `traceparent` header. Unset: no traces, no cost.
+    /// Export traces over OTLP/gRPC to this collector, http:// or https:// (e.g.
+    /// "http://127.0.0.1:4317"): one span per RPC, with children for analyses and
+    /// evaluations, continuing the caller's trace from its W3C `traceparent` header. Unset: no
+    /// traces, no cost.
     #[arg(long, env = "GRUNDY_OTLP_ENDPOINT", value_name = "URL")]
     pub otlp_endpoint: Option<String>,
 
