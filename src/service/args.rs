@@ -2,18 +2,19 @@
 //! wins), turned into a [`ServerConfig`] by reading the files they name.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::config::ConnectionConfig;
 use super::config::{
     DEFAULT_CACHE_BYTES, DEFAULT_CYCLIC_WORK_BUDGET, DEFAULT_MAX_CONCURRENT_STREAMS,
     DEFAULT_MAX_EDGES, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_QUERIES_PER_STREAM,
-    DEFAULT_MAX_VERTICES, ServerConfig, ServiceConfig, TlsConfig,
+    DEFAULT_MAX_VERTICES, ServerConfig, ServiceConfig,
 };
 use super::convert::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES};
 use super::logging::LogFormat;
 use super::store::{GraphStore, StoreConfig, StoreError, check_redis_url, max_encoded_bytes};
+use super::tls_files::{self, TlsFileError};
 use crate::engine::Limits;
 use crate::token::{TokenFileError, read_token_file};
 
@@ -208,14 +209,9 @@ pub struct ServerArgs {
 /// Why the flags could not be turned into a configuration.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// A file named by a flag could not be read.
-    #[error("cannot read {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
+    /// A TLS file could not be read, or does not hold what its flag takes.
+    #[error(transparent)]
+    Tls(#[from] TlsFileError),
     /// The token file gives no usable token.
     #[error(transparent)]
     Token(#[from] TokenFileError),
@@ -270,11 +266,9 @@ impl ServerArgs {
             None => None,
         };
         let tls = match (&self.tls_cert, &self.tls_key) {
-            (Some(cert), Some(key)) => Some(TlsConfig {
-                cert_pem: read_file(cert)?,
-                key_pem: read_file(key)?,
-                client_ca_pem: self.tls_client_ca.as_deref().map(read_file).transpose()?,
-            }),
+            (Some(cert), Some(key)) => {
+                Some(tls_files::load(cert, key, self.tls_client_ca.as_deref())?)
+            }
             _ => None,
         };
         Ok(ServerConfig {
@@ -305,14 +299,6 @@ impl ServerArgs {
             (None, None) => None,
         }
     }
-}
-
-/// Reads a whole file, naming it in the error.
-fn read_file(path: &Path) -> Result<Vec<u8>, ConfigError> {
-    std::fs::read(path).map_err(|source| ConfigError::Read {
-        path: path.to_path_buf(),
-        source,
-    })
 }
 
 /// A byte count: an integer with an optional suffix B, KiB, MiB, GiB (or K, M, G, also
