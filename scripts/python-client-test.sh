@@ -7,7 +7,11 @@
 #   - builds grundy-server, starts it on 127.0.0.1:0 and waits until it logs its address
 #     (scripts/lib/start-server.sh);
 #   - runs the program (its stubs generated from proto/ into a temporary directory) and
-#     compares its output with examples/python/expected-output.txt; stops the server.
+#     compares its output with examples/python/expected-output.txt, given HOST:PORT and
+#     http://HOST:PORT, and https://HOST:PORT of a TLS server (a certificate made with
+#     openssl; skipped, said so, without it); stops the servers;
+#   - checks that a server that is not there, and a server of another form, are each one
+#     line on stderr with a non-zero exit status, no traceback, within seconds.
 #
 #   scripts/python-client-test.sh            # check
 #   scripts/python-client-test.sh --update   # rewrite expected-output.txt from this run
@@ -64,13 +68,20 @@ trap cleanup EXIT
 start_server "$bin_dir/grundy-server" "$work/server.log" --log-format json
 address=$server_address
 
-echo "== $EXAMPLE/grundy_client.py against grundy-server at $address"
-if ! timeout 120 "$VENV/bin/python" "$EXAMPLE/grundy_client.py" "$address" \
-  --stubs-dir "$work/stubs" >"$work/output.txt"; then
-  cat "$work/output.txt"
-  echo "the Python client failed" >&2
-  exit 1
-fi
+# client OUTPUT SERVER [ARGS...]: runs the client against SERVER, its stdout in OUTPUT.
+client() {
+  local output=$1
+  shift
+  echo "== $EXAMPLE/grundy_client.py $*"
+  if ! timeout 120 "$VENV/bin/python" "$EXAMPLE/grundy_client.py" "$@" \
+    --stubs-dir "$work/stubs" >"$output"; then
+    cat "$output"
+    echo "the Python client failed" >&2
+    exit 1
+  fi
+}
+
+client "$work/output.txt" "$address"
 if $update; then
   cp "$work/output.txt" "$EXPECTED"
   echo "wrote $EXPECTED"
@@ -79,4 +90,41 @@ elif ! diff -u "$EXPECTED" "$work/output.txt"; then
   echo "run scripts/python-client-test.sh --update and review the diff" >&2
   exit 1
 fi
+# The other forms of the server's address give the same output.
+client "$work/http.txt" "http://$address"
+diff -u "$work/output.txt" "$work/http.txt"
+stop_server
+if command -v openssl >/dev/null; then
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+    -subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+    -keyout "$work/tls.key" -out "$work/tls.pem" 2>/dev/null
+  start_server "$bin_dir/grundy-server" "$work/tls-server.log" \
+    --tls-cert "$work/tls.pem" --tls-key "$work/tls.key"
+  client "$work/https.txt" "https://$server_address" --tls-ca "$work/tls.pem"
+  diff -u "$work/output.txt" "$work/https.txt"
+  stop_server
+else
+  echo "== no openssl: https:// not checked"
+fi
+
+# refused STATUS SERVER: the client given SERVER exits with STATUS within 30 s, its stderr one
+# line starting "error: ", without a traceback.
+refused() {
+  local want=$1 server=$2 status=0
+  echo "== $EXAMPLE/grundy_client.py $server: one line, exit status $want"
+  timeout 30 "$VENV/bin/python" "$EXAMPLE/grundy_client.py" "$server" \
+    --stubs-dir "$work/stubs" >/dev/null 2>"$work/stderr.txt" || status=$?
+  if [[ $status != "$want" || $(wc -l <"$work/stderr.txt") != 1 ]] \
+    || ! grep -q '^error: ' "$work/stderr.txt"; then
+    cat "$work/stderr.txt" >&2
+    echo "$server: exit status $status, $(wc -l <"$work/stderr.txt") lines on stderr" >&2
+    exit 1
+  fi
+  cat "$work/stderr.txt"
+}
+# Nothing listens on port 1 of a test machine: the connection is refused at once.
+refused 1 "127.0.0.1:1"
+refused 1 "http://127.0.0.1:1"
+refused 2 "ftp://127.0.0.1:1"
+refused 2 "127.0.0.1"
 echo "Python client OK"

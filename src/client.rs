@@ -21,9 +21,12 @@ use crate::proto::grundy_service_client::GrundyServiceClient;
 use crate::token::TokenFileError;
 
 mod endpoint;
+mod tls_refusal;
 mod upload;
 
 use endpoint::{channel, endpoint};
+
+pub(crate) use tls_refusal::{probe as refused_handshake, refusal_words};
 
 pub use upload::put_graph;
 
@@ -283,8 +286,12 @@ pub(crate) async fn speaks_tls(url: &str) -> bool {
 }
 
 /// What to do about a failed connection, for the failures whose transport text does not say:
-/// an https:// URL at a plaintext server, a certificate no trusted authority signed.
+/// an https:// URL at a plaintext server, a certificate no trusted authority signed, a server
+/// that refused the handshake (wanting a client certificate, say).
 fn connect_hint(url: &str, cause: &tonic::transport::Error) -> String {
+    if let Some(alert) = tls_refusal::refusal_alert(cause) {
+        return format!(" ({})", refusal_words(alert));
+    }
     let text = source_chain(cause);
     if text.contains("InvalidContentType") || text.contains("corrupt message") {
         let rest = url.trim_start_matches("https://");

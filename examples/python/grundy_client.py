@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """A grundy client in Python, generated from proto/ at run time.
 
-    python grundy_client.py HOST:PORT [--proto-dir DIR] [--stubs-dir DIR]
+    python grundy_client.py SERVER [--tls-ca FILE] [--proto-dir DIR] [--stubs-dir DIR]
+
+SERVER is HOST:PORT or http://HOST:PORT (plaintext), or https://HOST:PORT (TLS, the server's
+certificate verified against --tls-ca, else the system's roots), as grundy's CLI takes it.
 
 It asks server reflection (v1alpha, as grpcio-reflection speaks it) to list and describe
 grundy.v1.GrundyService; evaluates the two judge samples of docs/games.md (token sliding on an
@@ -14,11 +17,18 @@ compares its output with expected-output.txt, so the output is deterministic.
 import argparse
 import importlib
 import importlib.resources
+import os
 import pathlib
+import queue
 import sys
 import tempfile
+import time
 
-import grpc
+# gRPC's own log (a failed TLS handshake, say) stays off stderr unless asked for: a failure is
+# reported in one line below.
+os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+
+import grpc  # noqa: E402 (after its log level)
 from google.protobuf import descriptor_pool
 from google.rpc import error_details_pb2
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
@@ -27,8 +37,58 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 from grpc_status import rpc_status
 from grpc_tools import protoc
 
-# Seconds any one call may take.
+# Seconds any one call may take, and the connection to the server.
 TIMEOUT = 10
+
+
+def parse_server(server):
+    """The gRPC target (HOST:PORT) of SERVER, and whether it speaks TLS; exits with one line
+    (status 2) when SERVER is not HOST:PORT, http://HOST:PORT or https://HOST:PORT."""
+    scheme, separator, target = server.partition("://")
+    if not separator:
+        scheme, target = "http", server
+    target = target.rstrip("/")
+    host, colon, port = target.rpartition(":")
+    if scheme not in ("http", "https") or not host or not colon or "/" in target \
+            or not port.isdigit() or not 0 < int(port) < 65536:
+        shown = server if len(server) <= 60 else server[:60] + "..."
+        print(f"error: the server must be HOST:PORT, http://HOST:PORT (plaintext) or "
+              f"https://HOST:PORT (TLS), e.g. http://127.0.0.1:50051, not {shown!r}",
+              file=sys.stderr)
+        sys.exit(2)
+    return target, scheme == "https"
+
+
+def connect(server, target, tls, tls_ca):
+    """A channel to the server, once connected; exits with one line (status 1) when the
+    connection fails, or takes longer than TIMEOUT seconds."""
+    if tls:
+        try:
+            roots = tls_ca.read_bytes() if tls_ca else None
+        except OSError as error:
+            sys.exit(f"error: cannot read --tls-ca {tls_ca}: {error.strerror}")
+        channel = grpc.secure_channel(target, grpc.ssl_channel_credentials(roots))
+    else:
+        channel = grpc.insecure_channel(target)
+    states = queue.SimpleQueue()
+    channel.subscribe(states.put, try_to_connect=True)
+    deadline = time.monotonic() + TIMEOUT
+    failure = None
+    try:
+        while failure is None:
+            state = states.get(timeout=max(deadline - time.monotonic(), 0.001))
+            if state is grpc.ChannelConnectivity.READY:
+                return channel
+            if state is grpc.ChannelConnectivity.TRANSIENT_FAILURE:
+                failure = "the connection failed: is grundy-server running there, " + (
+                    "with TLS and a certificate that --tls-ca (or the system) trusts?" if tls
+                    else "in plaintext (https:// for a TLS server)?")
+    except queue.Empty:
+        failure = f"no connection within {TIMEOUT} s"
+    finally:
+        channel.unsubscribe(states.put)
+    channel.close()
+    sys.exit(f"error: cannot connect to {server}: {failure}")
 
 
 def load_stubs(proto_dir, stubs_dir):
@@ -199,19 +259,31 @@ def run(channel, pb, rpc):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("address", help="the server, HOST:PORT (plaintext)")
+    parser.add_argument("server", help="HOST:PORT or http://HOST:PORT (plaintext), "
+                                       "https://HOST:PORT (TLS)")
+    parser.add_argument("--tls-ca", type=pathlib.Path,
+                        help="PEM CA certificate(s) to verify an https:// server with "
+                             "(default: the system's)")
     here = pathlib.Path(__file__).resolve().parent
     parser.add_argument("--proto-dir", default=here.parent.parent / "proto", type=pathlib.Path)
     parser.add_argument("--stubs-dir", type=pathlib.Path,
                         help="where to generate the stubs (default: a temporary directory)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as temporary:
+    target, tls = parse_server(args.server)
+    if args.tls_ca and not tls:
+        print("error: --tls-ca is for an https:// server", file=sys.stderr)
+        sys.exit(2)
+    # Connected first: a server that is not there is said before the stubs are made.
+    with connect(args.server, target, tls, args.tls_ca) as channel, \
+            tempfile.TemporaryDirectory() as temporary:
         stubs_dir = args.stubs_dir or pathlib.Path(temporary)
         stubs_dir.mkdir(parents=True, exist_ok=True)
         pb, rpc = load_stubs(args.proto_dir.resolve(), stubs_dir)
-        with grpc.insecure_channel(args.address) as channel:
-            grpc.channel_ready_future(channel).result(timeout=TIMEOUT)
+        try:
             run(channel, pb, rpc)
+        except grpc.RpcError as error:
+            sys.exit(f"error: a call to {args.server} failed: {error.code().name}: "
+                     f"{error.details()}")
 
 
 if __name__ == "__main__":

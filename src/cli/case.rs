@@ -147,7 +147,13 @@ impl Case {
                         }
                         continue;
                     }
-                    retry::classify(&status, &endpoint.url, &self.label).await?
+                    retry::classify(
+                        &status,
+                        &endpoint.url,
+                        endpoint.connection.as_ref(),
+                        &self.label,
+                    )
+                    .await?
                 }
             };
             if output.is_closed() {

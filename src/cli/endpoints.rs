@@ -35,6 +35,9 @@ pub(super) struct Endpoint {
     /// The embedded upload server: in this process, up for the whole run, and never forgets
     /// an upload, so the client need not keep its copy of an uploaded graph.
     pub(super) keeps_uploads: bool,
+    /// How a `--server` endpoint is reached (TLS, token), to explain a refused handshake;
+    /// `None` for an embedded server.
+    pub(super) connection: Option<ConnectionArgs>,
     /// When it last failed (or was last probed after failing); `None` while it is live.
     failed_at: Mutex<Option<Instant>>,
 }
@@ -45,6 +48,7 @@ impl Endpoint {
             url,
             client,
             keeps_uploads,
+            connection: None,
             failed_at: Mutex::new(None),
         }
     }
@@ -107,7 +111,8 @@ impl Endpoints {
                 }
                 Err(error) => return Err(error.into()),
             };
-            let endpoint = Endpoint::new(url, client, false);
+            let mut endpoint = Endpoint::new(url, client, false);
+            endpoint.connection = Some(connection.clone());
             if !reachable {
                 *endpoint.failed_at() = Some(Instant::now());
             }

@@ -55,6 +55,13 @@ pub(super) fn describe(status: &Status) -> String {
         Code::InvalidArgument => format!("rejected by the server: {message}"),
         Code::ResourceExhausted => format!("over a server limit: {message}"),
         Code::Unavailable => format!("server unavailable: {message}"),
+        // The server's words are for any gRPC client ("send the metadata ..."): say which
+        // flag of this one sends the token.
+        Code::Unauthenticated => format!(
+            "the server requires a bearer token and refused the call ({message}): pass the \
+             file holding the server's token with --auth-token-file FILE (or set \
+             GRUNDY_AUTH_TOKEN_FILE)"
+        ),
         // tonic's own words for a message over a side's limit, which neither names.
         Code::OutOfRange if message.contains("encoded message length too large") => format!(
             "a response was too large for the server to send ({message}): raise \
@@ -70,6 +77,20 @@ pub(super) fn describe(status: &Status) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_token_names_the_flag_and_variable_that_send_one() {
+        for sent in [
+            "missing bearer token: send the metadata `authorization: Bearer <token>`",
+            "invalid bearer token",
+        ] {
+            let said = describe(&Status::unauthenticated(sent));
+            assert!(said.contains(sent), "{said}");
+            for named in ["--auth-token-file", "GRUNDY_AUTH_TOKEN_FILE"] {
+                assert!(said.contains(named), "{named}: {said}");
+            }
+        }
+    }
 
     #[test]
     fn a_message_over_the_size_limit_names_the_flag_that_raises_it() {

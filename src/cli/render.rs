@@ -134,7 +134,7 @@ async fn render(args: RenderArgs) -> Result<String, RunError> {
     }
 
     let (mut client, _embedded) = args.server.client().await?;
-    let graph_id = register(&mut client, &case, args.server.server.as_deref()).await?;
+    let graph_id = register(&mut client, &case, &args.server).await?;
     let values = get_values(&mut client, &graph_id, &case.label).await?;
     let mut tokens_per_vertex = Vec::new();
     let mut highlight = None;
@@ -253,11 +253,12 @@ fn server_error(label: &str, what: &str, status: tonic::Status) -> RunError {
 }
 
 /// Registers the graph (one chunk) and returns its id. The first call of a run: an http://
-/// `server` that turns out to speak TLS is explained here, as `judge` does.
+/// `server` that turns out to speak TLS, or a TLS server that refuses the handshake, is
+/// explained here, as `judge` does.
 async fn register(
     client: &mut GrundyClient,
     case: &InputGraph,
-    server: Option<&str>,
+    server: &ServerChoice,
 ) -> Result<String, RunError> {
     let chunk = proto::PutGraphRequest {
         chunk: Some(case.graph.clone()),
@@ -265,8 +266,9 @@ async fn register(
     match client.put_graph(tokio_stream::once(chunk)).await {
         Ok(response) => Ok(response.into_inner().graph_id),
         Err(status) => {
-            if let Some(url) = server
-                && let Some(explained) = retry::plaintext_at_tls(&status, url).await
+            if let Some(url) = &server.server
+                && let Some(explained) =
+                    retry::tls_failure(&status, url, Some(&server.connection)).await
             {
                 return Err(RunError::Failure(format!("{}: {explained}", case.label)));
             }

@@ -16,6 +16,7 @@ use tonic::{Code, Status};
 use tonic_types::StatusExt;
 
 use super::error::{RunError, describe};
+use crate::client::ConnectionArgs;
 
 /// Default of `--retries`.
 pub(crate) const DEFAULT_RETRIES: u32 = 5;
@@ -24,11 +25,17 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 /// Longest wait between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
-/// Whether `status` (from a call to the server at `url`) is worth another attempt; `Err` is
-/// the error that ends the run. A plaintext URL dialled at a TLS server is final, with the fix.
-pub(super) async fn classify(status: &Status, url: &str, label: &str) -> Result<String, RunError> {
+/// Whether `status` (from a call to the server at `url`, reached as `connection` says; `None`
+/// for an embedded server) is worth another attempt; `Err` is the error that ends the run. A
+/// lost connection that is a TLS mismatch or refusal is final, with the fix.
+pub(super) async fn classify(
+    status: &Status,
+    url: &str,
+    connection: Option<&ConnectionArgs>,
+    label: &str,
+) -> Result<String, RunError> {
     if is_transport_error(status) {
-        if let Some(explained) = plaintext_at_tls(status, url).await {
+        if let Some(explained) = tls_failure(status, url, connection).await {
             return Err(RunError::Failure(format!("{label}: {explained}")));
         }
         return Ok(transport_failure(status, url));
@@ -49,9 +56,29 @@ pub(super) fn is_idle_timeout(status: &Status) -> bool {
             .is_some_and(|info| info.reason == "IDLE_TIMEOUT")
 }
 
+/// The explanation, with the fix, when `status` is a lost connection that TLS explains: a
+/// plaintext URL dialled at a TLS server, or a TLS server that refused the handshake (a
+/// client certificate missing or not trusted). Neither is transient: retrying cannot help.
+pub(super) async fn tls_failure(
+    status: &Status,
+    url: &str,
+    connection: Option<&ConnectionArgs>,
+) -> Option<String> {
+    if let Some(explained) = plaintext_at_tls(status, url).await {
+        return Some(explained);
+    }
+    let connection = connection.filter(|_| url.starts_with("https://"))?;
+    if !is_transport_error(status) {
+        return None;
+    }
+    // The alert itself never reaches the call (see `client::tls_refusal`): ask again.
+    let alert = crate::client::refused_handshake(url, connection).await?;
+    Some(format!("{url}: {}", crate::client::refusal_words(alert)))
+}
+
 /// The explanation, with the fix, when `status` is a lost connection to a TLS server dialled
 /// with a plaintext (http://) URL: all the client sees of it is a broken HTTP/2 connection.
-pub(super) async fn plaintext_at_tls(status: &Status, url: &str) -> Option<String> {
+async fn plaintext_at_tls(status: &Status, url: &str) -> Option<String> {
     let plaintext = is_transport_error(status) || status.message().contains("h2 protocol error");
     if !(plaintext && url.starts_with("http://") && crate::client::speaks_tls(url).await) {
         return None;
@@ -105,13 +132,15 @@ mod tests {
     async fn server_statuses_are_final_except_unavailable() {
         let url = "http://127.0.0.1:9";
         let draining = Status::unavailable("the server is shutting down");
-        let said = classify(&draining, url, "test case 1").await.unwrap();
+        let said = classify(&draining, url, None, "test case 1").await.unwrap();
         assert_eq!(
             said,
             "http://127.0.0.1:9: server unavailable: the server is shutting down"
         );
         let refused = Status::invalid_argument("graph.targets[3]: out of range");
-        let error = classify(&refused, url, "test case 1").await.unwrap_err();
+        let error = classify(&refused, url, None, "test case 1")
+            .await
+            .unwrap_err();
         assert_eq!(
             error.to_string(),
             "test case 1: rejected by the server: graph.targets[3]: out of range"
@@ -120,7 +149,7 @@ mod tests {
             std::io::ErrorKind::ConnectionReset,
             "reset",
         )));
-        let said = classify(&lost, url, "test case 1").await.unwrap();
+        let said = classify(&lost, url, None, "test case 1").await.unwrap();
         assert_eq!(
             said,
             "the connection to the server was lost (http://127.0.0.1:9)"
@@ -137,6 +166,6 @@ mod tests {
         assert!(is_idle_timeout(&quiet));
         let late = Status::deadline_exceeded("the client's deadline passed");
         assert!(!is_idle_timeout(&late));
-        assert!(classify(&late, url, "test case 1").await.is_err());
+        assert!(classify(&late, url, None, "test case 1").await.is_err());
     }
 }

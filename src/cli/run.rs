@@ -45,7 +45,16 @@ fn named(file: Option<&PathBuf>) -> Option<&PathBuf> {
     file.filter(|path| path.as_os_str() != "-")
 }
 
-/// The file at `path`, or the error that names it.
+/// The file at `path`, or the error that names it. A directory is refused here: it opens (on
+/// Unix), and its first read would fail with "Is a directory" and no name.
 fn open_file(path: &PathBuf) -> Result<File, RunError> {
-    File::open(path).map_err(|e| RunError::Failure(format!("cannot open {}: {e}", path.display())))
+    let file = File::open(path)
+        .map_err(|e| RunError::Failure(format!("cannot open {}: {e}", path.display())))?;
+    if file.metadata().is_ok_and(|metadata| metadata.is_dir()) {
+        return Err(RunError::Failure(format!(
+            "cannot read {}: it is a directory; give a judge file, or - for standard input",
+            path.display()
+        )));
+    }
+    Ok(file)
 }

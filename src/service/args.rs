@@ -2,18 +2,19 @@
 //! wins), turned into a [`ServerConfig`] by reading the files they name.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::config::ConnectionConfig;
 use super::config::{
     DEFAULT_CACHE_BYTES, DEFAULT_CYCLIC_WORK_BUDGET, DEFAULT_MAX_CONCURRENT_STREAMS,
     DEFAULT_MAX_EDGES, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_QUERIES_PER_STREAM,
-    DEFAULT_MAX_VERTICES, ServerConfig, ServiceConfig, TlsConfig,
+    DEFAULT_MAX_VERTICES, ServerConfig, ServiceConfig,
 };
 use super::convert::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES};
 use super::logging::LogFormat;
-use super::store::{GraphStore, StoreConfig, StoreError, max_encoded_bytes};
+use super::store::{GraphStore, StoreConfig, StoreError, check_redis_url, max_encoded_bytes};
+use super::tls_files::{self, TlsFileError};
 use crate::engine::Limits;
 use crate::token::{TokenFileError, read_token_file};
 
@@ -38,9 +39,10 @@ pub struct ServerArgs {
     #[arg(long, env = "GRUNDY_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 
-    /// Export traces over OTLP/gRPC to this collector (e.g. "http://127.0.0.1:4317"): one
-    /// span per RPC, with children for analyses and evaluations, continuing the caller's
-    /// trace from its W3C `traceparent` header. Unset: no traces, no cost.
+    /// Export traces over OTLP/gRPC to this collector, http:// or https:// (e.g.
+    /// "http://127.0.0.1:4317"): one span per RPC, with children for analyses and
+    /// evaluations, continuing the caller's trace from its W3C `traceparent` header. Unset: no
+    /// traces, no cost.
     #[arg(long, env = "GRUNDY_OTLP_ENDPOINT", value_name = "URL")]
     pub otlp_endpoint: Option<String>,
 
@@ -170,8 +172,9 @@ pub struct ServerArgs {
     pub store_dir: Option<PathBuf>,
 
     /// Keep registered graphs in Redis, shared by every replica using the same URL:
-    /// `redis://[:PASSWORD@]HOST[:PORT][/DB]`. While Redis is unreachable, PutGraph and
-    /// lookups of uncached ids fail with UNAVAILABLE; inline graphs still work.
+    /// `redis://[:PASSWORD@]HOST[:PORT][/DB]` (not rediss://: no TLS to Redis). While Redis
+    /// is unreachable, PutGraph and lookups of uncached ids fail with UNAVAILABLE; inline
+    /// graphs still work.
     #[arg(long, env = "GRUNDY_STORE_URL")]
     pub store_url: Option<String>,
 
@@ -206,25 +209,26 @@ pub struct ServerArgs {
 /// Why the flags could not be turned into a configuration.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// A file named by a flag could not be read.
-    #[error("cannot read {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
+    /// A TLS file could not be read, or does not hold what its flag takes.
+    #[error(transparent)]
+    Tls(#[from] TlsFileError),
     /// The token file gives no usable token.
     #[error(transparent)]
     Token(#[from] TokenFileError),
-    /// The graph store could not be opened (directory not creatable, malformed URL).
-    #[error("{0}")]
+    /// `--store-url` is no Redis URL (the message says the form to write).
+    #[error("invalid --store-url: {0}")]
+    StoreUrl(String),
+    /// The graph store could not be opened (directory not creatable).
+    #[error(transparent)]
     Store(#[from] StoreError),
 }
 
 impl ServerArgs {
     /// The server's configuration, reading the token and TLS files.
     pub fn server_config(&self) -> Result<ServerConfig, ConfigError> {
+        if let Some(url) = &self.store_url {
+            check_redis_url(url).map_err(ConfigError::StoreUrl)?;
+        }
         let defaults = ServiceConfig::default();
         let service = ServiceConfig {
             limits: Limits {
@@ -262,11 +266,9 @@ impl ServerArgs {
             None => None,
         };
         let tls = match (&self.tls_cert, &self.tls_key) {
-            (Some(cert), Some(key)) => Some(TlsConfig {
-                cert_pem: read_file(cert)?,
-                key_pem: read_file(key)?,
-                client_ca_pem: self.tls_client_ca.as_deref().map(read_file).transpose()?,
-            }),
+            (Some(cert), Some(key)) => {
+                Some(tls_files::load(cert, key, self.tls_client_ca.as_deref())?)
+            }
             _ => None,
         };
         Ok(ServerConfig {
@@ -297,14 +299,6 @@ impl ServerArgs {
             (None, None) => None,
         }
     }
-}
-
-/// Reads a whole file, naming it in the error.
-fn read_file(path: &Path) -> Result<Vec<u8>, ConfigError> {
-    std::fs::read(path).map_err(|source| ConfigError::Read {
-        path: path.to_path_buf(),
-        source,
-    })
 }
 
 /// A byte count: an integer with an optional suffix B, KiB, MiB, GiB (or K, M, G, also

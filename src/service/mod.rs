@@ -49,6 +49,7 @@ mod server;
 mod state;
 mod store;
 mod telemetry;
+mod tls_files;
 mod web;
 
 // The service's public API, in one list.
@@ -73,4 +74,5 @@ pub use store::{
     StoreError, StoreFuture, StoredBytes, StoredGraph, decode_sync,
 };
 pub use telemetry::{BoxedLayer, Telemetry, TelemetryError};
+pub use tls_files::{TlsFile, TlsFileError};
 pub use web::{Preload, WebConfig};

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use opentelemetry::propagation::Extractor;
 use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_otlp::WithExportConfig;
+use opentelemetry_otlp::{WithExportConfig, WithTonicConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
@@ -30,12 +30,24 @@ const FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
 /// A `tracing` layer, boxed to join the subscriber whatever else it holds.
 pub type BoxedLayer = Box<dyn Layer<Registry> + Send + Sync>;
 
-/// Why the trace exporter could not be set up.
+/// How long one export may take (the exporter's default), on a channel made here.
+const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why the trace exporter could not be set up. The causes are part of the message, not
+/// [`std::error::Error::source`]s, so that a caller printing the chain does not repeat them.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot set up the OTLP trace exporter for {endpoint}: {source}")]
-pub struct TelemetryError {
-    endpoint: String,
-    source: opentelemetry_otlp::ExporterBuildError,
+pub enum TelemetryError {
+    /// `--otlp-endpoint` is no http:// or https:// URL.
+    #[error("invalid --otlp-endpoint: {0}")]
+    Endpoint(String),
+    /// The exporter refused its configuration.
+    #[error("cannot set up the OTLP trace exporter for {endpoint}: {cause}")]
+    Exporter {
+        /// The endpoint given.
+        endpoint: String,
+        /// The exporter's (or its TLS set-up's) reason.
+        cause: String,
+    },
 }
 
 /// The trace exporter of a running server; [`Telemetry::shutdown`] flushes it.
@@ -50,14 +62,28 @@ impl Telemetry {
     /// `traceparent` propagation. Call inside the Tokio runtime: the exporter's gRPC channel
     /// runs on it.
     pub fn otlp(endpoint: &str) -> Result<(Self, BoxedLayer), TelemetryError> {
-        let exporter = opentelemetry_otlp::SpanExporter::builder()
-            .with_tonic()
-            .with_endpoint(endpoint)
-            .build()
-            .map_err(|source| TelemetryError {
-                endpoint: endpoint.to_string(),
-                source,
-            })?;
+        let https = check_endpoint(endpoint).map_err(TelemetryError::Endpoint)?;
+        let failed = |cause: &dyn std::fmt::Display| TelemetryError::Exporter {
+            endpoint: endpoint.to_string(),
+            cause: cause.to_string(),
+        };
+        let builder = opentelemetry_otlp::SpanExporter::builder().with_tonic();
+        let builder = if https {
+            // The exporter's own https:// support needs a TLS feature of its crate; the
+            // service's tonic has TLS already: a channel of its own, verified against the
+            // system's trust roots.
+            let channel = tonic::transport::Endpoint::from_shared(endpoint.to_string())
+                .and_then(|channel| {
+                    channel.tls_config(tonic::transport::ClientTlsConfig::new().with_native_roots())
+                })
+                .map_err(|e| failed(&with_causes(&e)))?
+                .timeout(EXPORT_TIMEOUT)
+                .connect_lazy();
+            builder.with_channel(channel).with_timeout(EXPORT_TIMEOUT)
+        } else {
+            builder.with_endpoint(endpoint)
+        };
+        let exporter = builder.build().map_err(|e| failed(&e))?;
         let resource = Resource::builder_empty()
             .with_service_name("grundy-server")
             .build();
@@ -92,6 +118,50 @@ impl Telemetry {
     }
 }
 
+/// `error` and its causes ("transport error" alone says nothing).
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// Whether `endpoint` is https:// (else http://); `Err` says what to write instead. Without a
+/// scheme the exporter would take https://, and refuse it for a feature of its crate.
+fn check_endpoint(endpoint: &str) -> Result<bool, String> {
+    let scheme = endpoint.split_once("://").map(|(scheme, _)| scheme);
+    match scheme {
+        Some("http") => Ok(false),
+        Some("https") => Ok(true),
+        _ => {
+            let rest = match scheme {
+                Some(scheme) => &endpoint[scheme.len() + 3..],
+                None => endpoint,
+            };
+            // The host and port as given, for the example, when short and plain.
+            let plain = !rest.is_empty()
+                && rest.len() <= 64
+                && rest
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-.:[]".contains(&b));
+            let example = if plain { rest } else { "127.0.0.1:4317" };
+            let what = if scheme.is_some() {
+                "its scheme is not http:// or https://"
+            } else {
+                "it has no scheme"
+            };
+            Err(format!(
+                "{what}: write http:// (plaintext) or https:// (TLS) before the collector's \
+                 host and port, e.g. --otlp-endpoint http://{example}"
+            ))
+        }
+    }
+}
+
 /// Makes `span` the child of the caller's span named by the request's `traceparent` (and
 /// `tracestate`) metadata, when traces are exported; a request without one starts a trace.
 pub(crate) fn continue_remote_trace(span: &Span, metadata: &MetadataMap) {
@@ -121,5 +191,49 @@ impl Extractor for MetadataExtractor<'_> {
                 tonic::metadata::KeyRef::Binary(_) => None,
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endpoint_needs_http_or_https_and_the_error_shows_one() {
+        assert_eq!(check_endpoint("http://127.0.0.1:4317"), Ok(false));
+        assert_eq!(check_endpoint("https://otlp.example:4317"), Ok(true));
+        for (endpoint, said) in [
+            ("localhost:4317", "it has no scheme"),
+            ("127.0.0.1:4317", "it has no scheme"),
+            (
+                "ftp://localhost:4317",
+                "its scheme is not http:// or https://",
+            ),
+        ] {
+            let error = check_endpoint(endpoint).unwrap_err();
+            assert!(error.contains(said), "{endpoint}: {error}");
+            assert!(
+                error.contains("http:// (plaintext) or https:// (TLS)"),
+                "{endpoint}: {error}"
+            );
+        }
+        let error = check_endpoint("localhost:4317").unwrap_err();
+        assert!(
+            error.ends_with("e.g. --otlp-endpoint http://localhost:4317"),
+            "{error}"
+        );
+        // Text that is no host and port is not repeated: the example is a plain one.
+        let error = check_endpoint(&format!("{}:1", "x".repeat(500))).unwrap_err();
+        assert!(error.ends_with("http://127.0.0.1:4317"), "{error}");
+        let error = check_endpoint("user:pw@collector:4317").unwrap_err();
+        assert!(!error.contains("pw"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_refused_endpoint_is_said_once_and_names_the_flag() {
+        let error = Telemetry::otlp("localhost:4317").err().expect("refused");
+        let said = error.to_string();
+        assert!(said.starts_with("invalid --otlp-endpoint: "), "{said}");
+        assert!(std::error::Error::source(&error).is_none());
     }
 }

@@ -159,15 +159,25 @@ fn max_message_bytes_takes_units_and_refuses_sizes_too_small_to_work() {
     }
 }
 
+/// A file that cannot be read is a failure (exit 1) whose message names it: a missing one,
+/// and a directory (which opens, and whose first read fails with no name).
 #[test]
-fn missing_input_file_is_a_failure() {
-    let output = run(
-        judge_command(Format::Chess).arg(data_dir().join("no_such_file.in")),
-        None,
-    );
+fn unreadable_input_files_are_failures_naming_the_path() {
+    let missing = data_dir().join("no_such_file.in");
+    let output = run(judge_command(Format::Chess).arg(&missing), None);
     let stderr = lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(EXIT_FAILURE), "stderr: {stderr}");
-    assert!(stderr.starts_with("error: cannot open"), "stderr: {stderr}");
+    let named = format!("error: cannot open {}: ", missing.display());
+    assert!(stderr.starts_with(&named), "stderr: {stderr}");
+    let output = run(judge_command(Format::Chess).arg(data_dir()), None);
+    let stderr = lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(EXIT_FAILURE), "stderr: {stderr}");
+    let named = format!(
+        "error: cannot read {}: it is a directory",
+        data_dir().display()
+    );
+    assert!(stderr.starts_with(&named), "stderr: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "stderr: {stderr}");
 }
 
 /// Like `grundy ... | head -1`: the reader leaving early must not turn into an error.

@@ -2,12 +2,14 @@
 //! stream; test cases spread over live servers; errors after many test cases.
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use super::explained::AddsubGame;
 use super::judge::*;
 use crate::support::process::{ChildGuard, RUN_TIMEOUT, ServerProcess, drain, run};
 use crate::support::server::{serve, service_config};
+use crate::support::tls::{TempDir, pki};
 use grundy::service::{ServerConfig, TlsConfig};
 
 #[test]
@@ -270,4 +272,92 @@ fn a_rejected_graph_amid_streaming_games_ends_the_output_there() {
     if let Some(difference) = first_difference(&expected, &output.stdout) {
         panic!("{difference}");
     }
+}
+
+/// A server that requires a token, called without one: one line naming the flag that sends
+/// it, no retries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_requiring_a_token_names_auth_token_file() {
+    let server = serve(ServerConfig {
+        service: service_config(),
+        auth_token: Some("s3cret".into()),
+        ..ServerConfig::default()
+    })
+    .await;
+    let url = server.url();
+    let output = tokio::task::spawn_blocking(move || {
+        run(
+            judge_command(Format::Chess)
+                .arg(data_dir().join("chess_sample.in"))
+                .args(["--server", &url]),
+            None,
+        )
+    })
+    .await
+    .unwrap();
+    let stderr = lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(EXIT_FAILURE), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("requires a bearer token"), "{stderr}");
+    assert!(stderr.contains("--auth-token-file FILE"), "{stderr}");
+}
+
+/// A server that requires a client certificate (mutual TLS), called without one: one line
+/// saying so and naming the flags that give one, no retries. A certificate it does not trust
+/// is refused alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_requiring_a_client_certificate_names_the_flags_once() {
+    let ours = pki();
+    let server = serve(ServerConfig {
+        service: service_config(),
+        tls: Some(TlsConfig {
+            cert_pem: ours.server_cert_pem.into_bytes(),
+            key_pem: ours.server_key_pem.into_bytes(),
+            client_ca_pem: Some(ours.ca_pem.clone().into_bytes()),
+        }),
+        ..ServerConfig::default()
+    })
+    .await;
+    let dir = TempDir::new("cli-mtls");
+    let ca = dir.write("ca.pem", ours.ca_pem.as_bytes());
+    let stranger = pki();
+    let cert = dir.write("stranger.pem", stranger.client_cert_pem.as_bytes());
+    let key = dir.write("stranger.key", stranger.client_key_pem.as_bytes());
+    let url = format!("https://{}", server.address);
+    let judge = move |certificate: Option<(&Path, &Path)>| {
+        let mut command = judge_command(Format::Chess);
+        command
+            .arg(data_dir().join("chess_sample.in"))
+            .args(["--server", &url, "--tls-ca"])
+            .arg(&ca);
+        if let Some((cert, key)) = certificate {
+            command
+                .arg("--tls-cert")
+                .arg(cert)
+                .arg("--tls-key")
+                .arg(key);
+        }
+        let output = run(&mut command, None);
+        let stderr = lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(EXIT_FAILURE), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "no retries: {stderr}");
+        assert!(output.stdout.is_empty(), "{}", lossy(&output.stdout));
+        stderr
+    };
+    let (without, with_stranger) =
+        tokio::task::spawn_blocking(move || (judge(None), judge(Some((&cert, &key)))))
+            .await
+            .unwrap();
+    for named in [
+        "requires a client certificate",
+        "--tls-cert CERT.pem",
+        "--tls-key KEY.pem",
+    ] {
+        assert!(without.contains(named), "{named}: {without}");
+    }
+    assert!(
+        with_stranger.contains("refused the TLS handshake (alert"),
+        "{with_stranger}"
+    );
+    assert!(with_stranger.contains("--tls-cert"), "{with_stranger}");
 }

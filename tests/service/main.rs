@@ -15,6 +15,8 @@
 //! - `limits`: graph, query, message and stream limits, deadlines, cancellation, the wait for
 //!   an analysis slot;
 //! - `security`: bearer-token auth, TLS and mutual TLS, the CLI over both;
+//! - `startup`: the server binary's refusals at start (TLS files, store URL, OTLP endpoint),
+//!   each naming its flag before the server listens;
 //! - `hostile_clients`: floods of tiny frames, abandoned analyses, huge ids, streams that
 //!   never start;
 //! - `hostile_values`: client-supplied numbers at their extremes, to every RPC (a property
@@ -46,5 +48,6 @@ mod protocol;
 mod reflection;
 mod registry;
 mod security;
+mod startup;
 mod transport;
 mod web;

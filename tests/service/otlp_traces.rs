@@ -1,12 +1,14 @@
 //! Traces over OTLP: `grundy-server --otlp-endpoint` (the real binary, since a tracing
 //! subscriber is process-wide) exports its RPC spans to an in-test OTLP collector (a tonic
 //! server of the collector's `TraceService`), continuing the trace named by the caller's W3C
-//! `traceparent`, and flushes the spans still buffered when it shuts down on SIGTERM.
+//! `traceparent`, and flushes the spans still buffered when it shuts down on SIGTERM; over
+//! plaintext (`http://`) and TLS (`https://`).
 
 use std::process::Command;
 
 use crate::support::process::{RUN_TIMEOUT, ServerProcess};
 use crate::support::server::{PATIENCE, sample_graph, tokens};
+use crate::support::tls::{TempDir, pki};
 use grundy::proto::grundy_service_client::GrundyServiceClient;
 use grundy::proto::{EvaluateBatchRequest, EvaluateStart, evaluate_start::GraphSource};
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
@@ -18,6 +20,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
 use opentelemetry_proto::tonic::trace::v1::Span;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::TcpListenerStream;
+use tonic::transport::{Identity, ServerTlsConfig};
 
 /// The caller's trace and span, as its `traceparent` names them.
 const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -53,18 +56,48 @@ fn hex(bytes: &[u8]) -> String {
 
 #[tokio::test]
 async fn rpc_spans_reach_the_collector_in_the_callers_trace() {
+    spans_reach_the_collector(None).await;
+}
+
+/// The same over TLS (`https://`): the collector's certificate is verified against the
+/// system's trust roots, which `SSL_CERT_FILE` replaces here with the test CA.
+#[tokio::test]
+async fn rpc_spans_reach_a_tls_collector_over_https() {
+    let pki = pki();
+    let dir = TempDir::new("otlp-tls");
+    let ca = dir.write("ca.pem", pki.ca_pem.as_bytes());
+    let identity = Identity::from_pem(pki.server_cert_pem, pki.server_key_pem);
+    spans_reach_the_collector(Some((identity, ca.to_str().unwrap()))).await;
+}
+
+/// Runs a traced RPC through `grundy-server --otlp-endpoint` to an in-test collector, plain
+/// or (with its identity, and the CA file that signed it) over TLS, and checks its spans.
+async fn spans_reach_the_collector(tls: Option<(Identity, &str)>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let collector_address = listener.local_addr().unwrap();
     let (spans_tx, mut spans) = mpsc::unbounded_channel();
+    let mut builder = tonic::transport::Server::builder();
+    if let Some((identity, _)) = &tls {
+        let config = ServerTlsConfig::new().identity(identity.clone());
+        builder = builder.tls_config(config).unwrap();
+    }
     let collector = tokio::spawn(
-        tonic::transport::Server::builder()
+        builder
             .add_service(TraceServiceServer::new(Collector(spans_tx)))
             .serve_with_incoming(TcpListenerStream::new(listener)),
     );
-    let endpoint = format!("http://{collector_address}");
-    let server = ServerProcess::start(
+    let (endpoint, env) = match tls {
+        // The certificate is for "localhost" (and 127.0.0.1).
+        Some((_, ca)) => (
+            format!("https://localhost:{}", collector_address.port()),
+            vec![("SSL_CERT_FILE", ca)],
+        ),
+        None => (format!("http://{collector_address}"), vec![]),
+    };
+    let server = ServerProcess::start_with_env(
         env!("CARGO_BIN_EXE_grundy-server"),
         &["--otlp-endpoint", &endpoint],
+        &env,
     );
 
     let mut client = GrundyServiceClient::connect(server.url()).await.unwrap();

@@ -2,12 +2,12 @@
 //! and the real CLI connecting over mutual TLS with a token. In-process servers on a loopback
 //! port, driven through generated clients over real sockets.
 
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use crate::support::server::{
     batch, health_of, next, sample_graph, serve, server_config, start, tokens,
 };
+use crate::support::tls::{TempDir, pki};
 use grundy::client::{self, ConnectionArgs};
 use grundy::proto::grundy_service_client::GrundyServiceClient;
 use grundy::service::{ServerConfig, TlsConfig};
@@ -15,29 +15,6 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Code;
 use tonic_health::pb::health_check_response::ServingStatus;
-
-/// A scratch directory removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let path = std::env::temp_dir().join(format!("grundy-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&path).unwrap();
-        Self(path)
-    }
-
-    fn write(&self, name: &str, content: &[u8]) -> PathBuf {
-        let path = self.0.join(name);
-        std::fs::write(&path, content).unwrap();
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 #[tokio::test]
 async fn bearer_token_is_required_except_for_health_checks() {
@@ -109,43 +86,6 @@ async fn bearer_token_is_required_except_for_health_checks() {
             .encode()
             .contains("grundy_auth_failures_total 3")
     );
-}
-
-/// A test CA, and a server and a client certificate it signed (ECDSA P-256, via ring).
-struct Pki {
-    ca_pem: String,
-    server_cert_pem: String,
-    server_key_pem: String,
-    client_cert_pem: String,
-    client_key_pem: String,
-}
-
-fn pki() -> Pki {
-    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(DnType::CommonName, "grundy test CA");
-    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
-    let server_key = KeyPair::generate().unwrap();
-    let server_cert = CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()])
-        .unwrap()
-        .signed_by(&server_key, &*ca)
-        .unwrap();
-    let client_key = KeyPair::generate().unwrap();
-    let mut client_params = CertificateParams::new(vec!["grundy-client".into()]).unwrap();
-    client_params
-        .distinguished_name
-        .push(DnType::CommonName, "grundy-client");
-    let client_cert = client_params.signed_by(&client_key, &*ca).unwrap();
-    Pki {
-        ca_pem: ca.pem(),
-        server_cert_pem: server_cert.pem(),
-        server_key_pem: server_key.serialize_pem(),
-        client_cert_pem: client_cert.pem(),
-        client_key_pem: client_key.serialize_pem(),
-    }
 }
 
 async fn tls_evaluate_works(url: &str, args: &ConnectionArgs) -> Result<(), String> {

@@ -8,7 +8,8 @@
 //! - `judge_model`: an independent model of the judge formats (the fuzz tier's oracle);
 //! - `random_games`: random graphs for the engine's property tests, and their configuration;
 //! - `process`: bounded runs of the real binaries, children killed on drop;
-//! - `replica`: `grundy-server` processes for the fleet tests, ready when SERVING.
+//! - `replica`: `grundy-server` processes for the fleet tests, ready when SERVING;
+//! - `tls`: a test CA with server and client certificates (rcgen), and a scratch directory.
 
 #[allow(dead_code)]
 pub mod judge_model;
@@ -26,3 +27,5 @@ pub mod replica;
 pub mod server;
 #[allow(dead_code)]
 pub mod split_oracle;
+#[allow(dead_code)]
+pub mod tls;

@@ -143,10 +143,16 @@ pub struct ServerProcess {
 
 impl ServerProcess {
     pub fn start(program: &str, args: &[&str]) -> Self {
+        Self::start_with_env(program, args, &[])
+    }
+
+    /// Like [`ServerProcess::start`], with these environment variables set too.
+    pub fn start_with_env(program: &str, args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut child = ChildGuard::spawn(
             Command::new(program)
                 .args(["--listen", "127.0.0.1:0"])
                 .args(args)
+                .envs(env.iter().copied())
                 // The address is logged at info level; no colours in the way of parsing.
                 .env("RUST_LOG", "info")
                 .env("NO_COLOR", "1")

@@ -53,6 +53,43 @@ pub enum StoreConfig {
     },
 }
 
+/// The form of `--store-url`, for its errors.
+pub const REDIS_URL_FORM: &str = "redis://HOST:PORT/DB (e.g. redis://127.0.0.1:6379/0; with a \
+     password, redis://:PASSWORD@HOST:PORT/DB)";
+
+/// Why `url` is no `--store-url` this build can use, with the form it takes. The URL itself is
+/// not repeated (it may hold a password), only its scheme, cut short.
+pub fn check_redis_url(url: &str) -> Result<(), String> {
+    match url.split_once("://").map(|(scheme, _)| scheme) {
+        // redis+unix:// and unix:// name a Unix socket, which the client supports too.
+        Some("redis" | "redis+unix" | "unix") => {}
+        Some("rediss") => {
+            return Err(format!(
+                "rediss:// (Redis over TLS) is not supported by this build: use {REDIS_URL_FORM}"
+            ));
+        }
+        Some(scheme) => {
+            let shown: String = scheme.chars().take(16).collect();
+            let shown = if shown
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+            {
+                format!("{shown}://")
+            } else {
+                "not a URL scheme".to_string()
+            };
+            return Err(format!(
+                "its scheme is {shown}, and it must be a Redis URL: {REDIS_URL_FORM}"
+            ));
+        }
+        None => return Err(format!("it has no scheme: write {REDIS_URL_FORM}")),
+    }
+    // The client's parse: no connection is made.
+    ::redis::Client::open(url)
+        .map(drop)
+        .map_err(|e| format!("{e}: write {REDIS_URL_FORM}"))
+}
+
 /// A graph as the store gives it back.
 #[derive(Debug)]
 pub enum StoredGraph {
@@ -136,5 +173,41 @@ impl GraphStore {
             Kind::Memory(store) => Ok(store.get(id).map(StoredGraph::Game)),
             Kind::Bytes(backend) => Ok(backend.get(id).await?.map(StoredGraph::Encoded)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_url_of_another_form_is_refused_with_the_form_to_write() {
+        for url in [
+            "redis://127.0.0.1:6379/0",
+            "redis://:s3cret@redis.example:6380/2",
+            "redis://localhost",
+            "unix:///run/redis.sock",
+        ] {
+            assert_eq!(check_redis_url(url), Ok(()), "{url}");
+        }
+        for (url, said) in [
+            ("http://127.0.0.1:6379", "its scheme is http://"),
+            ("localhost:6379", "it has no scheme"),
+            (
+                "rediss://127.0.0.1:6379/0",
+                "rediss:// (Redis over TLS) is not supported",
+            ),
+            ("redis://127.0.0.1:6379/x", "Invalid database number"),
+            ("redis://", "Missing hostname"),
+        ] {
+            let error = check_redis_url(url).unwrap_err();
+            assert!(error.contains(said), "{url}: {error}");
+            assert!(error.contains("redis://HOST:PORT/DB"), "{url}: {error}");
+        }
+        // The URL is not repeated (it may hold a password), nor a long scheme.
+        let error = check_redis_url("http://:s3cret@127.0.0.1:6379").unwrap_err();
+        assert!(!error.contains("s3cret"), "{error}");
+        let long = format!("{}://host", "x".repeat(1000));
+        assert!(check_redis_url(&long).unwrap_err().len() < 300);
     }
 }
