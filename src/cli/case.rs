@@ -141,8 +141,14 @@ impl Case {
                         // The server ended a stream that had every answer and sent nothing
                         // more: nothing failed. A new stream on the same server opens once
                         // more input comes (each time an event of the input at least, so
-                        // this loop ends with it), without a retry or a wait.
-                        if state.pending.is_none() && matches!(state.input, Input::Open) {
+                        // this loop ends with it), without a retry or a wait; at once when
+                        // a query went out as the server ended the stream (its answer is
+                        // owed, and the input may wait for it).
+                        let all_answered = state.replay.sent() == state.lines.received;
+                        if all_answered
+                            && state.pending.is_none()
+                            && matches!(state.input, Input::Open)
+                        {
                             state.pending = events.recv().await;
                         }
                         continue;
