@@ -5,7 +5,6 @@
 //! `google/api` files (the `google.api.http` options the routes are read from) and
 //! `google/rpc` (the `google.rpc.Status` of JSON error bodies), with the well-known types.
 
-use prost::Message;
 use std::path::PathBuf;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -21,13 +20,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     ]) {
         println!("cargo:rerun-if-changed={proto}");
     }
-    let descriptor_set = protox::compile(protos, ["proto"])?;
+    let mut compiler = protox::Compiler::new(["proto"])?;
+    compiler.include_source_info(true).include_imports(true);
+    compiler.open_files(protos)?;
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
-    // compile_fds ignores file_descriptor_set_path, so the bytes are written here.
+    // compile_fds ignores file_descriptor_set_path, so the bytes are written here, by
+    // protox's own encoder: prost_types' messages would drop the extension options (the
+    // `google.api.http` routes).
     std::fs::write(
         out_dir.join("grundy_descriptor.bin"),
-        descriptor_set.encode_to_vec(),
+        compiler.encode_file_descriptor_set(),
     )?;
+    let descriptor_set = compiler.file_descriptor_set();
     // Code only for grundy.v1: the google files are there for their descriptors (tonic-types
     // has the google.rpc messages, prost-types the well-known ones).
     let mut grundy_only = descriptor_set;

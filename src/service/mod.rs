@@ -39,6 +39,7 @@ mod error;
 mod graph_id;
 mod graphs;
 mod handlers;
+mod json;
 mod lifecycle;
 mod logging;
 mod metrics;
