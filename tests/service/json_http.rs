@@ -416,7 +416,7 @@ async fn deep_nesting_is_refused_at_once() {
     for body in [
         "[".repeat(1_000_000),
         format!("{{\"queries\": {}", "[".repeat(1_000_000)),
-        format!("{}", "{\"start\":".repeat(200_000)),
+        "{\"start\":".repeat(200_000),
     ] {
         let (status, _, answer) = call(&server, "POST /v1/graphs HTTP/1.1", body.as_bytes()).await;
         assert_eq!(status, 400, "{answer}");

@@ -11,11 +11,13 @@
 //!
 //! - `routes`: the route table, from the descriptors' `google.api.http` options;
 //! - `body`: the body read under its byte limit and the start timeout;
-//! - `request`: JSON, path variables and query parameters into gRPC frames;
+//! - `request`: the JSON body into gRPC frames; `parameters`: path variables and query
+//!   parameters onto their fields, and the `timeout` parameter;
 //! - `response`: gRPC frames and trailers into JSON (one object, NDJSON or an array);
 //! - `status`: a status's HTTP status and its `google.rpc.Status` JSON body.
 
 mod body;
+mod parameters;
 mod request;
 mod response;
 mod routes;

@@ -12,18 +12,14 @@ use std::time::Duration;
 use bytes::{BufMut, Bytes, BytesMut};
 use prost::Message;
 use prost_reflect::{
-    DeserializeOptions, DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, ReflectMessage,
-    Value,
+    DeserializeOptions, DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, Value,
 };
 use serde::de::{DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use tonic::Status;
 
+use super::parameters::{TIMEOUT_PARAMETER, parse_timeout, set_path};
 use super::routes::{BodyMapping, Route};
 use crate::service::error::{ServiceError, excerpt};
-
-/// The query parameter that sets the call's deadline (`google.protobuf.Duration` JSON, e.g.
-/// `2.5s`), as the `grpc-timeout` header does.
-pub(crate) const TIMEOUT_PARAMETER: &str = "timeout";
 
 /// Most characters of a decoder's text kept in a status (its field names come from the
 /// schema, its values from the client).
@@ -200,7 +196,7 @@ fn byte_offset(body: &[u8], line: usize, column: usize) -> usize {
 }
 
 /// `text` cut to [`DECODER_TEXT_CHARS`] characters.
-fn bounded(text: &str) -> String {
+pub(super) fn bounded(text: &str) -> String {
     match text.char_indices().nth(DECODER_TEXT_CHARS) {
         None => text.to_string(),
         Some((end, _)) => format!("{}... ({} bytes)", &text[..end], text.len()),
@@ -208,107 +204,8 @@ fn bounded(text: &str) -> String {
 }
 
 /// INVALID_ARGUMENT about `field`.
-fn invalid(field: &str, message: String) -> Status {
+pub(super) fn invalid(field: &str, message: String) -> Status {
     ServiceError::protocol(bounded(field), message).into()
-}
-
-/// Sets the field at `path` (names as the proto or JSON spells them, dot-separated) of
-/// `message` from the text of a path variable or query parameter. A field of a oneof whose
-/// other member the body set is refused, as is a field the body set. Errors name `full`, the
-/// whole path.
-fn set_path(
-    message: &mut DynamicMessage,
-    full: &str,
-    path: &str,
-    text: &str,
-) -> Result<(), Status> {
-    let (head, rest) = match path.split_once('.') {
-        Some((head, rest)) => (head, Some(rest)),
-        None => (path, None),
-    };
-    let descriptor = message.descriptor();
-    let unknown = || invalid(full, format!("unknown parameter {}", excerpt(full)));
-    let field = descriptor
-        .get_field_by_name(head)
-        .or_else(|| descriptor.get_field_by_json_name(head))
-        .ok_or_else(unknown)?;
-    if let Some(rest) = rest {
-        let Kind::Message(_) = field.kind() else {
-            return Err(unknown());
-        };
-        if field.is_list() || field.is_map() {
-            return Err(unknown());
-        }
-        let Value::Message(inner) = message.get_field_mut(&field) else {
-            return Err(unknown());
-        };
-        return set_path(inner, full, rest, text);
-    }
-    if !field.is_list() {
-        let taken = match field.containing_oneof() {
-            Some(oneof) => oneof.fields().any(|member| message.has_field(&member)),
-            None => message.has_field(&field),
-        };
-        if taken {
-            let message =
-                format!("{full} is given twice (by the URL and by the body, or twice in the URL)");
-            return Err(invalid(full, message));
-        }
-    }
-    let value = parse_value(&field, text).ok_or_else(|| {
-        let kind = kind_name(&field.kind());
-        invalid(full, format!("{full}: {} is no {kind}", excerpt(text)))
-    })?;
-    match message.get_field_mut(&field) {
-        Value::List(values) if field.is_list() => values.push(value),
-        slot => *slot = value,
-    }
-    Ok(())
-}
-
-/// A scalar field's value from text.
-fn parse_value(field: &FieldDescriptor, text: &str) -> Option<Value> {
-    Some(match field.kind() {
-        Kind::String => Value::String(text.to_string()),
-        Kind::Bool => Value::Bool(match text {
-            "true" => true,
-            "false" => false,
-            _ => return None,
-        }),
-        Kind::Uint32 | Kind::Fixed32 => Value::U32(text.parse().ok()?),
-        Kind::Uint64 | Kind::Fixed64 => Value::U64(text.parse().ok()?),
-        Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 => Value::I32(text.parse().ok()?),
-        Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => Value::I64(text.parse().ok()?),
-        Kind::Enum(enumeration) => Value::EnumNumber(enumeration.get_value_by_name(text)?.number()),
-        _ => return None,
-    })
-}
-
-/// How a parameter's kind reads in an error.
-fn kind_name(kind: &Kind) -> &'static str {
-    match kind {
-        Kind::Bool => "boolean (true or false)",
-        Kind::String => "string",
-        Kind::Enum(_) => "value name of its enum",
-        Kind::Message(_) => "scalar",
-        _ => "integer in the field's range",
-    }
-}
-
-/// The deadline of a `timeout` parameter: `google.protobuf.Duration` JSON, seconds with an
-/// `s` suffix (`30s`, `2.5s`).
-fn parse_timeout(text: &str) -> Result<Duration, Status> {
-    text.strip_suffix('s')
-        .and_then(|seconds| seconds.parse::<f64>().ok())
-        .filter(|seconds| seconds.is_finite() && *seconds > 0.0)
-        .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
-        .ok_or_else(|| {
-            let message = format!(
-                "query parameter {TIMEOUT_PARAMETER}: {} is no duration such as 2.5s",
-                excerpt(text)
-            );
-            invalid(TIMEOUT_PARAMETER, message)
-        })
 }
 
 /// Decodes one message, or with `array` a JSON array of them, handing each to `each` (its
@@ -372,13 +269,5 @@ mod tests {
         assert_eq!(body[14], b'x');
         assert_eq!(byte_offset(body, 1, 1), 0);
         assert_eq!(byte_offset(body, 9, 9), body.len());
-    }
-
-    #[test]
-    fn timeouts_read_as_durations() {
-        assert_eq!(parse_timeout("2.5s").unwrap(), Duration::from_millis(2500));
-        for bad in ["", "2", "-1s", "NaNs", "1e400s", "0s"] {
-            assert!(parse_timeout(bad).is_err(), "{bad}");
-        }
     }
 }
