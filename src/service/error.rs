@@ -36,6 +36,8 @@ pub(crate) enum Limit {
     MaxConcurrentStreams,
     /// `--cache-bytes`, for a graph uploaded with PutGraph.
     CacheBytes,
+    /// The JSON request bodies received at a time (a constant, `MAX_JSON_BODIES`).
+    JsonBodies,
 }
 
 impl Limit {
@@ -47,6 +49,7 @@ impl Limit {
             Self::MaxQueriesPerStream => "max_queries_per_stream",
             Self::MaxConcurrentStreams => "max_concurrent_streams",
             Self::CacheBytes => "cache_bytes",
+            Self::JsonBodies => "json_bodies",
         }
     }
 
@@ -54,7 +57,7 @@ impl Limit {
         match self {
             Self::MaxVertices | Self::MaxEdges => ErrorReason::GraphTooLarge,
             Self::MaxQueriesPerStream => ErrorReason::TooManyQueries,
-            Self::MaxConcurrentStreams => ErrorReason::TooManyStreams,
+            Self::MaxConcurrentStreams | Self::JsonBodies => ErrorReason::TooManyStreams,
             Self::CacheBytes => ErrorReason::CacheTooSmall,
         }
     }
@@ -293,7 +296,7 @@ impl ServiceError {
             }
             Self::LimitExceeded { limit, value, .. } => {
                 quota(&mut metadata, limit.name(), *value);
-                if *limit == Limit::MaxConcurrentStreams {
+                if matches!(limit, Limit::MaxConcurrentStreams | Limit::JsonBodies) {
                     details.set_retry_info(Some(RETRY_DELAY));
                 }
             }

@@ -15,10 +15,17 @@ use crate::service::error::ServiceError;
 use crate::service::rpc::activity::StallTimeout;
 
 /// Most bytes of a JSON body, whatever `--max-message-bytes` allows: the body is held whole,
-/// and decoded into a message of values several times its size (a `[1,2,...]` array takes
+/// and decoded into a message of values many times its size (a `[1,2,...]` array takes
 /// tens of bytes per two bytes of JSON), so it is bounded well under gRPC's default message
 /// limit. Larger graphs go up through gRPC `PutGraph` in chunks.
-const MAX_JSON_BODY_BYTES: usize = 4 << 20;
+const MAX_JSON_BODY_BYTES: usize = 1 << 20;
+
+/// JSON bodies received and transcoded at a time, from their first byte to the gRPC request
+/// made of them; more are refused (`503` with `Retry-After`) rather than queued, since a body
+/// waiting would be held all the same. With [`MAX_JSON_BODY_BYTES`], what JSON callers can
+/// make the server hold before their calls are admitted: 16 MiB of bodies, and their decoded
+/// values while they are transcoded.
+pub(crate) const MAX_JSON_BODIES: usize = 16;
 
 /// The JSON body limit of a server whose message limit is `max_message_bytes`.
 pub(crate) fn json_body_limit(max_message_bytes: usize) -> usize {

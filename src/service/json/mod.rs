@@ -38,7 +38,7 @@ use self::response::{NDJSON, StreamForm};
 use self::routes::{Lookup, RouteTable};
 use self::status::error_response;
 use super::auth::BearerAuth;
-use super::error::ServiceError;
+use super::error::{Limit, ServiceError};
 use super::state::GameService;
 use crate::proto;
 
@@ -51,6 +51,8 @@ struct Shared {
     service: GameService,
     body_limit: usize,
     start_timeout: Duration,
+    /// The permits of the bodies being received and transcoded ([`body::MAX_JSON_BODIES`]).
+    bodies: Arc<tokio::sync::Semaphore>,
 }
 
 /// Serves JSON over HTTP in front of the gRPC services (see the module documentation).
@@ -78,6 +80,7 @@ impl JsonLayer {
             auth,
             service,
             body_limit,
+            bodies: Arc::new(tokio::sync::Semaphore::new(body::MAX_JSON_BODIES)),
             start_timeout,
         };
         Ok(Self {
@@ -181,6 +184,15 @@ where
     if let Err(status) = body::check_declared_length(&parts.headers, shared.body_limit) {
         return error_response(pool, &status);
     }
+    // The body holds its place from its first byte until the gRPC request is made of it.
+    let Ok(receiving) = shared.bodies.clone().try_acquire_owned() else {
+        let error = ServiceError::LimitExceeded {
+            limit: Limit::JsonBodies,
+            value: body::MAX_JSON_BODIES as u64,
+            what: "a JSON request while as many bodies are being received".to_string(),
+        };
+        return error_response(pool, &error.into());
+    };
     let arrived = tokio::time::Instant::now();
     let (service, timeout, name) = (
         shared.service.clone(),
@@ -197,6 +209,7 @@ where
         Err(status) => return error_response(pool, &status),
     };
     drop(bytes);
+    drop(receiving);
     let grpc = grpc_request(&parts, &route.grpc_path, transcoded);
     let form = route.server_streaming.then(|| stream_form(&parts.headers));
     let started = Instant::now();
