@@ -36,6 +36,8 @@ pub(crate) enum Limit {
     MaxConcurrentStreams,
     /// `--cache-bytes`, for a graph uploaded with PutGraph.
     CacheBytes,
+    /// The JSON request bodies received at a time (a constant, `MAX_JSON_BODIES`).
+    JsonBodies,
 }
 
 impl Limit {
@@ -47,6 +49,7 @@ impl Limit {
             Self::MaxQueriesPerStream => "max_queries_per_stream",
             Self::MaxConcurrentStreams => "max_concurrent_streams",
             Self::CacheBytes => "cache_bytes",
+            Self::JsonBodies => "json_bodies",
         }
     }
 
@@ -54,7 +57,7 @@ impl Limit {
         match self {
             Self::MaxVertices | Self::MaxEdges => ErrorReason::GraphTooLarge,
             Self::MaxQueriesPerStream => ErrorReason::TooManyQueries,
-            Self::MaxConcurrentStreams => ErrorReason::TooManyStreams,
+            Self::MaxConcurrentStreams | Self::JsonBodies => ErrorReason::TooManyStreams,
             Self::CacheBytes => ErrorReason::CacheTooSmall,
         }
     }
@@ -157,9 +160,42 @@ pub(crate) enum ServiceError {
     /// stored entry failed its checks (never served: upload the graph again).
     #[error("{0}")]
     Store(#[from] StoreError),
+    /// A JSON over HTTP request for a path no route has (quoted in a bounded excerpt).
+    #[error("no route {method} {}; the routes are listed in docs/api.md", excerpt(.path))]
+    UnknownRoute {
+        /// The request's method.
+        method: String,
+        /// The request's path.
+        path: String,
+    },
+    /// A JSON over HTTP request whose path's route takes other methods.
+    #[error("{path} takes {allowed}, not {method}")]
+    MethodNotAllowed {
+        /// The route's template, from the proto.
+        path: String,
+        /// The request's method.
+        method: String,
+        /// The methods the path takes, comma-separated.
+        allowed: String,
+    },
+    /// A JSON over HTTP body over the server's JSON body limit: by its `Content-Length`, or
+    /// counted as it arrived.
+    #[error("the JSON body{} exceeds the server's limit json_body_bytes = {limit}", size_text(*.size))]
+    JsonBodyTooLarge {
+        /// The limit, in bytes.
+        limit: u64,
+        /// The body's declared size, when its `Content-Length` gave it.
+        size: Option<u64>,
+    },
     /// A bug or a panicked worker: never the client's fault.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// " of N bytes", for a size known.
+fn size_text(size: Option<u64>) -> String {
+    size.map(|size| format!(" of {size} bytes"))
+        .unwrap_or_default()
 }
 
 impl ServiceError {
@@ -186,6 +222,9 @@ impl ServiceError {
             Self::Store(StoreError::Unavailable { .. }) => Code::Unavailable,
             // The client's remedy is the same as for an unknown id: upload the graph again.
             Self::Store(StoreError::Corrupt { .. }) => Code::NotFound,
+            Self::UnknownRoute { .. } => Code::NotFound,
+            Self::MethodNotAllowed { .. } => Code::Unimplemented,
+            Self::JsonBodyTooLarge { .. } => Code::ResourceExhausted,
             Self::Internal(_) => Code::Internal,
         }
     }
@@ -216,6 +255,8 @@ impl ServiceError {
             Self::UnknownGraph(_) => ErrorReason::UnknownGraph,
             Self::Store(StoreError::Unavailable { .. }) => ErrorReason::StoreUnavailable,
             Self::Store(StoreError::Corrupt { .. }) => ErrorReason::StoredGraphCorrupt,
+            Self::UnknownRoute { .. } | Self::MethodNotAllowed { .. } => ErrorReason::UnknownRoute,
+            Self::JsonBodyTooLarge { .. } => ErrorReason::MessageTooLarge,
             Self::Internal(_) => ErrorReason::Internal,
         }
     }
@@ -255,9 +296,12 @@ impl ServiceError {
             }
             Self::LimitExceeded { limit, value, .. } => {
                 quota(&mut metadata, limit.name(), *value);
-                if *limit == Limit::MaxConcurrentStreams {
+                if matches!(limit, Limit::MaxConcurrentStreams | Limit::JsonBodies) {
                     details.set_retry_info(Some(RETRY_DELAY));
                 }
+            }
+            Self::JsonBodyTooLarge { limit, .. } => {
+                quota(&mut metadata, "json_body_bytes", *limit);
             }
             Self::ShuttingDown | Self::Store(StoreError::Unavailable { .. }) => {
                 details.set_retry_info(Some(RETRY_DELAY));
@@ -284,6 +328,8 @@ impl ServiceError {
             | Self::Unauthenticated(_)
             | Self::UnknownGraph(_)
             | Self::Store(StoreError::Corrupt { .. })
+            | Self::UnknownRoute { .. }
+            | Self::MethodNotAllowed { .. }
             | Self::Internal(_) => {}
         }
         details.set_error_info(reason_name(self.reason()), ERROR_DOMAIN, metadata);

@@ -27,6 +27,8 @@
 //! - `auth`: bearer tokens; `metrics`: Prometheus metrics and their exporter;
 //!   `telemetry`: OTLP trace export and `traceparent` propagation;
 //! - `web`: the browser playground served with `--web`: its files and `POST /render`.
+//! - `json`: JSON over HTTP on the gRPC port, transcoded from the proto's `google.api.http`
+//!   routes and served by calling the gRPC services in process.
 
 mod answer;
 mod args;
@@ -39,6 +41,7 @@ mod error;
 mod graph_id;
 mod graphs;
 mod handlers;
+mod json;
 mod lifecycle;
 mod logging;
 mod metrics;

@@ -38,6 +38,7 @@ use super::rpc::deadline::stamp_arrival;
 use super::rpc::departure::ClientLeft;
 use super::state::GameService;
 use crate::proto::{self, grundy_service_server::GrundyServiceServer};
+use crate::service::json::JsonLayer;
 use crate::service::web::WebLayer;
 
 /// How long cancelled streams get to deliver their final status, and connections to close,
@@ -76,6 +77,9 @@ pub enum ServerError {
     /// The reflection service could not be built from the descriptors.
     #[error("cannot build the reflection service: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
+    /// The JSON routes could not be read from the descriptors.
+    #[error("cannot build the JSON routes: {0}")]
+    Json(String),
 }
 
 /// Serves until `shutdown` resolves, then drains (see the module documentation).
@@ -149,13 +153,23 @@ where
     let watch: fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> =
         watch_request_body;
     let web = config.web.as_ref();
+    let start_timeout = config.service.start_timeout;
+    let json = JsonLayer::new(
+        service.clone(),
+        auth.clone(),
+        config.max_message_bytes,
+        start_timeout,
+    )
+    .map_err(ServerError::Json)?;
     let router = builder
-        .accept_http1(web.is_some())
-        // The playground's files and render route first, then gRPC-Web translation.
+        // JSON over HTTP (and gRPC-Web with --web) come over HTTP/1.1 too.
+        .accept_http1(true)
+        // The playground's files and render route first, then JSON over HTTP (called in
+        // process through every layer below), then gRPC-Web translation.
         .layer(option_layer(web.map(|web| {
-            let start_timeout = config.service.start_timeout;
             WebLayer::new(web, auth.clone(), service.pool.clone(), start_timeout)
         })))
+        .layer(json)
         .layer(option_layer(web.map(|_| tonic_web::GrpcWebLayer::new())))
         .layer(MapResponseLayer::new(remap))
         // Client text that reflection quotes whole in a status is cut to an excerpt.

@@ -25,6 +25,8 @@
 //!   sends it;
 //! - `protocol`: each RPC's protocol rules, specified by calling the service trait directly
 //!   (no socket): `start` first and once, empty batches, in-band query errors, ids, chunks;
+//! - `json_http`: JSON over HTTP on the gRPC port: each route against gRPC's answer, NDJSON
+//!   sent as produced, every class of error with its HTTP status and `google.rpc.Status`;
 //! - `reflection`, `web` (the `--web` playground's HTTP side), `otlp_traces`.
 //!
 //! One binary for all of them, so that the crate is linked once; none of them sets
@@ -41,6 +43,7 @@ mod evaluate;
 mod fairness;
 mod hostile_clients;
 mod hostile_values;
+mod json_http;
 mod limits;
 mod operations;
 mod otlp_traces;

@@ -4,13 +4,16 @@
 //! - `oracle`: brute-force game solver used to judge the engine (token sliding);
 //! - `split_oracle`: its Addition-Subtraction counterpart;
 //! - `properties`: the plumbing between the engine and the oracles in the engine's tests;
-//! - `server`: an in-process server on `127.0.0.1:0` and request builders;
+//! - `server`: an in-process server on `127.0.0.1:0` and request builders; `http1`: raw
+//!   HTTP/1.1 exchanges with it;
 //! - `judge_model`: an independent model of the judge formats (the fuzz tier's oracle);
 //! - `random_games`: random graphs for the engine's property tests, and their configuration;
 //! - `process`: bounded runs of the real binaries, children killed on drop;
 //! - `replica`: `grundy-server` processes for the fleet tests, ready when SERVING;
 //! - `tls`: a test CA with server and client certificates (rcgen), and a scratch directory.
 
+#[allow(dead_code)]
+pub mod http1;
 #[allow(dead_code)]
 pub mod judge_model;
 #[allow(dead_code)]

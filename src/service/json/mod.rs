@@ -1,0 +1,294 @@
+//! JSON over HTTP on the gRPC port (gRPC-JSON transcoding): every RPC with a
+//! `google.api.http` option in the proto is also served as JSON at that route, for callers
+//! without generated stubs (curl, scripts). docs/api.md, "JSON over HTTP", is the contract.
+//!
+//! [`JsonLayer`] sits in front of the gRPC services. A request whose content type is not
+//! `application/grpc*` is its: it finds the route, checks the bearer token, reads the body
+//! (bounded in bytes and time), makes it into the gRPC request of the route and calls the
+//! service stack behind it in process, `authorization` and the deadline passed on. So auth,
+//! admission, limits, deadlines, metrics and the error model are the gRPC calls' own; this
+//! module only translates, in both directions, through the descriptors the binary embeds.
+//!
+//! - `routes`: the route table, from the descriptors' `google.api.http` options;
+//! - `body`: the body read under its byte limit and the start timeout;
+//! - `request`: the JSON body into gRPC frames; `parameters`: path variables and query
+//!   parameters onto their fields, and the `timeout` parameter;
+//! - `response`: gRPC frames and trailers into JSON (one object, NDJSON or an array);
+//! - `status`: a status's HTTP status and its `google.rpc.Status` JSON body.
+
+mod body;
+mod parameters;
+mod request;
+mod response;
+mod routes;
+mod status;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use http::{HeaderValue, Method, Request, Response, Version, header};
+use prost_reflect::DescriptorPool;
+use tonic::Status;
+use tonic::body::Body;
+
+use self::response::{NDJSON, StreamForm};
+use self::routes::{Lookup, RouteTable};
+use self::status::error_response;
+use super::auth::BearerAuth;
+use super::error::{Limit, ServiceError};
+use super::state::GameService;
+use crate::proto;
+
+/// The routes and what serving them needs, shared by every connection.
+#[derive(Debug)]
+struct Shared {
+    pool: DescriptorPool,
+    routes: RouteTable,
+    auth: BearerAuth,
+    service: GameService,
+    body_limit: usize,
+    start_timeout: Duration,
+    /// The permits of the bodies being received and transcoded ([`body::MAX_JSON_BODIES`]).
+    bodies: Arc<tokio::sync::Semaphore>,
+}
+
+/// Serves JSON over HTTP in front of the gRPC services (see the module documentation).
+#[derive(Debug, Clone)]
+pub(crate) struct JsonLayer {
+    shared: Arc<Shared>,
+}
+
+impl JsonLayer {
+    /// The layer of a server with this service, token check, message limit and start
+    /// timeout. Fails only when the embedded descriptors give no route table (a build bug).
+    pub(crate) fn new(
+        service: GameService,
+        auth: BearerAuth,
+        max_message_bytes: usize,
+        start_timeout: Duration,
+    ) -> Result<Self, String> {
+        let pool = DescriptorPool::decode(proto::FILE_DESCRIPTOR_SET).map_err(|e| e.to_string())?;
+        let routes = RouteTable::from_pool(&pool).map_err(|e| e.to_string())?;
+        tracing::debug!(routes = ?routes.describe(), "JSON over HTTP");
+        let body_limit = body::json_body_limit(max_message_bytes);
+        let shared = Shared {
+            pool,
+            routes,
+            auth,
+            service,
+            body_limit,
+            bodies: Arc::new(tokio::sync::Semaphore::new(body::MAX_JSON_BODIES)),
+            start_timeout,
+        };
+        Ok(Self {
+            shared: Arc::new(shared),
+        })
+    }
+}
+
+impl<S> tower::Layer<S> for JsonLayer {
+    type Service = JsonService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        JsonService {
+            inner,
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+/// The service of [`JsonLayer`].
+#[derive(Debug, Clone)]
+pub(crate) struct JsonService<S> {
+    inner: S,
+    shared: Arc<Shared>,
+}
+
+type BoxFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send>>;
+
+impl<S> tower::Service<Request<Body>> for JsonService<S>
+where
+    S: tower::Service<Request<Body>, Response = Response<Body>> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    type Response = Response<Body>;
+    type Error = S::Error;
+    type Future = BoxFuture<Response<Body>, S::Error>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        if is_grpc(&request) {
+            return Box::pin(self.inner.call(request));
+        }
+        // The ready clone goes to the transcoded call; this one waits for its next poll_ready.
+        let clone = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, clone);
+        let shared = self.shared.clone();
+        Box::pin(async move { Ok(serve(shared, inner, request).await) })
+    }
+}
+
+/// True for a gRPC or gRPC-Web request, which passes through untouched.
+fn is_grpc(request: &Request<Body>) -> bool {
+    request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|value| value.as_bytes().starts_with(b"application/grpc"))
+}
+
+/// The JSON answer of `request`: its route's RPC called through `inner`.
+async fn serve<S>(shared: Arc<Shared>, mut inner: S, request: Request<Body>) -> Response<Body>
+where
+    S: tower::Service<Request<Body>, Response = Response<Body>> + Send,
+    S::Future: Send,
+{
+    let pool = &shared.pool;
+    let (parts, body) = request.into_parts();
+    let (route, variables) = match shared.routes.lookup(&parts.method, parts.uri.path()) {
+        Lookup::Found(route, variables) => (route, variables),
+        Lookup::WrongMethod(allowed) => {
+            let allowed: Vec<_> = allowed.iter().map(Method::as_str).collect();
+            let allowed = allowed.join(", ");
+            let error = ServiceError::MethodNotAllowed {
+                path: parts.uri.path().chars().take(200).collect(),
+                method: parts.method.to_string(),
+                allowed: allowed.clone(),
+            };
+            let mut response = error_response(pool, &error.into());
+            if let Ok(allow) = HeaderValue::from_str(&allowed) {
+                response.headers_mut().insert(header::ALLOW, allow);
+            }
+            return response;
+        }
+        Lookup::NotFound => {
+            let error = ServiceError::UnknownRoute {
+                method: parts.method.to_string(),
+                path: parts.uri.path().to_string(),
+            };
+            return error_response(pool, &error.into());
+        }
+    };
+    // The token first: a caller without it gets no parsing done for it.
+    let authorization = parts.headers.get(header::AUTHORIZATION);
+    if let Err(error) = shared.auth.check(authorization.map(HeaderValue::as_bytes)) {
+        shared.service.metrics().auth_failures.inc();
+        return error_response(pool, &error.into());
+    }
+    if let Err(status) = body::check_declared_length(&parts.headers, shared.body_limit) {
+        return error_response(pool, &status);
+    }
+    // The body holds its place from its first byte until the gRPC request is made of it.
+    let Ok(receiving) = shared.bodies.clone().try_acquire_owned() else {
+        let error = ServiceError::LimitExceeded {
+            limit: Limit::JsonBodies,
+            value: body::MAX_JSON_BODIES as u64,
+            what: "a JSON request while as many bodies are being received".to_string(),
+        };
+        return error_response(pool, &error.into());
+    };
+    let arrived = tokio::time::Instant::now();
+    let (service, timeout, name) = (
+        shared.service.clone(),
+        shared.start_timeout,
+        rpc_name(&route.rpc),
+    );
+    let stalled = move || service.stalled(name, timeout, arrived);
+    let bytes = match body::read_limited(body, shared.body_limit, timeout, stalled).await {
+        Ok(bytes) => bytes,
+        Err(status) => return error_response(pool, &status),
+    };
+    let transcoded = match request::transcode(route, &variables, parts.uri.query(), &bytes) {
+        Ok(transcoded) => transcoded,
+        Err(status) => return error_response(pool, &status),
+    };
+    drop(bytes);
+    drop(receiving);
+    let grpc = grpc_request(&parts, &route.grpc_path, transcoded);
+    let form = route.server_streaming.then(|| stream_form(&parts.headers));
+    let started = Instant::now();
+    let answer = match tower::ServiceExt::oneshot(&mut inner, grpc).await {
+        Ok(answer) => answer,
+        Err(_) => {
+            let status = Status::internal("the gRPC call failed in process");
+            return error_response(pool, &status);
+        }
+    };
+    let response = response::respond(pool.clone(), route.output.clone(), form, answer).await;
+    tracing::debug!(rpc = %route.rpc, status = %response.status(), elapsed = ?started.elapsed(), "JSON request");
+    response
+}
+
+/// The gRPC request of a transcoded JSON request: the route's path, HTTP/2 (as the gRPC
+/// services and the gRPC-Web layer expect), the caller's `authorization`, trace context and
+/// deadline, and the connection's extensions (peer address, TLS certificates).
+fn grpc_request(
+    parts: &http::request::Parts,
+    path: &str,
+    transcoded: request::Transcoded,
+) -> Request<Body> {
+    let body = http_body_util::Full::new(transcoded.frames);
+    let mut grpc = Request::new(Body::new(body));
+    *grpc.method_mut() = Method::POST;
+    *grpc.version_mut() = Version::HTTP_2;
+    if let Ok(uri) = path.parse() {
+        *grpc.uri_mut() = uri;
+    }
+    *grpc.extensions_mut() = parts.extensions.clone();
+    let headers = grpc.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/grpc"),
+    );
+    headers.insert(header::TE, HeaderValue::from_static("trailers"));
+    for name in ["authorization", "traceparent", "tracestate", "grpc-timeout"] {
+        if let Some(value) = parts.headers.get(name) {
+            headers.insert(name, value.clone());
+        }
+    }
+    if let Some(timeout) = transcoded.timeout
+        && let Ok(value) = HeaderValue::from_str(&grpc_timeout(timeout))
+    {
+        headers.insert("grpc-timeout", value);
+    }
+    grpc
+}
+
+/// A deadline as a `grpc-timeout` value (at most eight digits).
+fn grpc_timeout(timeout: Duration) -> String {
+    let millis = timeout.as_millis().max(1);
+    if millis <= 99_999_999 {
+        format!("{millis}m")
+    } else {
+        format!("{}S", timeout.as_secs().min(99_999_999))
+    }
+}
+
+/// NDJSON when the caller's `Accept` names it, else one array.
+fn stream_form(headers: &http::HeaderMap) -> StreamForm {
+    let ndjson = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .any(|value| value.to_str().is_ok_and(|accept| accept.contains(NDJSON)));
+    if ndjson {
+        StreamForm::Ndjson
+    } else {
+        StreamForm::Array
+    }
+}
+
+/// The static name of an RPC, as the metrics label it.
+fn rpc_name(rpc: &str) -> &'static str {
+    match rpc {
+        "EvaluateBatch" => "EvaluateBatch",
+        "PutGraph" => "PutGraph",
+        "GetValues" => "GetValues",
+        _ => "Json",
+    }
+}
