@@ -14,7 +14,8 @@
 //!   log, SIGTERM and `--help`;
 //! - `limits`: graph, query, message and stream limits, deadlines, cancellation, the wait for
 //!   an analysis slot;
-//! - `security`: bearer-token auth, TLS and mutual TLS, the CLI over both;
+//! - `security`: bearer-token auth, TLS and mutual TLS (JSON over HTTP/1.1 too), the CLI over
+//!   both;
 //! - `startup`: the server binary's refusals at start (TLS files, store URL, OTLP endpoint),
 //!   each naming its flag before the server listens;
 //! - `hostile_clients`: floods of tiny frames, abandoned analyses, huge ids, streams that
