@@ -19,6 +19,8 @@ use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 use tonic::Code;
 
+use super::rpc::protocol::Protocol;
+
 /// Labels of `grundy_requests_total`.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct RequestLabels {
@@ -29,14 +31,17 @@ pub(crate) struct RequestLabels {
     /// The `ErrorInfo` reason of the final status, e.g. "IDLE_TIMEOUT", "GRAPH_TOO_LARGE";
     /// empty when it has none (OK, a client that left before its deadline).
     pub(crate) reason: &'static str,
+    /// How the call came in: "grpc", "grpc-web" or "json", see [`Protocol`].
+    pub(crate) protocol: &'static str,
 }
 
-/// Labels of `grundy_rpc_duration_seconds`: one histogram per method and code, without the
-/// reason (a histogram is a dozen series).
+/// Labels of `grundy_rpc_duration_seconds`: one histogram per method, code and protocol,
+/// without the reason (a histogram is a dozen series).
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct DurationLabels {
     rpc: &'static str,
     code: &'static str,
+    protocol: &'static str,
 }
 
 /// Labels of the per-method histograms of message sizes.
@@ -173,14 +178,16 @@ impl Metrics {
         let requests = Family::<RequestLabels, Counter>::default();
         registry.register(
             "requests",
-            "RPCs finished, by method, final gRPC status code and the status's error reason",
+            "RPCs finished, by method, final gRPC status code, the status's error reason and the \
+             protocol (grpc, grpc-web, json)",
             requests.clone(),
         );
         let rpc_duration_seconds: HistogramFamily<DurationLabels> =
             Family::new_with_constructor(duration_histogram);
         registry.register(
             "rpc_duration_seconds",
-            "RPC latency, from arrival to the final status, by method and gRPC status code",
+            "RPC latency, from arrival to the final status, by method, gRPC status code and \
+             protocol",
             rpc_duration_seconds.clone(),
         );
         let work_slot_wait_seconds: HistogramFamily<WorkLabels> =
@@ -306,16 +313,25 @@ impl Metrics {
     pub(crate) fn request_finished(
         &self,
         rpc: &'static str,
+        protocol: Protocol,
         code: Code,
         reason: &'static str,
         elapsed: Duration,
     ) {
-        let code = code_name(code);
-        self.requests
-            .get_or_create(&RequestLabels { rpc, code, reason })
-            .inc();
+        let (code, protocol) = (code_name(code), protocol.label());
+        let labels = RequestLabels {
+            rpc,
+            code,
+            reason,
+            protocol,
+        };
+        self.requests.get_or_create(&labels).inc();
         self.rpc_duration_seconds
-            .get_or_create(&DurationLabels { rpc, code })
+            .get_or_create(&DurationLabels {
+                rpc,
+                code,
+                protocol,
+            })
             .observe(elapsed.as_secs_f64());
     }
 

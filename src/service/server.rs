@@ -36,6 +36,7 @@ use super::error::request_stream_status;
 use super::rpc::activity::{BodyActivity, StallTimeout};
 use super::rpc::deadline::stamp_arrival;
 use super::rpc::departure::ClientLeft;
+use super::rpc::protocol::{Protocol, mark_grpc_web};
 use super::state::GameService;
 use crate::proto::{self, grundy_service_server::GrundyServiceServer};
 use crate::service::json::JsonLayer;
@@ -152,6 +153,8 @@ where
         stamp_arrival;
     let watch: fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> =
         watch_request_body;
+    let mark_web: fn(http::Request<tonic::body::Body>) -> http::Request<tonic::body::Body> =
+        mark_grpc_web;
     let web = config.web.as_ref();
     let start_timeout = config.service.start_timeout;
     let json = JsonLayer::new(
@@ -170,6 +173,8 @@ where
             WebLayer::new(web, auth.clone(), service.pool.clone(), start_timeout)
         })))
         .layer(json)
+        // gRPC-Web is marked as such for the metrics while its content type still tells.
+        .layer(MapRequestLayer::new(mark_web))
         .layer(option_layer(web.map(|_| tonic_web::GrpcWebLayer::new())))
         .layer(MapResponseLayer::new(remap))
         // Client text that reflection quotes whole in a status is cut to an excerpt.
@@ -292,7 +297,8 @@ where
             return Box::pin(self.inner.call(request));
         };
         let service = &self.layer.service;
-        let admission = match service.admit(name) {
+        let protocol = Protocol::of(request.extensions());
+        let admission = match service.admit(name, protocol) {
             Ok(admission) => admission,
             Err(status) => {
                 let refusal = status.into_http();
@@ -303,7 +309,7 @@ where
         let (service, timeout) = (service.clone(), self.layer.start_timeout);
         let arrived = Instant::now();
         let request = request.map(|body| {
-            let stalled = move || service.stalled(name, timeout, arrived);
+            let stalled = move || service.stalled(name, protocol, timeout, arrived);
             tonic::body::Body::new(StallTimeout::new(body, timeout, stalled))
         });
         Box::pin(self.inner.call(request))

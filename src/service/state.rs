@@ -21,6 +21,7 @@ use super::remoteness::RemotenessTurns;
 use super::rpc::activity::BodyActivity;
 use super::rpc::deadline::start_and_deadline;
 use super::rpc::departure::ClientLeft;
+use super::rpc::protocol::Protocol;
 use super::rpc::{Rpc, RpcParts};
 use super::store::GraphStore;
 use super::store::MemoryStore;
@@ -118,21 +119,23 @@ impl GameService {
     /// unary RPC comes with the slot its [`Admission`] took as its request arrived.
     pub(crate) fn begin<T>(&self, name: &'static str, request: &Request<T>) -> Result<Rpc, Status> {
         let arrived = Instant::now();
+        let protocol = Protocol::of(request.extensions());
         let admitted = request
             .extensions()
             .get::<Admission>()
             .and_then(Admission::take);
         if self.lifecycle.is_draining() {
-            return Err(self.refuse(name, ServiceError::ShuttingDown, arrived));
+            return Err(self.refuse(name, protocol, ServiceError::ShuttingDown, arrived));
         }
         let (slot, _admitted_inflight) = match admitted {
             Some(admitted) => (admitted.slot, Some(admitted.inflight)),
-            None => (self.try_slot(name, arrived)?, None),
+            None => (self.try_slot(name, protocol, arrived)?, None),
         };
         let (started, deadline) = start_and_deadline(request.metadata(), request.extensions());
         let rpc = Rpc::new(
             name,
             RpcParts {
+                protocol,
                 started,
                 deadline,
                 phase: self.lifecycle.subscribe(),
@@ -151,6 +154,7 @@ impl GameService {
     fn try_slot(
         &self,
         name: &'static str,
+        protocol: Protocol,
         arrived: Instant,
     ) -> Result<OwnedSemaphorePermit, Status> {
         self.lifecycle.try_slot().ok_or_else(|| {
@@ -159,20 +163,29 @@ impl GameService {
                 value: self.config.max_concurrent_streams as u64,
                 what: "the number of concurrent streams".into(),
             };
-            self.refuse(name, error, arrived)
+            self.refuse(name, protocol, error, arrived)
         })
     }
 
-    /// The status refusing the RPC `name` that arrived at `arrived`, counted and logged.
-    fn refuse(&self, name: &'static str, error: ServiceError, arrived: Instant) -> Status {
+    /// The status refusing the RPC `name` that arrived by `protocol` at `arrived`, counted
+    /// and logged.
+    fn refuse(
+        &self,
+        name: &'static str,
+        protocol: Protocol,
+        error: ServiceError,
+        arrived: Instant,
+    ) -> Status {
         let reason = reason_name(error.reason());
         let status = Status::from(error);
+        let elapsed = arrived.elapsed();
         self.metrics
-            .request_finished(name, status.code(), reason, arrived.elapsed());
+            .request_finished(name, protocol, status.code(), reason, elapsed);
         tracing::info!(
             rpc = name,
             code = code_name(status.code()),
             reason,
+            protocol = protocol.label(),
             "rpc refused: {}",
             status.message()
         );
@@ -183,12 +196,16 @@ impl GameService {
     /// it takes its slot of `max_concurrent_streams` (counted in flight) from the first byte,
     /// or is refused as [`Self::begin`] refuses. The slot passes to the RPC's guard when its
     /// handler begins, and is given back if the message never comes whole.
-    pub(crate) fn admit(&self, name: &'static str) -> Result<Admission, Status> {
+    pub(crate) fn admit(
+        &self,
+        name: &'static str,
+        protocol: Protocol,
+    ) -> Result<Admission, Status> {
         let arrived = Instant::now();
         if self.lifecycle.is_draining() {
-            return Err(self.refuse(name, ServiceError::ShuttingDown, arrived));
+            return Err(self.refuse(name, protocol, ServiceError::ShuttingDown, arrived));
         }
-        let slot = self.try_slot(name, arrived)?;
+        let slot = self.try_slot(name, protocol, arrived)?;
         let inflight = InflightGuard::enter(&self.metrics.inflight_streams);
         Ok(Admission(Arc::new(Mutex::new(Some(Admitted {
             slot,
@@ -201,10 +218,12 @@ impl GameService {
     pub(crate) fn stalled(
         &self,
         name: &'static str,
+        protocol: Protocol,
         timeout: Duration,
         arrived: Instant,
     ) -> Status {
-        self.refuse(name, ServiceError::RequestStalled(timeout), arrived)
+        let error = ServiceError::RequestStalled(timeout);
+        self.refuse(name, protocol, error, arrived)
     }
 
     /// Checks a graph's size against the configured limits before any work is spent on it.

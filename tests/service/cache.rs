@@ -159,7 +159,9 @@ async fn concurrent_requests_for_a_new_graph_compute_it_once() {
         text.contains("grundy_table_compute_seconds_count 1\n"),
         "one computation for eight requests:\n{text}"
     );
-    assert!(text.contains("grundy_requests_total{rpc=\"Evaluate\",code=\"OK\",reason=\"\"} 8"));
+    assert!(text.contains(
+        "grundy_requests_total{rpc=\"Evaluate\",code=\"OK\",reason=\"\",protocol=\"grpc\"} 8"
+    ));
 }
 
 #[tokio::test]

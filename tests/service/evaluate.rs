@@ -283,8 +283,8 @@ async fn a_client_that_resets_or_closes_mid_stream_is_counted_as_cancelled() {
     assert_eq!(
         counted,
         [
-            r#"grundy_requests_total{rpc="Evaluate",code="CANCELLED",reason=""} 1"#,
-            r#"grundy_requests_total{rpc="PutGraph",code="CANCELLED",reason=""} 1"#,
+            r#"grundy_requests_total{rpc="Evaluate",code="CANCELLED",reason="",protocol="grpc"} 1"#,
+            r#"grundy_requests_total{rpc="PutGraph",code="CANCELLED",reason="",protocol="grpc"} 1"#,
         ],
         "{counted:?}"
     );

@@ -427,7 +427,7 @@ async fn a_stream_that_goes_quiet_is_ended_after_the_idle_timeout() {
     let text = server.service.metrics().encode();
     for rpc in ["Evaluate", "PutGraph"] {
         let line = format!(
-            r#"grundy_requests_total{{rpc="{rpc}",code="DEADLINE_EXCEEDED",reason="IDLE_TIMEOUT"}} 1"#
+            r#"grundy_requests_total{{rpc="{rpc}",code="DEADLINE_EXCEEDED",reason="IDLE_TIMEOUT",protocol="grpc"}} 1"#
         );
         assert!(text.contains(&line), "{line} in {text}");
     }
@@ -493,7 +493,7 @@ async fn a_stalled_unary_message_holds_its_slot_only_until_the_start_timeout() {
     let mut client = server.client().await;
     assert_eq!(one_sample_query(&mut client).await.unwrap().len(), 1);
     let text = server.service.metrics().encode();
-    let line = r#"grundy_requests_total{rpc="EvaluateBatch",code="DEADLINE_EXCEEDED",reason="START_TIMEOUT"} 1"#;
+    let line = r#"grundy_requests_total{rpc="EvaluateBatch",code="DEADLINE_EXCEEDED",reason="START_TIMEOUT",protocol="grpc"} 1"#;
     assert!(text.contains(line), "{line} in {text}");
 }
 

@@ -27,7 +27,7 @@ fn pool() -> DescriptorPool {
 }
 
 /// `message` (of the proto type `name`) in proto3 JSON, as a client would write it.
-fn to_json<M: Message>(name: &str, message: &M) -> Value {
+pub(crate) fn to_json<M: Message>(name: &str, message: &M) -> Value {
     let descriptor = pool().get_message_by_name(name).unwrap();
     let dynamic = DynamicMessage::decode(descriptor, message.encode_to_vec().as_slice()).unwrap();
     let mut serializer = serde_json::Serializer::new(Vec::new());
@@ -523,6 +523,9 @@ async fn a_stalled_body_is_ended_by_the_start_timeout() {
     let text = String::from_utf8_lossy(&received[..read]);
     assert!(text.starts_with("HTTP/1.1 408"), "{text}");
     assert!(text.contains("START_TIMEOUT"), "{text}");
+    let metrics = server.service.metrics().encode();
+    let line = r#"grundy_requests_total{rpc="PutGraph",code="DEADLINE_EXCEEDED",reason="START_TIMEOUT",protocol="json"} 1"#;
+    assert!(metrics.contains(line), "{line} in {metrics}");
 }
 
 /// Bodies being received hold their places from the first byte: past 16 of them (all but

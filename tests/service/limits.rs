@@ -184,7 +184,7 @@ async fn a_client_leaving_at_its_deadline_is_counted_as_deadline_exceeded() {
     send.send_reset(h2::Reason::CANCEL);
     server.wait_idle().await;
     let text = server.service.metrics().encode();
-    let line = r#"grundy_requests_total{rpc="Evaluate",code="DEADLINE_EXCEEDED",reason="DEADLINE_EXCEEDED"} 1"#;
+    let line = r#"grundy_requests_total{rpc="Evaluate",code="DEADLINE_EXCEEDED",reason="DEADLINE_EXCEEDED",protocol="grpc"} 1"#;
     assert!(text.contains(line), "{text}");
 }
 

@@ -14,7 +14,8 @@
 //!   log, SIGTERM and `--help`;
 //! - `limits`: graph, query, message and stream limits, deadlines, cancellation, the wait for
 //!   an analysis slot;
-//! - `security`: bearer-token auth, TLS and mutual TLS, the CLI over both;
+//! - `security`: bearer-token auth, TLS and mutual TLS (JSON over HTTP/1.1 too), the CLI over
+//!   both;
 //! - `startup`: the server binary's refusals at start (TLS files, store URL, OTLP endpoint),
 //!   each naming its flag before the server listens;
 //! - `hostile_clients`: floods of tiny frames, abandoned analyses, huge ids, streams that
@@ -27,6 +28,8 @@
 //!   (no socket): `start` first and once, empty batches, in-band query errors, ids, chunks;
 //! - `json_http`: JSON over HTTP on the gRPC port: each route against gRPC's answer, NDJSON
 //!   sent as produced, every class of error with its HTTP status and `google.rpc.Status`;
+//! - `metrics_by_protocol`: a call over gRPC, JSON and gRPC-Web, each counted under its
+//!   `protocol` label;
 //! - `reflection`, `web` (the `--web` playground's HTTP side), `otlp_traces`.
 //!
 //! One binary for all of them, so that the crate is linked once; none of them sets
@@ -45,6 +48,7 @@ mod hostile_clients;
 mod hostile_values;
 mod json_http;
 mod limits;
+mod metrics_by_protocol;
 mod operations;
 mod otlp_traces;
 mod protocol;

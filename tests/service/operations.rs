@@ -227,7 +227,7 @@ async fn metrics_are_served_over_http() {
     let page = http_get(address, "/metrics").await;
     assert!(page.starts_with("HTTP/1.1 200"), "{page}");
     for expected in [
-        "grundy_requests_total{rpc=\"Evaluate\",code=\"OK\",reason=\"\"} 1",
+        "grundy_requests_total{rpc=\"Evaluate\",code=\"OK\",reason=\"\",protocol=\"grpc\"} 1",
         "grundy_queries_total{outcome=\"win\"} 1",
         "grundy_queries_total{outcome=\"lose\"} 1",
         "grundy_queries_total{outcome=\"error\"} 1",
@@ -245,7 +245,7 @@ async fn metrics_are_served_over_http() {
         "grundy_inflight_streams 0",
         // Latency by method and code, slot waits by kind, message sizes by method: the
         // stream sent two messages (start, one batch) and got two (summary, verdicts).
-        "grundy_rpc_duration_seconds_count{rpc=\"Evaluate\",code=\"OK\"} 1",
+        "grundy_rpc_duration_seconds_count{rpc=\"Evaluate\",code=\"OK\",protocol=\"grpc\"} 1",
         // The small graph is validated and hashed on the runtime; its analysis is one job.
         "grundy_work_slot_wait_seconds_count{kind=\"analysis\"} 1",
         "grundy_work_slot_wait_seconds_count{kind=\"evaluation\"} 1",

@@ -1,9 +1,12 @@
 //! Who may call: bearer-token auth (health checks exempt), TLS and mutual TLS with a test CA,
-//! and the real CLI connecting over mutual TLS with a token. In-process servers on a loopback
-//! port, driven through generated clients over real sockets.
+//! JSON over HTTP/1.1 on TLS, and the real CLI connecting over mutual TLS with a token.
+//! In-process servers on a loopback port, driven through generated clients (or raw HTTP/1.1)
+//! over real sockets.
 
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 
+use crate::support::http1::{exchange, exchange_on};
 use crate::support::server::{
     batch, health_of, next, sample_graph, serve, server_config, start, tokens,
 };
@@ -11,6 +14,8 @@ use crate::support::tls::{TempDir, pki};
 use grundy::client::{self, ConnectionArgs};
 use grundy::proto::grundy_service_client::GrundyServiceClient;
 use grundy::service::{ServerConfig, TlsConfig};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Code;
@@ -171,6 +176,50 @@ async fn tls_and_mutual_tls() {
         ..trusting
     };
     tls_evaluate_works(&https, &with_certificate).await.unwrap();
+}
+
+/// JSON over HTTP/1.1 on a TLS connection answers what the same request answers in
+/// plaintext. The client offers no ALPN protocol (the server announces only h2, which an
+/// HTTP/1.1 client such as `curl --http1.1` does not ask for).
+#[tokio::test]
+async fn json_over_tls_answers_as_in_plaintext() {
+    let pki = pki();
+    let tls = TlsConfig {
+        cert_pem: pki.server_cert_pem.into_bytes(),
+        key_pem: pki.server_key_pem.into_bytes(),
+        client_ca_pem: None,
+    };
+    let server = serve(ServerConfig {
+        tls: Some(tls),
+        ..server_config()
+    })
+    .await;
+    let plain = serve(server_config()).await;
+    let head = "POST /v1/graphs HTTP/1.1";
+    let body = br#"{"vertexCount": 2, "outDegrees": [1, 0], "targets": [1]}"#;
+
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(pki.ca_pem.as_bytes()).unwrap())
+        .unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let socket = tokio::net::TcpStream::connect(server.address)
+        .await
+        .unwrap();
+    let name = ServerName::try_from("localhost").unwrap();
+    let session = connector.connect(name, socket).await.unwrap();
+    let (status, headers, answer) = exchange_on(session, "localhost", head, body).await;
+    assert_eq!(status, 200, "{headers}");
+    let (_, _, plaintext) = exchange(&plain, head, body).await;
+    let json = |bytes: &[u8]| serde_json::from_slice::<serde_json::Value>(bytes).unwrap();
+    assert_eq!(json(&answer), json(&plaintext));
+    assert!(json(&answer)["graphId"].is_string(), "{}", json(&answer));
 }
 
 const CHESS_INPUT: &str = "4\n2 1 2\n0\n1 3\n0\n1 0\n2 0 2\n0\n";

@@ -1,22 +1,40 @@
 //! HTTP/1.1 exchanges over a raw socket, for the routes served besides gRPC (the playground's,
 //! JSON over HTTP): no client crate between the test and the bytes.
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use std::net::SocketAddr;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::server::{PATIENCE, TestServer};
 
 /// One HTTP/1.1 exchange on a fresh connection: (status code, headers, body).
 pub async fn exchange(server: &TestServer, head: &str, body: &[u8]) -> (u16, String, Vec<u8>) {
-    let mut stream = tokio::net::TcpStream::connect(server.address)
-        .await
-        .unwrap();
+    exchange_at(server.address, head, body).await
+}
+
+/// [`exchange`] with whatever listens at `address` (the metrics exporter, say).
+pub async fn exchange_at(address: SocketAddr, head: &str, body: &[u8]) -> (u16, String, Vec<u8>) {
+    let stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    exchange_on(stream, &address.to_string(), head, body).await
+}
+
+/// [`exchange`] on a connection already open (a TLS session, say), to `host`.
+pub async fn exchange_on<S>(
+    mut stream: S,
+    host: &str,
+    head: &str,
+    body: &[u8],
+) -> (u16, String, Vec<u8>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     let request = format!(
-        "{head}\r\nHost: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        server.address,
+        "{head}\r\nHost: {host}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
     stream.write_all(request.as_bytes()).await.unwrap();
     stream.write_all(body).await.unwrap();
+    stream.flush().await.unwrap();
     let mut response = Vec::new();
     tokio::time::timeout(PATIENCE, stream.read_to_end(&mut response))
         .await

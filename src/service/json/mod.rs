@@ -39,6 +39,7 @@ use self::routes::{Lookup, RouteTable};
 use self::status::error_response;
 use super::auth::BearerAuth;
 use super::error::{Limit, ServiceError};
+use super::rpc::protocol::Protocol;
 use super::state::GameService;
 use crate::proto;
 
@@ -199,7 +200,7 @@ where
         shared.start_timeout,
         rpc_name(&route.rpc),
     );
-    let stalled = move || service.stalled(name, timeout, arrived);
+    let stalled = move || service.stalled(name, Protocol::Json, timeout, arrived);
     let bytes = match body::read_limited(body, shared.body_limit, timeout, stalled).await {
         Ok(bytes) => bytes,
         Err(status) => return error_response(pool, &status),
@@ -227,7 +228,8 @@ where
 
 /// The gRPC request of a transcoded JSON request: the route's path, HTTP/2 (as the gRPC
 /// services and the gRPC-Web layer expect), the caller's `authorization`, trace context and
-/// deadline, and the connection's extensions (peer address, TLS certificates).
+/// deadline, and the connection's extensions (peer address, TLS certificates), marked as
+/// JSON for the metrics.
 fn grpc_request(
     parts: &http::request::Parts,
     path: &str,
@@ -241,6 +243,7 @@ fn grpc_request(
         *grpc.uri_mut() = uri;
     }
     *grpc.extensions_mut() = parts.extensions.clone();
+    grpc.extensions_mut().insert(Protocol::Json);
     let headers = grpc.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,

@@ -11,6 +11,7 @@
 pub(crate) mod activity;
 pub(crate) mod deadline;
 pub(crate) mod departure;
+pub(crate) mod protocol;
 mod responder;
 
 use std::future::Future;
@@ -32,6 +33,7 @@ use crate::wire::WireMessage;
 use activity::BodyActivity;
 use deadline::{Deadline, deadline_passed};
 use departure::{ClientLeft, left_with};
+use protocol::Protocol;
 
 pub(crate) use responder::{Responder, ResponseStream, Verdicts};
 
@@ -41,6 +43,8 @@ pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// The bookkeeping of one RPC; see the module documentation.
 pub(crate) struct Rpc {
     name: &'static str,
+    /// How the call came in (the metrics' `protocol` label).
+    protocol: Protocol,
     pub(crate) span: Span,
     /// The size histograms of this method's messages.
     pub(crate) sizes: MessageSizes,
@@ -65,6 +69,7 @@ pub(crate) struct Rpc {
 
 /// What [`Rpc::new`] needs besides the RPC's name.
 pub(crate) struct RpcParts {
+    pub(crate) protocol: Protocol,
     pub(crate) started: Instant,
     pub(crate) deadline: Option<Deadline>,
     pub(crate) phase: watch::Receiver<Phase>,
@@ -108,6 +113,7 @@ impl Rpc {
         parts.metrics.inflight_streams.inc();
         Self {
             name,
+            protocol: parts.protocol,
             span,
             sizes: parts.metrics.message_sizes(name),
             started: parts.started,
@@ -237,6 +243,7 @@ impl Drop for Rpc {
             parent: &self.span,
             code = code_name(code),
             reason,
+            protocol = self.protocol.label(),
             duration_ms = self.started.elapsed().as_secs_f64() * 1e3,
             queries = counts.total(),
             win = counts.win,
@@ -245,8 +252,13 @@ impl Drop for Rpc {
             errors = counts.error,
             "rpc finished"
         );
-        self.metrics
-            .request_finished(self.name, code, reason, self.started.elapsed());
+        self.metrics.request_finished(
+            self.name,
+            self.protocol,
+            code,
+            reason,
+            self.started.elapsed(),
+        );
         self.metrics.inflight_streams.dec();
     }
 }

@@ -303,6 +303,7 @@ mod tests {
         Rpc::new(
             "Evaluate",
             RpcParts {
+                protocol: crate::service::rpc::protocol::Protocol::Grpc,
                 started: Instant::now(),
                 deadline,
                 phase: lifecycle.subscribe(),
