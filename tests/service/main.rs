@@ -27,6 +27,8 @@
 //!   (no socket): `start` first and once, empty batches, in-band query errors, ids, chunks;
 //! - `json_http`: JSON over HTTP on the gRPC port: each route against gRPC's answer, NDJSON
 //!   sent as produced, every class of error with its HTTP status and `google.rpc.Status`;
+//! - `json_judge`: the README's judge files answered through `POST /v1:evaluate`, printed as
+//!   the judge prints them;
 //! - `reflection`, `web` (the `--web` playground's HTTP side), `otlp_traces`.
 //!
 //! One binary for all of them, so that the crate is linked once; none of them sets
@@ -44,6 +46,7 @@ mod fairness;
 mod hostile_clients;
 mod hostile_values;
 mod json_http;
+mod json_judge;
 mod limits;
 mod operations;
 mod otlp_traces;
