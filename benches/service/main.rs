@@ -9,18 +9,21 @@
 //! cargo bench --bench service                    # 2 rounds, 2 s per measurement
 //! cargo bench --bench service -- --seconds 1 --rounds 3 --streams 1,8,64 --batch 4096,64
 //! cargo bench --bench service -- --upload 100000000 --rounds 5 --new-graphs 5   # PutGraph
+//! cargo bench --bench service -- --json 1000000 --rounds 5   # JSON over HTTP against gRPC
 //! ```
 //!
 //! With `--upload EDGES` it measures `PutGraph` instead ([`upload`]): a random DAG of that
 //! many edges uploaded in the CLI's chunks, in MB/s of edge data against the no-op, then
 //! `--new-graphs N` graphs grundy has not seen (5 by default; an odd count has a middle one),
-//! less their analysis.
+//! less their analysis. With `--json QUERIES` it measures `POST /v1:evaluate` (NDJSON)
+//! against gRPC `EvaluateBatch` on the same queries instead ([`json`]).
 //!
 //! Rounds alternate which server goes first, so that a change in the machine's load shows
 //! as disagreement between rounds rather than as a bias. Servers and clients run in one
 //! process on separate runtimes (the servers' like `grundy-server`'s, one worker per core),
 //! with `grundy-server`'s allocator settings.
 
+mod json;
 mod load;
 mod noop;
 mod upload;
@@ -44,6 +47,8 @@ struct Settings {
     upload_edges: Option<u64>,
     /// Graphs grundy has not seen, uploaded after the registered rounds.
     new_graphs: usize,
+    /// Token queries sent through JSON over HTTP and through gRPC, if measured.
+    json_queries: Option<usize>,
 }
 
 impl Settings {
@@ -56,6 +61,7 @@ impl Settings {
             window: 4,
             upload_edges: None,
             new_graphs: 5,
+            json_queries: None,
         };
         let mut args = std::env::args().skip(1);
         while let Some(flag) = args.next() {
@@ -74,6 +80,9 @@ impl Settings {
                 "--batch" => settings.batch_sizes = list(&value()),
                 "--upload" => {
                     settings.upload_edges = Some(value().parse().expect("--upload: an edge count"));
+                }
+                "--json" => {
+                    settings.json_queries = Some(value().parse().expect("--json: a query count"));
                 }
                 "--new-graphs" => {
                     settings.new_graphs = value().parse().expect("--new-graphs: a count");
@@ -135,6 +144,10 @@ fn main() {
     });
     let noop_url = format!("http://{noop_address}");
     println!("{}", machine());
+    if let Some(count) = settings.json_queries {
+        clients.block_on(json::measure(&grundy_url, &graph, count, settings.rounds));
+        return;
+    }
     if let Some(edges) = settings.upload_edges {
         let mut graph = upload::upload_graph(edges);
         clients.block_on(upload::measure(

@@ -30,6 +30,8 @@
 //!   sent as produced, every class of error with its HTTP status and `google.rpc.Status`;
 //! - `metrics_by_protocol`: a call over gRPC, JSON and gRPC-Web, each counted under its
 //!   `protocol` label;
+//! - `json_judge`: the README's judge files answered through `POST /v1:evaluate`, printed as
+//!   the judge prints them;
 //! - `reflection`, `web` (the `--web` playground's HTTP side), `otlp_traces`.
 //!
 //! One binary for all of them, so that the crate is linked once; none of them sets
@@ -47,6 +49,7 @@ mod fairness;
 mod hostile_clients;
 mod hostile_values;
 mod json_http;
+mod json_judge;
 mod limits;
 mod metrics_by_protocol;
 mod operations;
