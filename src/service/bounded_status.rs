@@ -1,14 +1,14 @@
 //! Statuses written outside the service with client-supplied text in them, cut to a bounded
 //! excerpt: tonic-reflection answers an unknown symbol or file name with the whole name quoted
 //! (`symbol '<name>' not found`), however long the client made it, where the service's own
-//! messages quote at most an excerpt ([`super::error::excerpt`]). A layer of
+//! messages quote at most an excerpt ([`super::excerpt::excerpt`]). A layer of
 //! [`super::server`] bounds the message in a response's headers (a trailers-only answer) and
 //! in its trailers (a stream that ended with it).
 
 use http_body_util::BodyExt;
 use tonic::Status;
 
-use super::error::excerpt;
+use super::excerpt::excerpt;
 
 /// Longest `grpc-message` (in bytes as sent, percent-encoded) that passes unchanged. The
 /// service's own messages stay under it, excerpts included: 80 characters of client text take

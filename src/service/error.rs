@@ -10,6 +10,7 @@ use std::time::Duration;
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
+use super::excerpt::{decoder_text, excerpt};
 use super::metrics::WorkKind;
 use super::store::StoreError;
 use crate::engine::split::SplitError;
@@ -416,7 +417,12 @@ pub(crate) fn request_stream_status(status: Status) -> Status {
     } else if is_decode_error(status.code(), status.message()) {
         let message = format!(
             "malformed request message: {}",
-            decoder_text(status.message())
+            decoder_text(
+                status.message(),
+                DECODER_TEXTS
+                    .iter()
+                    .any(|decoder| status.message().starts_with(decoder)),
+            )
         );
         Status::from(ServiceError::protocol("request", message))
     } else {
@@ -470,58 +476,9 @@ pub(crate) fn is_message_size_error(code: Code, message: &str) -> bool {
     code == Code::OutOfRange && message.contains("message length too large")
 }
 
-/// Most characters kept of tonic's text about request bytes that do not decode.
-const DECODER_TEXT_CHARS: usize = 400;
-
-/// Tonic's text about undecodable request bytes (prost's path of message and field names,
-/// innermost first, and what was wrong): it comes from the schema and the decoder, not from
-/// the client, so it is kept whole, not cut to an excerpt whose first words would leave out
-/// the outer fields. Bounded all the same, as tonic's text, not ours; a text of another shape
-/// is quoted as client text would be.
-fn decoder_text(text: &str) -> String {
-    if !DECODER_TEXTS
-        .iter()
-        .any(|decoder| text.starts_with(decoder))
-    {
-        return excerpt(text);
-    }
-    match cut(text, DECODER_TEXT_CHARS) {
-        None => text.to_string(),
-        Some(prefix) => format!("{prefix}... ({} bytes)", text.len()),
-    }
-}
-
-/// The first `chars` characters of `text`, when it has more.
-fn cut(text: &str, chars: usize) -> Option<&str> {
-    text.char_indices().nth(chars).map(|(end, _)| &text[..end])
-}
-
-/// Most characters of client-supplied text quoted in an error message.
-const EXCERPT_CHARS: usize = 80;
-
-/// Client-supplied text for an error message: quoted, and cut to a short prefix (with its
-/// full length) when long, so that a status never echoes unbounded input into its header.
-pub(crate) fn excerpt(text: &str) -> String {
-    match cut(text, EXCERPT_CHARS) {
-        None => format!("{text:?}"),
-        Some(prefix) => format!("{prefix:?}... ({} bytes)", text.len()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn text_is_cut_only_past_its_bound() {
-        let at_bound = "é".repeat(EXCERPT_CHARS);
-        assert_eq!(excerpt(&at_bound), format!("{at_bound:?}"));
-        let past = format!("{at_bound}x");
-        assert_eq!(
-            excerpt(&past),
-            format!("{at_bound:?}... ({} bytes)", past.len())
-        );
-    }
 
     #[test]
     fn long_client_text_is_quoted_in_a_bounded_excerpt() {

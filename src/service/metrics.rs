@@ -1,22 +1,14 @@
-//! Prometheus metrics: the counters and histograms the service updates, and a tiny HTTP/1
-//! exporter serving them at `/metrics` (OpenMetrics text, encoded by `prometheus-client`).
+//! Prometheus metrics: the counters and histograms the service updates, encoded as
+//! OpenMetrics text by `prometheus-client` (served at `/metrics` by `metrics_exporter`).
 
-use std::convert::Infallible;
-use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
-use http_body_util::Full;
-use hyper::body::{Bytes, Incoming};
-use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-use tokio::net::TcpListener;
 use tonic::Code;
 
 use super::rpc::protocol::Protocol;
@@ -426,70 +418,6 @@ pub(crate) fn code_name(code: Code) -> &'static str {
         Code::DataLoss => "DATA_LOSS",
         Code::Unauthenticated => "UNAUTHENTICATED",
     }
-}
-
-/// Serves `GET /metrics` over plain HTTP/1.1 on `listener` until `shutdown` resolves.
-/// Anything else is 404. Each connection is served on its own task.
-pub async fn serve(
-    listener: TcpListener,
-    metrics: Arc<Metrics>,
-    shutdown: impl Future<Output = ()>,
-) {
-    tokio::pin!(shutdown);
-    loop {
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            () = &mut shutdown => return,
-        };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
-            Err(e) => {
-                // Out of file descriptors and the like: back off instead of spinning.
-                tracing::warn!("metrics listener: cannot accept: {e}");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
-        };
-        let metrics = metrics.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request: Request<Incoming>| {
-                let response = respond(&metrics, &request);
-                async move { Ok::<_, Infallible>(response) }
-            });
-            if let Err(e) = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await
-            {
-                tracing::debug!("metrics connection ended: {e}");
-            }
-        });
-    }
-}
-
-fn respond(metrics: &Metrics, request: &Request<Incoming>) -> Response<Full<Bytes>> {
-    let found = request.uri().path() == "/metrics"
-        && (request.method() == Method::GET || request.method() == Method::HEAD);
-    let (status, content_type, body) = if found {
-        (
-            StatusCode::OK,
-            "application/openmetrics-text; version=1.0.0; charset=utf-8",
-            metrics.encode(),
-        )
-    } else {
-        (
-            StatusCode::NOT_FOUND,
-            "text/plain; charset=utf-8",
-            "not found: metrics are at /metrics\n".to_string(),
-        )
-    };
-    let mut response = Response::new(Full::new(Bytes::from(body)));
-    *response.status_mut() = status;
-    if let Ok(value) = content_type.parse() {
-        response
-            .headers_mut()
-            .insert(hyper::header::CONTENT_TYPE, value);
-    }
-    response
 }
 
 #[cfg(test)]

@@ -7,8 +7,8 @@ use std::time::Duration;
 use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, ReflectMessage, Value};
 use tonic::Status;
 
-use super::request::invalid;
-use crate::service::error::excerpt;
+use super::status::invalid;
+use crate::service::excerpt::excerpt;
 
 /// The query parameter that sets the call's deadline (`google.protobuf.Duration` JSON, e.g.
 /// `2.5s`), as the `grpc-timeout` header does; it replaces that header when both are sent.

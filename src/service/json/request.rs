@@ -19,11 +19,9 @@ use tonic::Status;
 
 use super::parameters::{TIMEOUT_PARAMETER, parse_timeout, set_path};
 use super::routes::{BodyMapping, Route};
-use crate::service::error::{ServiceError, excerpt};
-
-/// Most characters of a decoder's text kept in a status (its field names come from the
-/// schema, its values from the client).
-const DECODER_TEXT_CHARS: usize = 300;
+use super::status::{bounded, invalid};
+use crate::service::error::ServiceError;
+use crate::service::excerpt::excerpt;
 
 /// The gRPC request of a JSON request.
 #[derive(Debug)]
@@ -193,19 +191,6 @@ fn byte_offset(body: &[u8], line: usize, column: usize) -> usize {
             .map_or(body.len(), |(index, _)| index + 1),
     };
     (line_start + column.saturating_sub(1)).min(body.len())
-}
-
-/// `text` cut to [`DECODER_TEXT_CHARS`] characters.
-pub(super) fn bounded(text: &str) -> String {
-    match text.char_indices().nth(DECODER_TEXT_CHARS) {
-        None => text.to_string(),
-        Some((end, _)) => format!("{}... ({} bytes)", &text[..end], text.len()),
-    }
-}
-
-/// INVALID_ARGUMENT about `field`.
-pub(super) fn invalid(field: &str, message: String) -> Status {
-    ServiceError::protocol(bounded(field), message).into()
 }
 
 /// Decodes one message, or with `array` a JSON array of them, handing each to `each` (its

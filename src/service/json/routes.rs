@@ -10,7 +10,7 @@
 use http::Method;
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, MethodDescriptor, Value};
 
-use crate::service::server::SERVICE_NAME;
+use crate::proto::grundy_service_server::SERVICE_NAME;
 
 /// One HTTP binding of an RPC.
 #[derive(Debug, Clone)]

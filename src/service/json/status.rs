@@ -11,7 +11,8 @@ use tonic::{Code, Status};
 use tonic_types::StatusExt;
 
 use crate::proto::ErrorReason;
-use crate::service::error::status_reason;
+use crate::service::error::{ServiceError, status_reason};
+use crate::service::excerpt::cut_to;
 
 /// The HTTP status of a call that ended with `status`.
 pub(crate) fn http_status(status: &Status) -> StatusCode {
@@ -109,6 +110,20 @@ pub(crate) fn json_response(status: StatusCode, json: Vec<u8>) -> Response<Body>
         HeaderValue::from_static("application/json"),
     );
     response
+}
+
+/// Most characters of a decoder's text kept in a status (its field names come from the
+/// schema, its values from the client).
+const DECODER_TEXT_CHARS: usize = 300;
+
+/// `text` cut to [`DECODER_TEXT_CHARS`] characters.
+pub(super) fn bounded(text: &str) -> String {
+    cut_to(text, DECODER_TEXT_CHARS)
+}
+
+/// INVALID_ARGUMENT about `field`.
+pub(super) fn invalid(field: &str, message: String) -> Status {
+    ServiceError::protocol(bounded(field), message).into()
 }
 
 #[cfg(test)]
