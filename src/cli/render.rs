@@ -21,8 +21,9 @@ use crate::engine::Digraph;
 use crate::judge::addsub::{AddsubEvent, AddsubReader};
 use crate::judge::chess::{ChessEvent, ChessReader};
 use crate::proto::{self, evaluate_start::GraphSource, query::Position, vertex_value};
-use crate::render::{self, Drawing, Highlight, MAX_SVG_EDGES, MAX_SVG_VERTICES, Value};
+use crate::render::{self, MAX_SVG_EDGES, MAX_SVG_VERTICES, Value};
 use crate::service::DEFAULT_MAX_MESSAGE_BYTES;
+use crate::service::position_drawing;
 
 /// Picture format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -136,47 +137,16 @@ async fn render(args: RenderArgs) -> Result<String, RunError> {
     let (mut client, _embedded) = args.server.client().await?;
     let graph_id = register(&mut client, &case, &args.server).await?;
     let values = get_values(&mut client, &graph_id, &case.label).await?;
-    let mut tokens_per_vertex = Vec::new();
-    let mut highlight = None;
-    let mut caption = format!(
-        "{}: {} vertices, {edges} edges",
-        case.label, graph.vertex_count
-    );
-    if let Some(tokens) = &args.tokens {
-        tokens_per_vertex = vec![0u64; graph.vertex_count as usize];
-        for &v in tokens {
-            tokens_per_vertex[v as usize] += 1;
-        }
-        let verdict = evaluate(&mut client, &graph_id, tokens, &case.label).await?;
-        let outcome = proto::Outcome::try_from(verdict.outcome).unwrap_or_default();
-        caption = format!(
-            "{}: tokens {}: {}, nim-sum {}",
-            case.label,
-            tokens
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(" "),
-            outcome.as_str_name().trim_start_matches("OUTCOME_"),
-            verdict.nim_sum
-        );
-        highlight = verdict.best_move.and_then(|m| m.kind).map(highlight_of);
-    }
+    let verdict = match &args.tokens {
+        Some(tokens) => Some(evaluate(&mut client, &graph_id, tokens, &case.label).await?),
+        None => None,
+    };
     let InputGraph { label, graph } = case;
     let digraph = Digraph::from_out_degrees(graph.vertex_count, &graph.out_degrees, graph.targets)
         .map_err(|e| RunError::Failure(format!("{label}: {e}")))?;
-    let drawing = Drawing {
-        graph: digraph,
-        split_counts: (!graph.split_counts.is_empty()).then_some(graph.split_counts),
-        values,
-        tokens: tokens_per_vertex,
-        highlight,
-        last_move: None,
-        caption: Some(caption),
-        ids: None,
-        partial: Vec::new(),
-        legend: true,
-    };
+    let split_counts = (!graph.split_counts.is_empty()).then_some(graph.split_counts);
+    let position = args.tokens.as_deref().zip(verdict.as_ref());
+    let drawing = position_drawing(&label, digraph, split_counts, values, position);
     let picture = match args.format {
         ImageFormat::Svg => drawing.to_svg(),
         ImageFormat::Dot => drawing.to_dot(),
@@ -367,24 +337,4 @@ async fn evaluate(
     Err(RunError::Failure(format!(
         "{label}: the server sent no verdict"
     )))
-}
-
-/// The edges of a move, to highlight.
-fn highlight_of(kind: proto::r#move::Kind) -> Highlight {
-    match kind {
-        proto::r#move::Kind::Token(token) => Highlight {
-            from: token.source_vertex,
-            to: vec![token.target_vertex],
-        },
-        proto::r#move::Kind::Split(split) => {
-            let mut to = split.odd_targets;
-            if split.pair_count > 0 && !to.contains(&split.pair_target) {
-                to.push(split.pair_target);
-            }
-            Highlight {
-                from: split.vertex,
-                to,
-            }
-        }
-    }
 }

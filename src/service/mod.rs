@@ -67,6 +67,7 @@ pub use config::{
     DEFAULT_MAX_QUERIES_PER_STREAM, DEFAULT_MAX_VERTICES, DEFAULT_START_TIMEOUT, ServerConfig,
     ServiceConfig, TlsConfig,
 };
+pub(crate) use convert::picture::position_drawing;
 pub use convert::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES, game_from_proto};
 pub use graph_id::graph_id_sync;
 pub use logging::{LogFormat, init_tracing, init_tracing_with};

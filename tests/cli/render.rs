@@ -3,9 +3,11 @@
 
 use std::process::Command;
 
-use crate::support::process::{RunOutput, run};
+use crate::support::http1::exchange_at;
+use crate::support::process::{RunOutput, ServerProcess, run};
 
 const GRUNDY: &str = env!("CARGO_BIN_EXE_grundy");
+const GRUNDY_SERVER: &str = env!("CARGO_BIN_EXE_grundy-server");
 
 fn render(args: &[&str], stdin: &str) -> RunOutput {
     run(
@@ -135,5 +137,69 @@ fn errors_name_the_case_and_suggest_dot_for_large_graphs() {
             .matches(" -> ")
             .count(),
         399
+    );
+}
+
+/// `GET {path}` of the server at `address`: (status, body).
+fn get(address: std::net::SocketAddr, path: &str) -> (u16, Vec<u8>) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (status, _, body) =
+        runtime.block_on(exchange_at(address, &format!("GET {path} HTTP/1.1"), b""));
+    (status, body)
+}
+
+#[test]
+fn a_picture_fetched_by_url_is_the_one_render_prints() {
+    let server = ServerProcess::start(GRUNDY_SERVER, &[]);
+    // Test case 1 of the sample, registered by JSON (as a page or a notebook would).
+    let graph = br#"{"vertexCount": 4, "outDegrees": [2,0,1,0], "targets": [1,2,3]}"#;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (status, _, body) = runtime.block_on(exchange_at(
+        server.address,
+        "POST /v1/graphs HTTP/1.1",
+        graph,
+    ));
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let answer: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let id = answer["graphId"].as_str().unwrap();
+    let url = server.url();
+    for (tokens, format) in [(Some("0,2"), "svg"), (None, "svg"), (Some("2"), "dot")] {
+        let mut args = vec![data("chess_sample.in"), "--format".into(), format.into()];
+        args.extend(["--server".into(), url.clone()]);
+        // The CLI labels a test case by its number and line.
+        let mut query = format!("label=test%20case%201%20(line%201)&format={format}");
+        if let Some(tokens) = tokens {
+            args.extend(["--tokens".into(), tokens.into()]);
+            query.push_str(&format!("&tokens={tokens}"));
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let printed = render(&args, "");
+        assert!(printed.status.success(), "{printed:?}");
+        let (status, picture) = get(
+            server.address,
+            &format!("/v1/graphs/{id}/picture.svg?{query}"),
+        );
+        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&picture));
+        assert_eq!(
+            String::from_utf8(picture).unwrap(),
+            String::from_utf8(printed.stdout).unwrap(),
+            "tokens {tokens:?}, {format}"
+        );
+    }
+    // An unknown graph and a token out of range are the JSON API's errors.
+    let (status, body) = get(
+        server.address,
+        &format!("/v1/graphs/{}/picture.svg", "0".repeat(64)),
+    );
+    assert_eq!(status, 404, "{}", String::from_utf8_lossy(&body));
+    let (status, body) = get(
+        server.address,
+        &format!("/v1/graphs/{id}/picture.svg?tokens=0,4"),
+    );
+    assert_eq!(status, 400);
+    let error: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        error["details"][1]["fieldViolations"][0]["field"],
+        "tokens[1]"
     );
 }

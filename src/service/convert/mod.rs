@@ -6,13 +6,15 @@
 //! - `position`: a query's position read, and its in-band errors; [`batch`]: a batch's
 //!   queries walked and counted; [`analysis`]: their remoteness and moves, when the stream
 //!   asks; [`outcome`]: outcomes out;
-//! - [`values`]: graph summaries and `GetValues` pages out.
+//! - [`values`]: graph summaries and `GetValues` pages out; [`picture`]: a position's
+//!   drawing, for `grundy render` and the picture URL alike.
 //!
 //! Answering a stream's queries with these is `super::answer`.
 
 pub(crate) mod analysis;
 pub(crate) mod batch;
 pub(crate) mod outcome;
+pub(crate) mod picture;
 pub(crate) mod position;
 pub(crate) mod values;
 pub(crate) mod wire_graph;

@@ -14,10 +14,12 @@
 //! - `request`: the JSON body into gRPC frames; `parameters`: path variables and query
 //!   parameters onto their fields, and the `timeout` parameter;
 //! - `response`: gRPC frames and trailers into JSON (one object, NDJSON or an array);
-//! - `status`: a status's HTTP status and its `google.rpc.Status` JSON body.
+//! - `status`: a status's HTTP status and its `google.rpc.Status` JSON body;
+//! - `picture`: `GET /v1/graphs/{graph_id}/picture.svg`, a position drawn (no RPC behind it).
 
 mod body;
 mod parameters;
+mod picture;
 mod request;
 mod response;
 mod routes;
@@ -152,6 +154,9 @@ where
 {
     let pool = &shared.pool;
     let (parts, body) = request.into_parts();
+    if let Some(graph_id) = picture::graph_of(parts.uri.path()) {
+        return serve_picture(shared.clone(), &parts, graph_id).await;
+    }
     let (route, variables) = match shared.routes.lookup(&parts.method, parts.uri.path()) {
         Lookup::Found(route, variables) => (route, variables),
         Lookup::WrongMethod(allowed) => {
@@ -224,6 +229,27 @@ where
     let response = response::respond(pool.clone(), route.output.clone(), form, answer).await;
     tracing::debug!(rpc = %route.rpc, status = %response.status(), elapsed = ?started.elapsed(), "JSON request");
     response
+}
+
+/// The answer to a request on a picture's path: GET with the token, or its refusal.
+async fn serve_picture(
+    shared: Arc<Shared>,
+    parts: &http::request::Parts,
+    graph_id: &str,
+) -> Response<Body> {
+    if parts.method != Method::GET {
+        let mut response = error_response(&shared.pool, &picture::wrong_method(&parts.method));
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("GET"));
+        return response;
+    }
+    let authorization = parts.headers.get(header::AUTHORIZATION);
+    if let Err(error) = shared.auth.check(authorization.map(HeaderValue::as_bytes)) {
+        shared.service.metrics().auth_failures.inc();
+        return error_response(&shared.pool, &error.into());
+    }
+    picture::serve(shared.clone(), parts, graph_id).await
 }
 
 /// The gRPC request of a transcoded JSON request: the route's path, HTTP/2 (as the gRPC
