@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# The Python client example (examples/python/grundy_client.py) against a real grundy-server:
-#   - installs the pinned packages (examples/python/requirements.txt, exact versions with
-#     hashes) into a virtualenv under target/ from PyPI, re-created when that file changes
-#     (and python3-venv from Debian when python3 lacks the venv module);
+# The Python client example (examples/python/grundy_client.py, on the grundy package of
+# clients/python) against a real grundy-server:
+#   - installs the pinned packages of clients/python/requirements-dev.txt (exact versions
+#     with hashes) into a virtualenv under target/ (scripts/lib/python-venv.sh), and the
+#     package, ./clients/python;
 #   - checks that the README's Python snippets are, verbatim, parts of the program;
 #   - builds grundy-server, starts it on 127.0.0.1:0 and waits until it logs its address
 #     (scripts/lib/start-server.sh);
-#   - runs the program (its stubs generated from proto/ into a temporary directory) and
-#     compares its output with examples/python/expected-output.txt, given HOST:PORT and
-#     http://HOST:PORT, and https://HOST:PORT of a TLS server (a certificate made with
-#     openssl; skipped, said so, without it); stops the servers;
+#   - runs the program and compares its output with examples/python/expected-output.txt,
+#     given HOST:PORT and http://HOST:PORT, and https://HOST:PORT of a TLS server (a
+#     certificate made with openssl; skipped, said so, without it); stops the servers;
 #   - checks that a server that is not there, and a server of another form, are each one
 #     line on stderr with a non-zero exit status, no traceback, within seconds.
+# scripts/python-package-test.sh (what CI runs) runs this after the package's own tests.
 #
 #   scripts/python-client-test.sh            # check
 #   scripts/python-client-test.sh --update   # rewrite expected-output.txt from this run
@@ -19,10 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 EXAMPLE=examples/python
-REQUIREMENTS=$EXAMPLE/requirements.txt
 EXPECTED=$EXAMPLE/expected-output.txt
-VENV=${PYTHON_CLIENT_VENV:-target/python-client-venv}
-STAMP=$VENV/requirements.sha256
 update=false
 [[ ${1:-} == --update ]] && update=true
 
@@ -39,19 +37,11 @@ for number, block in enumerate(blocks, start=1):
 print(f"{len(blocks)} snippets ({sum(len(b.splitlines()) for b in blocks)} lines) found verbatim")
 EOF
 
-if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
-  apt-get update
-  apt-get install -y python3-venv
-fi
-want=$(sha256sum "$REQUIREMENTS" | cut -d' ' -f1)
-if [[ ! -x $VENV/bin/python || "$(cat "$STAMP" 2>/dev/null)" != "$want" ]]; then
-  echo "== installing the client's packages into $VENV"
-  rm -rf "$VENV"
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps --require-hashes \
-    -r "$REQUIREMENTS"
-  echo "$want" >"$STAMP"
-fi
+source scripts/lib/python-venv.sh
+python_venv
+VENV=$PYTHON_VENV
+"$VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps --no-build-isolation \
+  ./clients/python
 
 cargo build --bin grundy-server
 
@@ -73,8 +63,7 @@ client() {
   local output=$1
   shift
   echo "== $EXAMPLE/grundy_client.py $*"
-  if ! timeout 120 "$VENV/bin/python" "$EXAMPLE/grundy_client.py" "$@" \
-    --stubs-dir "$work/stubs" >"$output"; then
+  if ! timeout 120 "$VENV/bin/python" "$EXAMPLE/grundy_client.py" "$@" >"$output"; then
     cat "$output"
     echo "the Python client failed" >&2
     exit 1
@@ -113,7 +102,7 @@ refused() {
   local want=$1 server=$2 status=0
   echo "== $EXAMPLE/grundy_client.py $server: one line, exit status $want"
   timeout 30 "$VENV/bin/python" "$EXAMPLE/grundy_client.py" "$server" \
-    --stubs-dir "$work/stubs" >/dev/null 2>"$work/stderr.txt" || status=$?
+    >/dev/null 2>"$work/stderr.txt" || status=$?
   if [[ $status != "$want" || $(wc -l <"$work/stderr.txt") != 1 ]] \
     || ! grep -q '^error: ' "$work/stderr.txt"; then
     cat "$work/stderr.txt" >&2

@@ -1,0 +1,56 @@
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from typing import ClassVar as _ClassVar
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ERROR_REASON_UNSPECIFIED: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_GRAPH: _ClassVar[ErrorReason]
+    ERROR_REASON_SPLIT_GRAPH_CYCLE: _ClassVar[ErrorReason]
+    ERROR_REASON_INVALID_REQUEST: _ClassVar[ErrorReason]
+    ERROR_REASON_GRAPH_TOO_LARGE: _ClassVar[ErrorReason]
+    ERROR_REASON_TOO_MANY_QUERIES: _ClassVar[ErrorReason]
+    ERROR_REASON_TOO_MANY_STREAMS: _ClassVar[ErrorReason]
+    ERROR_REASON_MESSAGE_TOO_LARGE: _ClassVar[ErrorReason]
+    ERROR_REASON_CACHE_TOO_SMALL: _ClassVar[ErrorReason]
+    ERROR_REASON_CYCLIC_WORK_BUDGET: _ClassVar[ErrorReason]
+    ERROR_REASON_SPLIT_WORK_BUDGET: _ClassVar[ErrorReason]
+    ERROR_REASON_VALUE_OVERFLOW: _ClassVar[ErrorReason]
+    ERROR_REASON_ANALYSIS_CANCELLED: _ClassVar[ErrorReason]
+    ERROR_REASON_SHUTTING_DOWN: _ClassVar[ErrorReason]
+    ERROR_REASON_ANALYSIS_QUEUE_FULL: _ClassVar[ErrorReason]
+    ERROR_REASON_STORE_UNAVAILABLE: _ClassVar[ErrorReason]
+    ERROR_REASON_DEADLINE_EXCEEDED: _ClassVar[ErrorReason]
+    ERROR_REASON_START_TIMEOUT: _ClassVar[ErrorReason]
+    ERROR_REASON_UNAUTHENTICATED: _ClassVar[ErrorReason]
+    ERROR_REASON_UNKNOWN_GRAPH: _ClassVar[ErrorReason]
+    ERROR_REASON_STORED_GRAPH_CORRUPT: _ClassVar[ErrorReason]
+    ERROR_REASON_INTERNAL: _ClassVar[ErrorReason]
+    ERROR_REASON_IDLE_TIMEOUT: _ClassVar[ErrorReason]
+    ERROR_REASON_UNKNOWN_ROUTE: _ClassVar[ErrorReason]
+ERROR_REASON_UNSPECIFIED: ErrorReason
+ERROR_REASON_INVALID_GRAPH: ErrorReason
+ERROR_REASON_SPLIT_GRAPH_CYCLE: ErrorReason
+ERROR_REASON_INVALID_REQUEST: ErrorReason
+ERROR_REASON_GRAPH_TOO_LARGE: ErrorReason
+ERROR_REASON_TOO_MANY_QUERIES: ErrorReason
+ERROR_REASON_TOO_MANY_STREAMS: ErrorReason
+ERROR_REASON_MESSAGE_TOO_LARGE: ErrorReason
+ERROR_REASON_CACHE_TOO_SMALL: ErrorReason
+ERROR_REASON_CYCLIC_WORK_BUDGET: ErrorReason
+ERROR_REASON_SPLIT_WORK_BUDGET: ErrorReason
+ERROR_REASON_VALUE_OVERFLOW: ErrorReason
+ERROR_REASON_ANALYSIS_CANCELLED: ErrorReason
+ERROR_REASON_SHUTTING_DOWN: ErrorReason
+ERROR_REASON_ANALYSIS_QUEUE_FULL: ErrorReason
+ERROR_REASON_STORE_UNAVAILABLE: ErrorReason
+ERROR_REASON_DEADLINE_EXCEEDED: ErrorReason
+ERROR_REASON_START_TIMEOUT: ErrorReason
+ERROR_REASON_UNAUTHENTICATED: ErrorReason
+ERROR_REASON_UNKNOWN_GRAPH: ErrorReason
+ERROR_REASON_STORED_GRAPH_CORRUPT: ErrorReason
+ERROR_REASON_INTERNAL: ErrorReason
+ERROR_REASON_IDLE_TIMEOUT: ErrorReason
+ERROR_REASON_UNKNOWN_ROUTE: ErrorReason
