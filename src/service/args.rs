@@ -13,6 +13,7 @@ use super::config::{
 };
 use super::convert::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES};
 use super::logging::LogFormat;
+use super::rate_limit::RateLimit;
 use super::store::{GraphStore, StoreConfig, StoreError, check_redis_url, max_encoded_bytes};
 use super::tls_files::{self, TlsFileError};
 use crate::engine::Limits;
@@ -142,6 +143,12 @@ pub struct ServerArgs {
     /// cancelled with UNAVAILABLE (e.g. "30s", "500ms", "2m", or seconds).
     #[arg(long, env = "GRUNDY_DRAIN_TIMEOUT", value_parser = parse_duration, default_value = "30s")]
     pub drain_timeout: Duration,
+
+    /// At most this many requests from one client (its bearer token, or its address without
+    /// one): N (per second), N/s or N/min, N at once. Over it: RESOURCE_EXHAUSTED with a
+    /// RetryInfo (HTTP 429 with Retry-After). Health checks are not counted. Off by default.
+    #[arg(long, env = "GRUNDY_RATE_LIMIT", value_parser = RateLimit::parse)]
+    pub rate_limit: Option<RateLimit>,
 
     /// File holding a bearer token: every call except health checks must then send
     /// `authorization: Bearer <token>`, else UNAUTHENTICATED.
@@ -285,6 +292,7 @@ impl ServerArgs {
                 max_age_grace: self.max_connection_age_grace,
             },
             reflection: true,
+            rate_limit: self.rate_limit,
         })
     }
 

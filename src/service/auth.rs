@@ -31,6 +31,11 @@ impl BearerAuth {
         }
     }
 
+    /// Whether calls must carry a token.
+    pub(crate) fn requires_token(&self) -> bool {
+        self.expected_digest.is_some()
+    }
+
     /// Ok when the call carries the expected token (or no token is required).
     pub(crate) fn check(&self, authorization: Option<&[u8]>) -> Result<(), ServiceError> {
         let Some(expected) = &self.expected_digest else {

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use super::convert::AnalysisCaps;
+use super::rate_limit::RateLimit;
 use super::store::GraphStore;
 use crate::engine::Limits;
 use crate::service::web::WebConfig;
@@ -138,6 +139,8 @@ pub struct ServerConfig {
     /// server reached only through its owner's in-memory pipes (the CLI's, for one run) does
     /// without it: building it decodes every descriptor, most of a small run's start-up.
     pub reflection: bool,
+    /// When set, each client may send at most this many requests (`--rate-limit`).
+    pub rate_limit: Option<RateLimit>,
 }
 
 impl Default for ServerConfig {
@@ -151,6 +154,7 @@ impl Default for ServerConfig {
             web: None,
             connections: ConnectionConfig::default(),
             reflection: true,
+            rate_limit: None,
         }
     }
 }

@@ -188,6 +188,20 @@ pub(crate) enum ServiceError {
         /// The body's declared size, when its `Content-Length` gave it.
         size: Option<u64>,
     },
+    /// The client sent more requests than `--rate-limit` allows.
+    #[error(
+        "more requests than the server's rate_limit = {rate} from this client (by {key}); \
+         retry in {} ms",
+        .retry_after.as_millis().max(1)
+    )]
+    RateLimited {
+        /// The limit, as its flag spells it (`50/s`).
+        rate: String,
+        /// What the client was told apart by: `token` or `address`.
+        key: &'static str,
+        /// When the next request is allowed.
+        retry_after: Duration,
+    },
     /// A bug or a panicked worker: never the client's fault.
     #[error("internal error: {0}")]
     Internal(String),
@@ -225,7 +239,7 @@ impl ServiceError {
             Self::Store(StoreError::Corrupt { .. }) => Code::NotFound,
             Self::UnknownRoute { .. } => Code::NotFound,
             Self::MethodNotAllowed { .. } => Code::Unimplemented,
-            Self::JsonBodyTooLarge { .. } => Code::ResourceExhausted,
+            Self::JsonBodyTooLarge { .. } | Self::RateLimited { .. } => Code::ResourceExhausted,
             Self::Internal(_) => Code::Internal,
         }
     }
@@ -258,6 +272,7 @@ impl ServiceError {
             Self::Store(StoreError::Corrupt { .. }) => ErrorReason::StoredGraphCorrupt,
             Self::UnknownRoute { .. } | Self::MethodNotAllowed { .. } => ErrorReason::UnknownRoute,
             Self::JsonBodyTooLarge { .. } => ErrorReason::MessageTooLarge,
+            Self::RateLimited { .. } => ErrorReason::RateLimited,
             Self::Internal(_) => ErrorReason::Internal,
         }
     }
@@ -303,6 +318,14 @@ impl ServiceError {
             }
             Self::JsonBodyTooLarge { limit, .. } => {
                 quota(&mut metadata, "json_body_bytes", *limit);
+            }
+            Self::RateLimited {
+                rate, retry_after, ..
+            } => {
+                metadata.insert("limit".into(), "rate_limit".into());
+                metadata.insert("limit_value".into(), rate.clone());
+                details.add_quota_failure_violation("rate_limit", description.clone());
+                details.set_retry_info(Some(*retry_after));
             }
             Self::ShuttingDown | Self::Store(StoreError::Unavailable { .. }) => {
                 details.set_retry_info(Some(RETRY_DELAY));

@@ -40,6 +40,7 @@ use super::rpc::protocol::{Protocol, mark_grpc_web};
 use super::state::GameService;
 use crate::proto::{self, grundy_service_server::GrundyServiceServer};
 use crate::service::json::JsonLayer;
+use crate::service::rate_limit::RateLimitLayer;
 use crate::service::web::WebLayer;
 
 /// How long cancelled streams get to deliver their final status, and connections to close,
@@ -164,9 +165,19 @@ where
         start_timeout,
     )
     .map_err(ServerError::Json)?;
+    let rate_limit = config.rate_limit.map(|rate| {
+        RateLimitLayer::new(
+            rate,
+            auth.clone(),
+            json.pool().clone(),
+            service.metrics().clone(),
+        )
+    });
     let router = builder
         // JSON over HTTP (and gRPC-Web with --web) come over HTTP/1.1 too.
         .accept_http1(true)
+        // --rate-limit first: a request over it is refused before anything of it is read.
+        .layer(option_layer(rate_limit))
         // The playground's files and render route first, then JSON over HTTP (called in
         // process through every layer below), then gRPC-Web translation.
         .layer(option_layer(web.map(|web| {

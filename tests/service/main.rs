@@ -55,6 +55,7 @@ mod metrics_by_protocol;
 mod operations;
 mod otlp_traces;
 mod protocol;
+mod rate_limit;
 mod reflection;
 mod registry;
 mod security;

@@ -38,7 +38,7 @@ use tonic::body::Body;
 
 use self::response::{NDJSON, StreamForm};
 use self::routes::{Lookup, RouteTable};
-use self::status::error_response;
+pub(crate) use self::status::error_response;
 use super::auth::BearerAuth;
 use super::error::{Limit, ServiceError};
 use super::rpc::protocol::Protocol;
@@ -89,6 +89,13 @@ impl JsonLayer {
         Ok(Self {
             shared: Arc::new(shared),
         })
+    }
+}
+
+impl JsonLayer {
+    /// The embedded descriptors (for other layers' JSON errors).
+    pub(crate) fn pool(&self) -> &DescriptorPool {
+        &self.shared.pool
     }
 }
 

@@ -93,7 +93,8 @@ pub(crate) fn error_response(pool: &DescriptorPool, status: &Status) -> Response
     if let Some(retry) = status.get_details_retry_info()
         && let Some(delay) = retry.retry_delay
     {
-        let seconds = delay.as_secs().max(1);
+        // Whole seconds, rounded up: a client waiting that long is let through.
+        let seconds = delay.as_millis().div_ceil(1000).max(1);
         if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
             response.headers_mut().insert(header::RETRY_AFTER, value);
         }

@@ -30,6 +30,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_INTERNAL: _ClassVar[ErrorReason]
     ERROR_REASON_IDLE_TIMEOUT: _ClassVar[ErrorReason]
     ERROR_REASON_UNKNOWN_ROUTE: _ClassVar[ErrorReason]
+    ERROR_REASON_RATE_LIMITED: _ClassVar[ErrorReason]
 ERROR_REASON_UNSPECIFIED: ErrorReason
 ERROR_REASON_INVALID_GRAPH: ErrorReason
 ERROR_REASON_SPLIT_GRAPH_CYCLE: ErrorReason
@@ -54,3 +55,4 @@ ERROR_REASON_STORED_GRAPH_CORRUPT: ErrorReason
 ERROR_REASON_INTERNAL: ErrorReason
 ERROR_REASON_IDLE_TIMEOUT: ErrorReason
 ERROR_REASON_UNKNOWN_ROUTE: ErrorReason
+ERROR_REASON_RATE_LIMITED: ErrorReason
