@@ -52,6 +52,7 @@ mod json_http;
 mod json_judge;
 mod limits;
 mod metrics_by_protocol;
+mod openapi;
 mod operations;
 mod otlp_traces;
 mod protocol;

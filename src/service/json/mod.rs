@@ -15,9 +15,11 @@
 //!   parameters onto their fields, and the `timeout` parameter;
 //! - `response`: gRPC frames and trailers into JSON (one object, NDJSON or an array);
 //! - `status`: a status's HTTP status and its `google.rpc.Status` JSON body;
+//! - `openapi`: the OpenAPI document of these routes, made from the descriptors;
 //! - `picture`: `GET /v1/graphs/{graph_id}/picture.svg`, a position drawn (no RPC behind it).
 
 mod body;
+mod openapi;
 mod parameters;
 mod picture;
 mod request;
@@ -56,6 +58,8 @@ struct Shared {
     start_timeout: Duration,
     /// The permits of the bodies being received and transcoded ([`body::MAX_JSON_BODIES`]).
     bodies: Arc<tokio::sync::Semaphore>,
+    /// The OpenAPI document, made on its first request.
+    openapi: std::sync::OnceLock<bytes::Bytes>,
 }
 
 /// Serves JSON over HTTP in front of the gRPC services (see the module documentation).
@@ -85,6 +89,7 @@ impl JsonLayer {
             body_limit,
             bodies: Arc::new(tokio::sync::Semaphore::new(body::MAX_JSON_BODIES)),
             start_timeout,
+            openapi: std::sync::OnceLock::new(),
         };
         Ok(Self {
             shared: Arc::new(shared),
@@ -163,6 +168,9 @@ where
     let (parts, body) = request.into_parts();
     if let Some(graph_id) = picture::graph_of(parts.uri.path()) {
         return serve_picture(shared.clone(), &parts, graph_id).await;
+    }
+    if parts.uri.path() == openapi::PATH {
+        return serve_openapi(&shared, &parts);
     }
     let (route, variables) = match shared.routes.lookup(&parts.method, parts.uri.path()) {
         Lookup::Found(route, variables) => (route, variables),
@@ -257,6 +265,33 @@ async fn serve_picture(
         return error_response(&shared.pool, &error.into());
     }
     picture::serve(shared.clone(), parts, graph_id).await
+}
+
+/// The OpenAPI document (GET, with the token as every route).
+fn serve_openapi(shared: &Shared, parts: &http::request::Parts) -> Response<Body> {
+    let pool = &shared.pool;
+    if parts.method != Method::GET {
+        let error = ServiceError::MethodNotAllowed {
+            path: openapi::PATH.to_string(),
+            method: parts.method.to_string(),
+            allowed: "GET".to_string(),
+        };
+        return error_response(pool, &error.into());
+    }
+    let authorization = parts.headers.get(header::AUTHORIZATION);
+    if let Err(error) = shared.auth.check(authorization.map(HeaderValue::as_bytes)) {
+        shared.service.metrics().auth_failures.inc();
+        return error_response(pool, &error.into());
+    }
+    let text = shared
+        .openapi
+        .get_or_init(|| openapi::document_text(pool, &shared.routes).into());
+    let mut response = Response::new(Body::new(http_body_util::Full::new(text.clone())));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 /// The gRPC request of a transcoded JSON request: the route's path, HTTP/2 (as the gRPC

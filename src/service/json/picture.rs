@@ -42,6 +42,40 @@ const MAX_TOKENS: usize = 1_000;
 /// Most characters of `label`.
 const MAX_LABEL_CHARS: usize = 60;
 
+/// The route's template, for the OpenAPI document.
+pub(super) const OPENAPI_PATH: &str = "/v1/graphs/{graph_id}/picture.svg";
+
+/// The route's operation in the OpenAPI document (`super::openapi`).
+pub(super) fn openapi_operation() -> serde_json::Value {
+    let parameter = |name: &str, description: &str| {
+        serde_json::json!({"name": name, "in": "query", "description": description,
+                           "schema": {"type": "string"}})
+    };
+    serde_json::json!({
+        "operationId": "GetPicture",
+        "summary": "GetPicture (a drawing, no RPC behind it)",
+        "description": "A position of a registered graph drawn as `grundy render` draws it.",
+        "parameters": [
+            {"name": "graph_id", "in": "path", "required": true, "schema": {"type": "string"}},
+            parameter("tokens", "The position: comma-separated token vertices (at most 1000); \
+                                 absent, the graph and its values alone."),
+            parameter("format", "`svg` (the default) or `dot` (Graphviz DOT)."),
+            parameter("label", "The caption's first words (at most 60 characters), `graph` by \
+                                default."),
+        ],
+        "responses": {
+            "200": {"description": "The picture.", "content": {
+                "image/svg+xml": {"schema": {"type": "string"}},
+                "text/vnd.graphviz": {"schema": {"type": "string"}},
+            }},
+            "default": {
+                "description": "The call's google.rpc.Status, its HTTP status by code (docs/api.md).",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/google.rpc.Status"}}},
+            },
+        },
+    })
+}
+
 /// The graph id of a picture path, when `path` is one.
 pub(super) fn graph_of(path: &str) -> Option<&str> {
     let id = path.strip_prefix(PREFIX)?.strip_suffix(SUFFIX)?;

@@ -136,6 +136,11 @@ impl RouteTable {
     pub(crate) fn describe(&self) -> Vec<String> {
         self.routes.iter().map(Route::describe).collect()
     }
+
+    /// Every route, in the order of the proto.
+    pub(crate) fn routes(&self) -> &[Route] {
+        &self.routes
+    }
 }
 
 impl Route {
@@ -161,7 +166,12 @@ impl Route {
     }
 
     fn describe(&self) -> String {
-        let mut text = format!("{} ", self.method);
+        format!("{} {}", self.method, self.template())
+    }
+
+    /// The path template, `/v1/graphs/{graph_id}/values`.
+    pub(crate) fn template(&self) -> String {
+        let mut text = String::new();
         for segment in &self.segments {
             text.push('/');
             match segment {
@@ -173,6 +183,14 @@ impl Route {
             text.push_str(&format!(":{verb}"));
         }
         text
+    }
+
+    /// The field paths the path's variables set.
+    pub(crate) fn path_fields(&self) -> impl Iterator<Item = &str> {
+        self.segments.iter().filter_map(|segment| match segment {
+            Segment::Variable(field) => Some(field.as_str()),
+            Segment::Literal(_) => None,
+        })
     }
 }
 
