@@ -77,8 +77,10 @@ function create(frame, { onVertex }) {
   function vertex(id) { return svg && svg.querySelector(`g.vertex[data-vertex="${id}"]`); }
 
   // Shows `text` (our server's SVG: every label in it is escaped by the renderer).
-  // keepView keeps the zoom and pan (same graph, same layout); focus: vertices to open on.
-  function show(text, { keepView = false, focus = [] } = {}) {
+  // keepView keeps the zoom and pan (same graph, same layout); focus: vertices to open on;
+  // without hints the vertices' values and outcome colours are hidden, to the eye and in
+  // their accessible names.
+  function show(text, { keepView = false, focus = [], hints = true } = {}) {
     const hadFocus = document.activeElement && document.activeElement.closest
       && document.activeElement.closest("g.vertex");
     const focusedVertex = hadFocus ? hadFocus.dataset.vertex : null;
@@ -93,15 +95,18 @@ function create(frame, { onVertex }) {
     // The drawing holds buttons, so it is a group, not an image.
     svg.setAttribute("role", "group");
     svg.setAttribute("aria-label", "Board: the game graph");
+    frame.classList.toggle("hints-hidden", !hints);
     for (const group of svg.querySelectorAll("g.vertex")) {
       const title = group.querySelector("title");
       const tokens = Number(group.dataset.tokens || 0);
       // The name starts with the text drawn on the vertex (what a speech user says).
-      const drawn = [...group.querySelectorAll("text")].map((t) => t.textContent).join(" ");
+      const shownText = hints ? "text" : "text:not(.value)";
+      const drawn = [...group.querySelectorAll(shownText)].map((t) => t.textContent).join(" ");
+      const said = hints && title ? title.textContent : `vertex ${group.dataset.vertex}`;
+      if (title && !hints) title.textContent = said;
       group.setAttribute("tabindex", "0");
       group.setAttribute("role", "button");
-      group.setAttribute("aria-label", `${drawn}: ${title ? title.textContent : `vertex ${group.dataset.vertex}`}`
-        + (tokens > 0 ? `; ${tokens} on it` : ""));
+      group.setAttribute("aria-label", `${drawn}: ${said}` + (tokens > 0 ? `; ${tokens} on it` : ""));
     }
     if (keepView) apply(); else opening(focus);
     if (focusedVertex !== null) {

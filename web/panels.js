@@ -110,6 +110,15 @@ function showHistory(session, onGoTo) {
     li.append(button);
     list.append(li);
   });
+  keepInView(list, list.querySelector("li.current"));
+}
+
+// Scrolls `list` (not the page) so that `item` shows.
+function keepInView(list, item) {
+  if (!item) return;
+  const box = list.getBoundingClientRect(), at = item.getBoundingClientRect();
+  if (at.top < box.top) list.scrollTop -= box.top - at.top;
+  else if (at.bottom > box.bottom) list.scrollTop += at.bottom - box.bottom;
 }
 
 function showStatus(session) {
@@ -118,15 +127,18 @@ function showStatus(session) {
   delete status.dataset.result;
   status.className = "";
   if (!session.play) return;
+  // The status is a live region: the server's move is read out with what follows it.
+  const entry = session.history[session.cursor];
+  const played = entry.by === "server" ? `The server played ${entry.label}. ` : "";
   const over = resultAt(session, session.cursor);
   if (over) {
     status.dataset.result = over.result;
     status.className = "over";
-    status.textContent = over.text;
+    status.textContent = played + over.text;
   } else if (humanToMoveAt(session, session.cursor)) {
-    status.textContent = "Your move: pick one in the list, or click a token on the board and then where it goes.";
+    status.textContent = `${played}Your move: pick one in the list, or click a token on the board and then where it goes.`;
   } else {
-    status.textContent = "The server is to move.";
+    status.textContent = "The server is to move…";
   }
 }
 

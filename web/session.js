@@ -23,6 +23,10 @@ export function createSession() {
   };
 }
 
+// A copy to compute a next state on: every change below replaces the arrays and objects it
+// changes instead of editing them, so the copy shares the rest safely.
+export function copy(session) { return { ...session }; }
+
 // The view of the position shown.
 export function currentView(session) {
   const entry = session.history[session.cursor];
@@ -118,6 +122,3 @@ export function goTo(session, index) {
   return true;
 }
 
-// The engine's choice: the fastest win, else a draw, else the longest resistance (the
-// moves are listed so; without remoteness, the server's winning or draw-keeping move first).
-export function engineChoice(view) { return view.moves[0]; }
