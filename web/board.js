@@ -6,6 +6,7 @@
 // Zoom and pan move the SVG's viewBox, whose aspect ratio follows the frame, so one SVG unit
 // is `scale` pixels on both axes and a pointer position maps to a point with no letterboxing.
 const MIN_READABLE = 0.6; // below this scale a fitted drawing opens zoomed in instead
+const OPENING_MARGIN = 60; // room around the tokens opened on, in SVG units
 const MAX_SCALE = 4;
 const MAX_FIT = 1.5; // a small drawing is enlarged this much at most
 const DRAG_PIXELS = 4; // a press that moves less than this is a click, not a pan
@@ -60,8 +61,9 @@ function create(frame, { onVertex }) {
       y: Number(rect.getAttribute("y")) + Number(rect.getAttribute("height")) / 2,
     };
   }
-  // Opening view: the whole drawing when it is readable so, otherwise readable around
-  // `focus` (the vertices with tokens) or the top of the drawing.
+  // Opening view: the whole drawing when it is readable so; otherwise all the tokens
+  // (`focus`), at a readable scale if they fit in it, else zoomed out as far as they need
+  // (the player zooms in from there); without tokens, the top of the drawing.
   function opening(focus) {
     const s = fitScale();
     if (s >= MIN_READABLE) { fit(); return; }
@@ -70,9 +72,12 @@ function create(frame, { onVertex }) {
       setView(MIN_READABLE, natural.width / 2, frameSize().height / MIN_READABLE / 2);
       return;
     }
-    const cx = points.reduce((a, p) => a + p.x, 0) / points.length;
-    const cy = points.reduce((a, p) => a + p.y, 0) / points.length;
-    setView(MIN_READABLE, cx, cy);
+    const xs = points.map((p) => p.x), ys = points.map((p) => p.y);
+    const box = { x0: Math.min(...xs) - OPENING_MARGIN, x1: Math.max(...xs) + OPENING_MARGIN,
+      y0: Math.min(...ys) - OPENING_MARGIN, y1: Math.max(...ys) + OPENING_MARGIN };
+    const { width, height } = frameSize();
+    const fits = Math.min(width / (box.x1 - box.x0), height / (box.y1 - box.y0), MIN_READABLE);
+    setView(Math.max(fits, s), (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2);
   }
   function vertex(id) { return svg && svg.querySelector(`g.vertex[data-vertex="${id}"]`); }
 

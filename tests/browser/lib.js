@@ -143,6 +143,17 @@ const lastMove = (page) => page.$$eval("#board path.edge.last",
 const tokensDrawn = (page) => page.$$eval("#board g.vertex",
   (g) => g.filter((x) => Number(x.dataset.tokens) > 0).map((x) => `${x.dataset.vertex}:${x.dataset.tokens}`).join());
 
+// The vertices with tokens that the board's frame does not show whole.
+function tokensOutsideView(page) {
+  return page.evaluate(() => {
+    const frame = document.querySelector("#board").getBoundingClientRect();
+    return [...document.querySelectorAll("#board g.vertex")].filter((g) => Number(g.dataset.tokens) > 0)
+      .map((g) => ({ v: g.dataset.vertex, r: g.querySelector("rect").getBoundingClientRect() }))
+      .filter(({ r }) => r.left < frame.left || r.right > frame.right || r.top < frame.top || r.bottom > frame.bottom)
+      .map(({ v }) => v);
+  });
+}
+
 // Holds the page's requests whose URL matches `pattern` until release(). `held` counts
 // them; waitHeld(n) resolves once n are held. A request the page aborts meanwhile is
 // dropped quietly.
@@ -204,6 +215,6 @@ function run(name, body) {
 
 module.exports = {
   env, WAIT_MS, launch, shot, generated, plainServer, idle, openPage, setPosition, loadText,
-  moveLabels, moveButton, clickMove, showHints, playOut, historyLength, lastMove, tokensDrawn,
+  moveLabels, moveButton, clickMove, showHints, playOut, historyLength, lastMove, tokensDrawn, tokensOutsideView,
   hold, cutOff, axeViolations, run,
 };
