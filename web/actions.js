@@ -4,11 +4,12 @@
 // failed, cancelled or timed-out step changes nothing. Steps run one at a time (activity.js)
 // and get the AbortSignal of their run.
 //
-// `page` is the app's (app.js): {session, analyse(position, where, signal), valuesOf(graph,
-// signal), present(next, signal), clear(message), clickMode(), select(vertex)}.
+// `page` is the app's (app.js): {session, analyse(position, where, signal), analyseAll(
+// positions, where, signal), valuesOf(graph, signal), present(next, signal, options),
+// clear(message), clickMode(), select(vertex), reply(view)}.
 
 import * as loader from "./loader.js";
-import { emptyPosition, offsetsOf, positionText } from "./rules.js";
+import { emptyPosition, offsetsOf, positionKey, positionText } from "./rules.js";
 import * as server from "./server.js";
 import * as Session from "./session.js";
 
@@ -60,6 +61,36 @@ export function createActions(page) {
     await page.present(next, signal);
   }
 
+  // A saved game (a file, a link, the back button): its graph and every position of its
+  // tree analysed in one request (on the same graph, what the page knows is not asked
+  // again), the position shown. `remember`: how the page's address follows (app.js).
+  async function reopen(record, signal, remember = "push") {
+    const { game, graph, nodes, cursor, play } = record;
+    const offsets = offsetsOf(graph);
+    const shape = (g) => JSON.stringify([g.outDegrees, g.targets, g.splitCounts || null]);
+    const same = session.graph && session.game === game && shape(session.graph) === shape(graph);
+    const key = (position) => positionKey(game, position);
+    const known = new Map(same ? session.nodes.map((n) => [key(n.view.position), n.view]) : []);
+    const values = same ? session.values : await page.valuesOf(graph, signal);
+    const missing = [...new Map(nodes.filter((n) => !known.has(key(n.position)))
+      .map((n) => [key(n.position), n.position])).values()];
+    if (missing.length > 0) {
+      const views = await page.analyseAll(missing, { game, graph, offsets }, signal);
+      for (const view of views) known.set(key(view.position), view);
+    }
+    const root = nodes[0].position;
+    const next = Session.copy(session);
+    Session.open(next, {
+      cases: same ? session.cases : [{ game, ...graph, positions: [root] }], caseIndex: same ? session.caseIndex : 0,
+      game, graph, offsets, values, start: known.get(key(root)),
+    });
+    Session.restore(next, nodes.map((n) => ({ ...n, view: known.get(key(n.position)) })), cursor);
+    const start = play ? next.history.findIndex((n) => n.id === play.startNode) : -1;
+    if (start >= 0 && start <= next.cursor) next.play = { humanFirst: play.humanFirst, start };
+    await page.present(next, signal, { remember });
+    if (!same) loader.showGame(game, graph, root);
+  }
+
   // Plays `move` of the position shown; in a game, the server's reply too.
   async function play(move, signal) {
     const current = view();
@@ -90,6 +121,12 @@ export function createActions(page) {
   async function goTo(index, signal) {
     const next = Session.copy(session);
     if (Session.goTo(next, index)) await page.present(next, signal);
+  }
+
+  // Another variation at history[index]: node `id`, one of its siblings.
+  async function switchTo(index, id, signal) {
+    const next = Session.copy(session);
+    if (Session.goTo(next, index) && Session.switchTo(next, id)) await page.present(next, signal);
   }
 
   async function stopGame(signal) {
@@ -138,5 +175,5 @@ export function createActions(page) {
     page.select(hasMoves && session.selected !== v ? v : null);
   }
 
-  return { load, selectCase, play, startGame, goTo, stopGame, setPosition, pressVertex };
+  return { load, selectCase, reopen, play, startGame, goTo, switchTo, stopGame, setPosition, pressVertex };
 }

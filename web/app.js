@@ -22,6 +22,7 @@ import { showControls, showMoves, showPanels } from "./panels.js";
 import { emptyPosition } from "./rules.js";
 import * as server from "./server.js";
 import * as Session from "./session.js";
+import * as share from "./share.js";
 
 const $ = (id) => document.getElementById(id);
 const REPLY_PAUSE_MS = 700;
@@ -65,18 +66,36 @@ async function act(step) {
 
 const onMove = (move) => act((signal) => actions.play(move, signal));
 const onGoTo = (index) => act((signal) => actions.goTo(index, signal));
+const onSwitch = (index, id) => act((signal) => actions.switchTo(index, id, signal));
 
 function showAll() {
-  showPanels(session, { hints: hintsShown(), clickMode: clickMode(), onMove, onGoTo });
+  showPanels(session, { hints: hintsShown(), clickMode: clickMode(), onMove, onGoTo, onSwitch });
   loader.fillSelects(session);
 }
 
+// The page's address follows the game (share.js): each step adds an entry to the browser's
+// history, so a link reopens the game and the back button steps back. `remember`: "push",
+// "replace" (the first) or "no" (a step that came from the address).
+let remembering = Promise.resolve();
+let remembered = false;
+function remember(mode) {
+  if (mode === "no" || !session.graph) return;
+  const record = share.recordOf(session);
+  const push = mode === "push" && remembered;
+  remembered = true;
+  remembering = remembering.then(async () => {
+    const hash = await share.hashOf(record);
+    if (hash !== location.hash) history[push ? "pushState" : "replaceState"](null, "", hash);
+  }).catch(() => {});
+}
+
 // Commits `next` and its drawing together.
-function commit(next, drawing) {
+function commit(next, drawing, mode = "push") {
   Object.assign(session, next);
   settings = readSettings();
   showAll();
   boardView.show(drawing);
+  remember(mode);
 }
 
 function pause(ms, signal) {
@@ -90,22 +109,23 @@ const page = {
   session,
   clickMode,
   analyse: (position, where, signal) => server.analyse(position, where, { token: token(), signal }),
+  analyseAll: (positions, where, signal) => server.analyseAll(positions, where, { token: token(), signal }),
   valuesOf: (graph, signal) => server.valuesOf(graph, { token: token(), signal }),
   reply: (view) => opponentMove(view, $("strength").value),
   // Fetches the drawing of `next`, then commits both. With `pauseBefore` (a move and the
   // server's reply), the move is shown first and the reply after a short pause (both
   // drawings fetched before anything is shown; Cancel during the pause shows the reply).
-  async present(next, signal, { pauseBefore = false } = {}) {
+  async present(next, signal, { pauseBefore = false, remember: mode = "push" } = {}) {
     const prepare = (s) => boardView.prepare(s, { hints: hintsShown(s), token: token(), signal });
     const paused = pauseBefore && $("reply-pause").checked;
     const before = paused ? { ...next, history: next.history.slice(0, next.cursor), cursor: next.cursor - 1 } : null;
     const drawings = await Promise.all([prepare(next), ...(before ? [prepare(before)] : [])]);
     signal.throwIfAborted();
     if (before) {
-      commit(before, drawings[1]);
+      commit(before, drawings[1], "no");
       await pause(REPLY_PAUSE_MS, signal);
     }
-    commit(next, drawings[0]);
+    commit(next, drawings[0], mode);
   },
   // Forgets the graph: nothing of the old game stays beside an input that was refused.
   clear(message) {
@@ -124,13 +144,17 @@ const page = {
 };
 const actions = createActions(page);
 
-// `grundy play FILE` hands its file to the page; otherwise the page draws its own sample.
-// A server that wants a token gets a hint, not an error, on opening.
+// A link with a game reopens it; else `grundy play FILE` hands its file to the page;
+// otherwise the page draws its own sample. A server that wants a token gets a hint, not an
+// error, on opening.
 async function open(signal) {
-  const preloaded = await server.preload();
+  const record = await share.recordInHash(location.hash);
+  const preloaded = record ? null : await server.preload();
   if (preloaded) loader.fillPreload(preloaded);
+  if (record) loader.showGame(record.game, record.graph, record.nodes[0].position);
   try {
-    await actions.load(signal);
+    if (record) await actions.reopen(record, signal, "replace");
+    else await actions.load(signal);
   } catch (error) {
     if (error instanceof server.GrpcError && error.code === UNAUTHENTICATED) {
       page.clear("This server asks for a bearer token: enter it above, then press Load.");
@@ -146,6 +170,16 @@ if (matchMedia("(max-width: 820px)").matches) $("legend").open = false; // the b
 loader.fillSample();
 act(open);
 $("cancel").addEventListener("click", () => activity.cancel());
+window.addEventListener("popstate", () => act(async (signal) => {
+  const record = await share.recordInHash(location.hash);
+  if (record) await actions.reopen(record, signal, "no");
+}));
+$("save-game").addEventListener("click", () => { if (session.graph) share.download(share.recordOf(session)); });
+$("open-game").addEventListener("change", (e) => {
+  const [file] = e.target.files;
+  e.target.value = ""; // the same file can be opened again
+  if (file) act(async (signal) => actions.reopen(share.recordInFile(await file.text()), signal));
+});
 $("load").addEventListener("click", () => act(actions.load));
 $("case-select").addEventListener("change", (e) => act((signal) =>
   actions.selectCase(session.cases, session.game, Number(e.target.value), signal)));
@@ -179,13 +213,27 @@ for (const input of document.querySelectorAll("input[name=click-mode]")) {
     showControls(session, clickMode());
   });
 }
+// Ctrl+Z and Ctrl+Shift+Z undo and redo; ← and → step back and on along the line shown (in
+// a game, from one of your turns to the next), ↑ and ↓ switch to the variation before or
+// after the current move.
 document.addEventListener("keydown", (e) => {
   if (e.target.closest && e.target.closest("input, textarea, select")) return;
-  if ((e.ctrlKey || e.metaKey) && e.key === "z") {
+  const back = () => (session.play ? Session.undoTarget(session) : session.cursor - 1);
+  const on = () => (session.play ? Session.redoTarget(session) : session.cursor + 1);
+  let target = null;
+  if ((e.ctrlKey || e.metaKey) && e.key === "z") target = e.shiftKey ? Session.redoTarget(session) : Session.undoTarget(session);
+  else if (e.key === "ArrowLeft" && !e.ctrlKey) target = back();
+  else if (e.key === "ArrowRight" && !e.ctrlKey) target = on();
+  else if (e.key === "ArrowUp" || e.key === "ArrowDown") {
+    const { ids, at } = Session.variationsAt(session, session.cursor);
+    const id = ids[at + (e.key === "ArrowDown" ? 1 : -1)];
+    if (ids.length < 2) return;
     e.preventDefault();
-    const target = e.shiftKey ? Session.redoTarget(session) : Session.undoTarget(session);
-    act((signal) => actions.goTo(target, signal));
-  }
+    if (id !== undefined) act((signal) => actions.switchTo(session.cursor, id, signal));
+    return;
+  } else return;
+  e.preventDefault();
+  act((signal) => actions.goTo(target, signal));
 });
 for (const [id, edit] of Object.entries(loader.EDITS)) {
   $(id).addEventListener("click", () => act((signal) => {

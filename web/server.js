@@ -140,33 +140,51 @@ async function evaluate(graph, positions, options, maxMoves) {
 
 // Evaluates `position` and every move from it: the view of the position (see session.js),
 // its moves best first for the player to move, with what each leads to.
-export function analyse(position, where, options) {
-  return where.game === "chess" ? analyseTokens(position, where, options) : analyseSplits(position, where, options);
+export async function analyse(position, where, options) {
+  const [view] = await analyseAll([position], where, options);
+  return view;
+}
+
+// The views of several positions, in one request (a saved game reopened).
+export function analyseAll(positions, where, options) {
+  return where.game === "chess" ? analyseTokens(positions, where, options) : analyseSplits(positions, where, options);
+}
+
+function checked(verdict) {
+  if (verdict.error) throw new Error(`${verdict.error.field}: ${verdict.error.message}`);
+  return verdict;
 }
 
 // Token sliding: the verdict lists every move best first (fastest win first, longest
 // resistance last), each with its outcome for the mover and the remoteness after it.
-async function analyseTokens(position, { game, graph }, options) {
-  const [verdict] = await evaluate(graph, [positionMessage(game, position)], options, MAX_LISTED_MOVES);
-  if (verdict.error) throw new Error(`${verdict.error.field}: ${verdict.error.message}`);
-  const moves = verdict.moves.map((analysed) => analysedMoveOf(analysed, position));
-  const omitted = BigInt(verdict.movesOmitted);
-  return { position, verdict, moves, suggestion: suggestionOf(verdict, position, game, moves), omitted };
+async function analyseTokens(positions, { game, graph }, options) {
+  const verdicts = await evaluate(graph, positions.map((p) => positionMessage(game, p)), options, MAX_LISTED_MOVES);
+  return verdicts.map((verdict, i) => {
+    const position = positions[i];
+    const moves = checked(verdict).moves.map((analysed) => analysedMoveOf(analysed, position));
+    const omitted = BigInt(verdict.movesOmitted);
+    return { position, verdict, moves, suggestion: suggestionOf(verdict, position, game, moves), omitted };
+  });
 }
 
 // Addition-Subtraction: the verdict names one winning move per vertex, so the page lists
 // the moves itself and learns where each leads from the verdicts of the positions after
 // them, asked in the same request.
-async function analyseSplits(position, { game, graph, offsets }, options) {
-  const { moves, omitted } = splitMoves(position, { graph, offsets });
-  const positions = [position, ...moves.map((m) => m.position)].map((p) => positionMessage(game, p));
-  const [verdict, ...after] = await evaluate(graph, positions, options, 1);
-  if (verdict.error) throw new Error(`${verdict.error.field}: ${verdict.error.message}`);
+async function analyseSplits(positions, { game, graph, offsets }, options) {
+  const listed = positions.map((position) => splitMoves(position, { graph, offsets }));
+  const asked = positions.flatMap((position, i) => [position, ...listed[i].moves.map((m) => m.position)]);
+  const verdicts = await evaluate(graph, asked.map((p) => positionMessage(game, p)), options, 1);
   // A move is as good for its player as the position it leads to is bad for the other.
   const forMover = { LOSE: "win", WIN: "lose", DRAW: "draw" };
-  moves.forEach((m, i) => { m.outcome = forMover[after[i].outcome] || "draw"; });
-  const suggestion = suggestionOf(verdict, position, game, moves);
-  return { position, verdict, moves: sortMoves(game, moves, suggestion), suggestion, omitted };
+  let at = 0;
+  return positions.map((position, i) => {
+    const { moves, omitted } = listed[i];
+    const verdict = checked(verdicts[at]);
+    moves.forEach((m, j) => { m.outcome = forMover[verdicts[at + 1 + j].outcome] || "draw"; });
+    at += 1 + moves.length;
+    const suggestion = suggestionOf(verdict, position, game, moves);
+    return { position, verdict, moves: sortMoves(game, moves, suggestion), suggestion, omitted };
+  });
 }
 
 // The server's move of a verdict, labelled as in the move list.
