@@ -16,6 +16,7 @@ import { createActions } from "./actions.js";
 import { createActivity } from "./activity.js";
 import * as Board from "./board.js";
 import { createBoardView } from "./board-view.js";
+import { showChart } from "./chart.js";
 import * as loader from "./loader.js";
 import { opponentMove } from "./opponent.js";
 import { showControls, showMoves, showPanels } from "./panels.js";
@@ -70,6 +71,7 @@ const onSwitch = (index, id) => act((signal) => actions.switchTo(index, id, sign
 
 function showAll() {
   showPanels(session, { hints: hintsShown(), clickMode: clickMode(), onMove, onGoTo, onSwitch });
+  showChart(session, { hints: hintsShown(), onGoTo });
   loader.fillSelects(session);
 }
 

@@ -88,6 +88,30 @@ function renderRequest(session, view, hints) {
   return { body, shape: JSON.stringify([ids, outDegrees, targets]), focus: ids.filter((id) => perVertex[id] > 0) };
 }
 
+const SVG = "http://www.w3.org/2000/svg";
+
+// The position's moves on the board (with hints): each edge of a listed move gets the
+// class of what its best move there leads to for the mover (move-win, move-draw,
+// move-lose; the list is best first), "best" when that move is as good as the first, and
+// a title that says so. The server's move and the last move keep their own look.
+function markMoves(svg, view) {
+  const [first] = view.moves;
+  const byEdge = new Map();
+  for (const m of view.moves) {
+    for (const w of moveTargets(m)) if (!byEdge.has(`${m.from}>${w}`)) byEdge.set(`${m.from}>${w}`, m);
+  }
+  for (const path of svg.querySelectorAll("path.edge:not(.move):not(.last)")) {
+    const m = byEdge.get(`${path.dataset.from}>${path.dataset.to}`);
+    if (!m) continue;
+    path.classList.add(`move-${m.outcome}`);
+    const best = m.outcome === first.outcome && m.remoteness === first.remoteness;
+    if (best) path.classList.add("best");
+    const title = document.createElementNS(SVG, "title");
+    title.textContent = `${m.label}: ${m.outcome}s for the mover${best ? " (a best move)" : ""}`;
+    path.append(title);
+  }
+}
+
 // Says why "whole graph" cannot apply to a graph over the renderer's limit.
 function showAroundControls(session) {
   const n = session.graph ? session.graph.outDegrees.length : 0;
@@ -118,6 +142,8 @@ export function createBoardView(board) {
     if (empty) return;
     board.show(text, { keepView: shape === drawnShape, focus, hints });
     drawnShape = shape;
+    const svg = board.element();
+    if (hints && svg) markMoves(svg, currentView(session));
     board.mark(session.selected);
   }
 

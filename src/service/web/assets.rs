@@ -45,6 +45,8 @@ const ASSETS: &[Asset] = &[
     script("/actions.js", include_str!("../../../web/actions.js")),
     // one step at a time: progress, Cancel, the time limit, the error line
     script("/activity.js", include_str!("../../../web/activity.js")),
+    // the value chart of the line shown
+    script("/chart.js", include_str!("../../../web/chart.js")),
     // a game as a file or a link
     script("/share.js", include_str!("../../../web/share.js")),
     // the server as an opponent, perfect or erring
