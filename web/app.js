@@ -60,9 +60,23 @@ function restoreSettings() {
 }
 
 // Runs a step (refused while another runs); on failure the controls show the state again.
+// An address changed meanwhile (the back button) is followed once the step ends.
 async function act(step) {
   const done = await activity.run(step);
   if (!done && !activity.busy()) restoreSettings();
+  if (addressChanged && !activity.busy()) followAddress();
+}
+
+// The back and forward buttons: the game in the address, shown.
+let addressChanged = false;
+function followAddress() {
+  addressChanged = true;
+  if (activity.busy()) return;
+  addressChanged = false;
+  act(async (signal) => {
+    const record = await share.recordInHash(location.hash);
+    if (record) await actions.reopen(record, signal, "no");
+  });
 }
 
 const onMove = (move) => act((signal) => actions.play(move, signal));
@@ -172,10 +186,7 @@ if (matchMedia("(max-width: 820px)").matches) $("legend").open = false; // the b
 loader.fillSample();
 act(open);
 $("cancel").addEventListener("click", () => activity.cancel());
-window.addEventListener("popstate", () => act(async (signal) => {
-  const record = await share.recordInHash(location.hash);
-  if (record) await actions.reopen(record, signal, "no");
-}));
+window.addEventListener("popstate", followAddress);
 $("save-game").addEventListener("click", () => { if (session.graph) share.download(share.recordOf(session)); });
 $("open-game").addEventListener("change", (e) => {
   const [file] = e.target.files;

@@ -6,8 +6,8 @@
 //  - the opponent: perfect, it resists longest; erring (its chance made certain here by
 //    fixing Math.random), it plays a worse move; its reply comes after a pause, the move
 //    shown first.
-// Each saves a screenshot to target/browser-test/ (docs/images/playground-board-moves.png
-// and playground-chart.png are two of them).
+// Each saves a screenshot to target/browser-test/ (docs/images/playground-board-moves.png,
+// playground-chart.png and playground-opponent.png are three of them).
 "use strict";
 
 const assert = require("node:assert/strict");
@@ -90,6 +90,11 @@ async function opponent(browser, url) {
   await page.click("#play-second");
   assert.equal(await idle(page), "");
   assert.match(await page.textContent("#game-status"), /^The server played token 0 → 1\./, "erring: a worse move");
+  await shot(page, "analysis-opponent-errs.png");
+  await page.setViewportSize({ width: 1000, height: 520 });
+  await page.evaluate(() => { document.querySelector("#legend").open = false; window.scrollTo(0, 0); });
+  await page.click("#zoom-fit");
+  await page.locator("#drawing-panel").screenshot({ path: path.join(env.SHOTS, "analysis-opponent-errs-panel.png") });
   // The reply after a pause: the move is shown first, the server to move, then its reply.
   await page.selectOption("#strength", "perfect");
   assert.equal(await loadText(page, "3\n1 1\n1 2\n0\n1 0\n0\n"), "");

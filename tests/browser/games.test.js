@@ -4,8 +4,8 @@
 //  - a game saved as a file opens again in a fresh page, variations and all;
 //  - a move after Undo starts a variation beside the old line, which stays: ↑ and ↓ switch
 //    between them, ← and → step along the line.
-// Each saves a screenshot to target/browser-test/ (docs/images/playground-variations.png is
-// one of them).
+// Each saves a screenshot to target/browser-test/ (docs/images/playground-variations.png and
+// playground-saved-game.png are two of them).
 "use strict";
 
 const assert = require("node:assert/strict");
@@ -100,6 +100,8 @@ async function files(browser, page) {
   await positionIs(fresh, "0");
   assert.deepEqual(await historyShown(fresh), shown, "the file reopens the game");
   assert.equal(await historyLength(fresh), 3);
+  await shot(fresh, "games-file-opened.png");
+  await fresh.locator("#input-panel").screenshot({ path: path.join(env.SHOTS, "games-file-opened-panel.png") });
   // A damaged file is refused with the field named, and changes nothing.
   fs.writeFileSync(file, JSON.stringify({ ...saved, nodes: [saved.nodes[0], { ...saved.nodes[1], parent: 5 }] }));
   await fresh.setInputFiles("#open-game", file);
