@@ -226,10 +226,14 @@ for (const input of document.querySelectorAll("input[name=click-mode]")) {
     showControls(session, clickMode());
   });
 }
-// Ctrl+Z and Ctrl+Shift+Z undo and redo; ← and → step back and on along the line shown (in
-// a game, from one of your turns to the next), ↑ and ↓ switch to the variation before or
-// after the current move.
+// Escape cancels a running step; Ctrl+Z and Ctrl+Shift+Z undo and redo; ← and → step back
+// and on along the line shown (in a game, from one of your turns to the next), ↑ and ↓
+// switch to the variation before or after the current move.
 document.addEventListener("keydown", (e) => {
+  if (e.key === "Escape" && activity.busy()) {
+    activity.cancel();
+    return;
+  }
   if (e.target.closest && e.target.closest("input, textarea, select")) return;
   const back = () => (session.play ? Session.undoTarget(session) : session.cursor - 1);
   const on = () => (session.play ? Session.redoTarget(session) : session.cursor + 1);
