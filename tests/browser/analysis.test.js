@@ -13,7 +13,7 @@
 const assert = require("node:assert/strict");
 const path = require("node:path");
 const {
-  env, clickMove, idle, loadText, moveLabels, openPage, plainServer, run, setPosition, shot, showHints,
+  env, axeViolations, clickMove, idle, loadText, moveLabels, openPage, plainServer, run, setPosition, shot, showHints,
 } = require("./lib.js");
 
 const SAMPLE = "4\n2 1 2\n0\n1 3\n0\n1 0\n0\n"; // 0 -> 1, 0 -> 2, 2 -> 3
@@ -57,6 +57,7 @@ async function chart(page) {
     `${p.dataset.ply}:${p.dataset.value}${p.classList.contains("blunder") ? "?!" : ""}`));
   assert.deepEqual(points, ["0:WIN", "1:LOSE?!", "2:LOSE"], "the first player's win, thrown away at move 1");
   assert.match(await page.getAttribute("#chart", "aria-label"), /blunders at moves 1/);
+  assert.deepEqual(await axeViolations(page), [], "axe-core with the chart and the moves on the board");
   await page.click('#chart .chart-point[data-ply="0"] circle');
   assert.equal(await idle(page), "");
   assert.equal(await page.textContent("#position-shown"), "0", "a click on a point goes there");

@@ -12,7 +12,7 @@ const assert = require("node:assert/strict");
 const fs = require("node:fs");
 const path = require("node:path");
 const {
-  env, WAIT_MS, clickMove, historyLength, idle, loadText, openPage, plainServer, run, shot,
+  env, WAIT_MS, axeViolations, clickMove, historyLength, idle, loadText, openPage, plainServer, run, shot,
 } = require("./lib.js");
 
 // 0 -> 1, 0 -> 2, 1 -> 0, 2 -> 3: from 0 two moves; 1 and 0 take turns.
@@ -64,6 +64,7 @@ async function variations(page) {
   await positionIs(page, "2");
   await page.click("#history button.variation");
   await positionIs(page, "1");
+  assert.deepEqual(await axeViolations(page), [], "axe-core with variations listed");
   await page.$eval("#analysis-panel", (panel) => panel.scrollIntoView());
   await shot(page, "games-variations.png");
   await page.locator("#analysis-panel").screenshot({ path: path.join(env.SHOTS, "games-variations-panel.png") });
