@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Real-browser test of the playground (tests/browser/playground.test.js): installs Debian's
+# Real-browser tests of the playground (every tests/browser/*.test.js, one after the other;
+# `bash scripts/browser-test.sh NAME` runs tests/browser/NAME.test.js alone): installs Debian's
 # Chromium and the pinned npm packages when missing, builds and starts a real grundy-server
 # with --web and a bearer token on 127.0.0.1 (scripts/lib/start-server.sh: waits until it
 # listens), runs the test, and stops the server. Screenshots: target/browser-test/*.png.
@@ -25,6 +26,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
+run_tests() {
+  local files=(tests/browser/*.test.js)
+  if [ $# -gt 0 ]; then files=("${@/#/tests/browser/}"); files=("${files[@]/%/.test.js}"); fi
+  for file in "${files[@]}"; do
+    echo "== $file"
+    timeout 300 node "$file"
+  done
+}
+
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/token"
 start_server "$bin_dir/grundy-server" "$work/server.log" \
   --web --auth-token-file "$work/token" --log-format json
@@ -35,4 +45,4 @@ GRUNDY_TOKEN_FILE="$work/token" \
 GRUNDY_SAMPLE="$PWD/tests/data/chess_sample.in" \
 GRUNDY_CYCLIC="$PWD/tests/data/chess_cyclic_small.in" \
 SCREENSHOT_DIR="$PWD/target/browser-test" \
-  timeout 300 node tests/browser/playground.test.js
+  run_tests "$@"

@@ -1,8 +1,10 @@
 // The board's glue: which part of the graph is drawn (all of it, or around the position on
 // a big graph), the render request for the position shown, and the SVG handed to the board
-// (board.js), keeping its zoom and pan when only the tokens changed.
+// (board.js), keeping its zoom and pan when only the tokens changed. The drawing is fetched
+// first (`prepare`, which changes nothing on screen) and shown when the page commits the
+// state it was drawn for (`show`), so that a failed drawing leaves the board as it was.
 
-import { positionText, successors } from "./rules.js";
+import { moveTargets, positionText, successors } from "./rules.js";
 import { currentView } from "./session.js";
 import * as server from "./server.js";
 
@@ -12,12 +14,14 @@ const DRAWABLE = 300; // the renderer's limit (src/render MAX_SVG_VERTICES)
 const $ = (id) => document.getElementById(id);
 
 // The part of the graph drawn: all of it (null), or (big graphs) the vertices within
-// `radius` moves of the tokens.
+// `radius` moves of the tokens, and the last move's source and targets.
 function drawnPart(session, view) {
   const { graph, offsets } = session;
   const n = graph.outDegrees.length;
   const whole = n <= AROUND_FROM || ($("whole-graph").checked && n <= DRAWABLE);
   if (whole) return null;
+  const entry = session.history[session.cursor];
+  const last = session.cursor > 0 && entry.from !== undefined ? [entry.from, ...moveTargets(entry)] : [];
   const radius = Number($("radius").value);
   let centre = session.game === "chess" ? [...new Set(view.position)]
     : view.position.flatMap((x, i) => (x > 0 ? [i] : []));
@@ -33,6 +37,7 @@ function drawnPart(session, view) {
     }
     frontier = next;
   }
+  for (const v of last) distance.set(v, 0);
   return [...distance.keys()].sort((a, b) => a - b);
 }
 
@@ -58,8 +63,10 @@ function renderRequest(session, view, hints) {
     if (kept.length < all.length) partial.push(index.get(id));
   }
   const move = (m) => {
-    if (!m || !index.has(m.from) || !m.to.every((w) => index.has(w))) return null;
-    return { from: index.get(m.from), to: m.to.map((w) => index.get(w)) };
+    if (!m || m.from === undefined) return null;
+    const to = moveTargets(m);
+    if (!index.has(m.from) || !to.every((w) => index.has(w))) return null;
+    return { from: index.get(m.from), to: to.map((w) => index.get(w)) };
   };
   const entry = session.history[session.cursor];
   const unit = session.game === "chess" ? "tokens" : "values";
@@ -81,30 +88,70 @@ function renderRequest(session, view, hints) {
   return { body, shape: JSON.stringify([ids, outDegrees, targets]), focus: ids.filter((id) => perVertex[id] > 0) };
 }
 
+const SVG = "http://www.w3.org/2000/svg";
+
+// The position's moves on the board (with hints): each edge of a listed move gets the
+// class of what its best move there leads to for the mover (move-win, move-draw,
+// move-lose; the list is best first), "best" when that move is as good as the first, and
+// a title that says so. The server's move and the last move keep their own look.
+function markMoves(svg, view) {
+  const [first] = view.moves;
+  const byEdge = new Map();
+  for (const m of view.moves) {
+    for (const w of moveTargets(m)) if (!byEdge.has(`${m.from}>${w}`)) byEdge.set(`${m.from}>${w}`, m);
+  }
+  for (const path of svg.querySelectorAll("path.edge:not(.move):not(.last)")) {
+    const m = byEdge.get(`${path.dataset.from}>${path.dataset.to}`);
+    if (!m) continue;
+    path.classList.add(`move-${m.outcome}`);
+    const best = m.outcome === first.outcome && m.remoteness === first.remoteness;
+    if (best) path.classList.add("best");
+    const title = document.createElementNS(SVG, "title");
+    title.textContent = `${m.label}: ${m.outcome}s for the mover${best ? " (a best move)" : ""}`;
+    path.append(title);
+  }
+}
+
+// Says why "whole graph" cannot apply to a graph over the renderer's limit.
+function showAroundControls(session) {
+  const n = session.graph ? session.graph.outDegrees.length : 0;
+  $("around-controls").hidden = n <= AROUND_FROM;
+  const tooBig = n > DRAWABLE;
+  $("whole-graph").disabled = tooBig;
+  if (tooBig) $("whole-graph").checked = false;
+  $("whole-note").textContent = tooBig ? `(up to ${DRAWABLE} vertices: this graph has ${n}, so it is drawn around the position)` : "";
+}
+
 // Draws the session's position on `board`.
 export function createBoardView(board) {
   let drawnShape = null; // what the board shows, to keep zoom and pan when only tokens change
 
-  async function draw(session, { hints, token }) {
-    $("around-controls").hidden = !(session.graph && session.graph.outDegrees.length > AROUND_FROM);
+  // The drawing of `session`'s position, fetched; nothing changes on screen. Throws when
+  // the server cannot draw it.
+  async function prepare(session, { hints, token, signal }) {
     const view = currentView(session);
-    if (!session.graph || !view) return;
+    if (!session.graph || !view) return { session, empty: true };
     const { body, shape, focus } = renderRequest(session, view, hints);
-    const { ok, text } = await server.render(body, token);
-    if (!ok) {
-      board.clear(text);
-      drawnShape = null;
-      return;
-    }
-    board.show(text, { keepView: shape === drawnShape, focus });
+    const text = await server.render(body, { token, signal });
+    return { session, text, shape, focus, hints };
+  }
+
+  // Shows a prepared drawing (the session it was drawn for is the page's now).
+  function show({ session, empty, text, shape, focus, hints }) {
+    showAroundControls(session);
+    if (empty) return;
+    board.show(text, { keepView: shape === drawnShape, focus, hints });
     drawnShape = shape;
+    const svg = board.element();
+    if (hints && svg) markMoves(svg, currentView(session));
     board.mark(session.selected);
   }
 
   function clear(message) {
     drawnShape = null;
+    showAroundControls({ graph: null });
     board.clear(message);
   }
 
-  return { draw, clear, mark: board.mark, zoom: board.zoom, fit: board.fit };
+  return { prepare, show, clear, mark: board.mark, zoom: board.zoom, fit: board.fit };
 }

@@ -6,6 +6,7 @@
 // Zoom and pan move the SVG's viewBox, whose aspect ratio follows the frame, so one SVG unit
 // is `scale` pixels on both axes and a pointer position maps to a point with no letterboxing.
 const MIN_READABLE = 0.6; // below this scale a fitted drawing opens zoomed in instead
+const OPENING_MARGIN = 60; // room around the tokens opened on, in SVG units
 const MAX_SCALE = 4;
 const MAX_FIT = 1.5; // a small drawing is enlarged this much at most
 const DRAG_PIXELS = 4; // a press that moves less than this is a click, not a pan
@@ -60,8 +61,9 @@ function create(frame, { onVertex }) {
       y: Number(rect.getAttribute("y")) + Number(rect.getAttribute("height")) / 2,
     };
   }
-  // Opening view: the whole drawing when it is readable so, otherwise readable around
-  // `focus` (the vertices with tokens) or the top of the drawing.
+  // Opening view: the whole drawing when it is readable so; otherwise all the tokens
+  // (`focus`), at a readable scale if they fit in it, else zoomed out as far as they need
+  // (the player zooms in from there); without tokens, the top of the drawing.
   function opening(focus) {
     const s = fitScale();
     if (s >= MIN_READABLE) { fit(); return; }
@@ -70,15 +72,20 @@ function create(frame, { onVertex }) {
       setView(MIN_READABLE, natural.width / 2, frameSize().height / MIN_READABLE / 2);
       return;
     }
-    const cx = points.reduce((a, p) => a + p.x, 0) / points.length;
-    const cy = points.reduce((a, p) => a + p.y, 0) / points.length;
-    setView(MIN_READABLE, cx, cy);
+    const xs = points.map((p) => p.x), ys = points.map((p) => p.y);
+    const box = { x0: Math.min(...xs) - OPENING_MARGIN, x1: Math.max(...xs) + OPENING_MARGIN,
+      y0: Math.min(...ys) - OPENING_MARGIN, y1: Math.max(...ys) + OPENING_MARGIN };
+    const { width, height } = frameSize();
+    const fits = Math.min(width / (box.x1 - box.x0), height / (box.y1 - box.y0), MIN_READABLE);
+    setView(Math.max(fits, s), (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2);
   }
   function vertex(id) { return svg && svg.querySelector(`g.vertex[data-vertex="${id}"]`); }
 
   // Shows `text` (our server's SVG: every label in it is escaped by the renderer).
-  // keepView keeps the zoom and pan (same graph, same layout); focus: vertices to open on.
-  function show(text, { keepView = false, focus = [] } = {}) {
+  // keepView keeps the zoom and pan (same graph, same layout); focus: vertices to open on;
+  // without hints the vertices' values and outcome colours are hidden, to the eye and in
+  // their accessible names.
+  function show(text, { keepView = false, focus = [], hints = true } = {}) {
     const hadFocus = document.activeElement && document.activeElement.closest
       && document.activeElement.closest("g.vertex");
     const focusedVertex = hadFocus ? hadFocus.dataset.vertex : null;
@@ -93,15 +100,18 @@ function create(frame, { onVertex }) {
     // The drawing holds buttons, so it is a group, not an image.
     svg.setAttribute("role", "group");
     svg.setAttribute("aria-label", "Board: the game graph");
+    frame.classList.toggle("hints-hidden", !hints);
     for (const group of svg.querySelectorAll("g.vertex")) {
       const title = group.querySelector("title");
       const tokens = Number(group.dataset.tokens || 0);
       // The name starts with the text drawn on the vertex (what a speech user says).
-      const drawn = [...group.querySelectorAll("text")].map((t) => t.textContent).join(" ");
+      const shownText = hints ? "text" : "text:not(.value)";
+      const drawn = [...group.querySelectorAll(shownText)].map((t) => t.textContent).join(" ");
+      const said = hints && title ? title.textContent : `vertex ${group.dataset.vertex}`;
+      if (title && !hints) title.textContent = said;
       group.setAttribute("tabindex", "0");
       group.setAttribute("role", "button");
-      group.setAttribute("aria-label", `${drawn}: ${title ? title.textContent : `vertex ${group.dataset.vertex}`}`
-        + (tokens > 0 ? `; ${tokens} on it` : ""));
+      group.setAttribute("aria-label", `${drawn}: ${said}` + (tokens > 0 ? `; ${tokens} on it` : ""));
     }
     if (keepView) apply(); else opening(focus);
     if (focusedVertex !== null) {

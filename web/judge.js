@@ -17,7 +17,10 @@ class Numbers {
   }
   atEnd() { return this.pos >= this.items.length; }
   next(what, max = Number.MAX_SAFE_INTEGER) {
-    if (this.atEnd()) throw new Error(`end of input: expected ${what}`);
+    if (this.atEnd()) {
+      const last = this.items[this.items.length - 1];
+      throw new Error(`line ${last ? last.line : 1}: the input ends too early: expected ${what} after it`);
+    }
     const item = this.items[this.pos++];
     if (/^\d+$/.test(item.text) && !Number.isSafeInteger(Number(item.text)) && max === Number.MAX_SAFE_INTEGER) {
       const excerpt = item.text.length > 24 ? item.text.slice(0, 24) + "…" : item.text;

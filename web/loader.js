@@ -41,6 +41,12 @@ export function fillPreload({ game, text }) {
   $("judge-input").value = text;
 }
 
+// A game reopened (a file, a link): its graph and start written as the judge input.
+export function showGame(game, graph, position) {
+  document.querySelector(`input[name=game][value=${game}]`).checked = true;
+  $("judge-input").value = game === "chess" ? Judge.chessText(graph, position) : Judge.addsubText(graph, position);
+}
+
 // The test cases of the input: {game, cases}. Throws with the line and column of an error.
 export function readJudgeInput() {
   const game = chosenGame();

@@ -1,19 +1,20 @@
 // The panel beside the board: the verdict, the moves best first, the history, the game's
-// status and which controls are enabled, all read from the session. A click on a move or on
-// a history entry is handed to the caller (`onMove`, `onGoTo`).
+// status and which controls are enabled, all read from the session. A click on a move, on a
+// history entry or on another variation is handed to the caller (`onMove`, `onGoTo`,
+// `onSwitch`).
 
 import { positionText } from "./rules.js";
-import { currentView, humanToMoveAt, redoTarget, resultAt, undoTarget } from "./session.js";
+import { currentView, humanToMoveAt, redoTarget, resultAt, undoTarget, variationsAt } from "./session.js";
 
 const $ = (id) => document.getElementById(id);
 
 // `hints`: whether outcomes are shown; `clickMode`: "edit" or "move" (what a click on the
 // board does).
-export function showPanels(session, { hints, clickMode, onMove, onGoTo }) {
+export function showPanels(session, { hints, clickMode, onMove, onGoTo, onSwitch }) {
   if (session.selected === null) $("selection").textContent = "";
   showVerdict(session, hints);
   showMoves(session, hints, onMove);
-  showHistory(session, onGoTo);
+  showHistory(session, onGoTo, onSwitch);
   showStatus(session);
   showControls(session, clickMode);
 }
@@ -94,22 +95,43 @@ export function showMoves(session, hints, onMove) {
   }
 }
 
-function showHistory(session, onGoTo) {
+const said = (entry) => `${entry.by ? `${entry.by}: ` : ""}${entry.label}`;
+
+// The line shown, each entry a button; an entry with other variations beside it lists them
+// ("or token 0 → 2"), each a button that switches to it (so do ↑ and ↓ on the current one).
+function showHistory(session, onGoTo, onSwitch) {
   const list = $("history");
   list.replaceChildren();
   session.history.forEach((entry, i) => {
     const li = document.createElement("li");
     const button = document.createElement("button");
-    const who = entry.by ? `${entry.by}: ` : "";
-    button.textContent = i === 0 ? `start: ${positionText(entry.view.position) || "(empty)"}` : `${who}${entry.label}`;
+    button.textContent = i === 0 ? `start: ${positionText(entry.view.position) || "(empty)"}` : said(entry);
     button.dataset.index = i;
     if (i === session.cursor) { button.setAttribute("aria-current", "step"); li.className = "current"; }
     button.disabled = Boolean(session.play && i >= session.play.start && !humanToMoveAt(session, i)
       && i !== session.history.length - 1);
     button.addEventListener("click", () => onGoTo(i));
     li.append(button);
+    const { ids } = variationsAt(session, i);
+    for (const id of ids.filter((other) => other !== entry.id)) {
+      const other = document.createElement("button");
+      other.className = "variation";
+      other.dataset.node = id;
+      other.textContent = `or ${said(session.nodes[id])}`;
+      other.addEventListener("click", () => onSwitch(i, id));
+      li.append(" ", other);
+    }
     list.append(li);
   });
+  keepInView(list, list.querySelector("li.current"));
+}
+
+// Scrolls `list` (not the page) so that `item` shows.
+function keepInView(list, item) {
+  if (!item) return;
+  const box = list.getBoundingClientRect(), at = item.getBoundingClientRect();
+  if (at.top < box.top) list.scrollTop -= box.top - at.top;
+  else if (at.bottom > box.bottom) list.scrollTop += at.bottom - box.bottom;
 }
 
 function showStatus(session) {
@@ -118,15 +140,18 @@ function showStatus(session) {
   delete status.dataset.result;
   status.className = "";
   if (!session.play) return;
+  // The status is a live region: the server's move is read out with what follows it.
+  const entry = session.history[session.cursor];
+  const played = entry.by === "server" ? `The server played ${entry.label}. ` : "";
   const over = resultAt(session, session.cursor);
   if (over) {
     status.dataset.result = over.result;
     status.className = "over";
-    status.textContent = over.text;
+    status.textContent = played + over.text;
   } else if (humanToMoveAt(session, session.cursor)) {
-    status.textContent = "Your move: pick one in the list, or click a token on the board and then where it goes.";
+    status.textContent = `${played}Your move: pick one in the list, or click a token on the board and then where it goes.`;
   } else {
-    status.textContent = "The server is to move.";
+    status.textContent = "The server is to move…";
   }
 }
 
@@ -135,7 +160,7 @@ export function showControls(session, clickMode) {
   $("undo").disabled = undoTarget(session) === null;
   $("redo").disabled = redoTarget(session) === null;
   const loaded = Boolean(session.graph);
-  for (const id of ["play-first", "play-second", "set-position", "clear-position"]) $(id).disabled = !loaded;
+  for (const id of ["play-first", "play-second", "set-position", "clear-position", "save-game"]) $(id).disabled = !loaded;
   $("stop-game").hidden = !session.play;
   const chess = session.game === "chess";
   $("position").placeholder = chess ? "token vertices, e.g. 0 1" : "one value per vertex, e.g. 1 0 2";

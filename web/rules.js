@@ -65,7 +65,9 @@ export function splitMoves(position, { graph, offsets }) {
       for (const w of odd) next[w] += 1;
       if (pairs > 0) next[targets[0]] += 2 * pairs;
       const label = `${v} → {${odd.join(" ")}}` + (pairs > 0 ? ` + ${pairs}×2 on ${targets[0]}` : "");
-      moves.push({ label, from: v, to: odd, position: next });
+      const move = { label, from: v, to: odd, position: next };
+      if (pairs > 0) move.pairTarget = targets[0];
+      moves.push(move);
     }
   }
   return { moves, omitted: total - BigInt(moves.length) };
@@ -94,7 +96,17 @@ export function serverMoveOf(move, position) {
   next[split.vertex] -= 1;
   for (const w of split.oddTargets) next[w] += 1;
   if (split.pairCount > 0) next[split.pairTarget] += 2 * split.pairCount;
-  return { position: next, from: split.vertex, to: split.oddTargets };
+  const played = { position: next, from: split.vertex, to: split.oddTargets };
+  if (split.pairCount > 0) played.pairTarget = split.pairTarget;
+  return played;
+}
+
+// Every vertex a move adds to (a split's odd targets and the target of its pairs): the
+// arrows that draw it.
+export function moveTargets(move) {
+  const targets = [...move.to];
+  if (move.pairTarget !== undefined && !targets.includes(move.pairTarget)) targets.push(move.pairTarget);
+  return targets;
 }
 
 const CLASS_ORDER = { win: 0, draw: 1, lose: 2 };

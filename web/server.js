@@ -3,6 +3,10 @@
 // `grundy render`) and the judge file `grundy play FILE` hands over (GET /preload). Each
 // throws on failure; nothing here changes the session.
 //
+// Every call takes `{token, signal}`: the bearer token, and the AbortSignal that cancels it
+// (the page's Cancel button and time limit); a cancelled call throws the signal's reason.
+// A server that cannot be reached throws an Unreachable error that says so plainly.
+//
 // The gRPC calls go through vendor/grundy-rpc.js (scripts/web-bundle.sh builds it): the
 // grundy.v1 messages generated from proto/ and Connect's gRPC-Web transport, to this page's
 // own origin. The messages are turned here into the plain objects the other modules read.
@@ -25,14 +29,29 @@ export class GrpcError extends Error {
   }
 }
 
-// Runs `call` with the bearer token, a Connect error thrown as a GrpcError.
-async function withToken(token, call) {
+// A request that got no answer at all: the server is down, or the network is.
+export class Unreachable extends Error {
+  constructor() {
+    super(`cannot reach the server at ${location.origin}: check that it is running and reachable`);
+  }
+}
+
+// The error to throw for `error`, caught from a call made with `signal`.
+function failure(error, signal) {
+  if (signal && signal.aborted) return signal.reason;
+  if (error instanceof TypeError) return new Unreachable(); // fetch() found no server
+  const connect = Rpc.ConnectError.from(error);
+  if (connect.cause instanceof TypeError) return new Unreachable();
+  return new GrpcError(connect.code, connect.rawMessage);
+}
+
+// Runs `call` with the bearer token's headers; a failure thrown as failure() names it.
+async function withToken({ token, signal }, call) {
   const headers = token ? { authorization: `Bearer ${token}` } : {};
   try {
     return await call(headers);
   } catch (error) {
-    const connect = Rpc.ConnectError.from(error);
-    throw new GrpcError(connect.code, connect.rawMessage);
+    throw failure(error, signal);
   }
 }
 
@@ -76,15 +95,16 @@ function verdictOf(message) {
 }
 
 // Registers `graph` and returns the value of every vertex.
-export async function valuesOf(graph, token) {
-  return withToken(token, async (headers) => {
+export async function valuesOf(graph, options) {
+  const { signal } = options;
+  return withToken(options, async (headers) => {
     // PutGraph streams its request, which fetch() cannot do: the whole graph goes in one
     // chunk, so the call is one request message and one response, which the transport's
     // unary call sends and reads (Connect's client refuses client-streaming methods).
     const request = Rpc.create(Rpc.PutGraphRequestSchema, { chunk: graphMessage(graph) });
-    const put = await transport.unary(Rpc.GrundyService.method.putGraph, undefined, undefined, headers, request);
+    const put = await transport.unary(Rpc.GrundyService.method.putGraph, signal, undefined, headers, request);
     const values = [];
-    for await (const page of client.getValues({ graphId: put.message.graphId }, { headers })) {
+    for await (const page of client.getValues({ graphId: put.message.graphId }, { headers, signal })) {
       page.values.forEach((value, i) => { values[page.firstVertex + i] = valueOf(value); });
     }
     return values;
@@ -94,7 +114,7 @@ export async function valuesOf(graph, token) {
 // EvaluateBatch with explain and the analysis: each verdict carries the position's remoteness
 // and up to `maxMoves` of its moves best first (0 is the server's cap). Positions are
 // {tokens: [...]} or {dense: [...]}; returns their verdicts in order.
-async function evaluate(graph, positions, token, { maxMoves = 0 } = {}) {
+async function evaluate(graph, positions, options, maxMoves) {
   const queries = positions.map((position, id) => ({
     id: BigInt(id),
     position: position.dense
@@ -106,8 +126,8 @@ async function evaluate(graph, positions, token, { maxMoves = 0 } = {}) {
     queries,
   };
   const verdicts = [];
-  await withToken(token, async (headers) => {
-    for await (const response of client.evaluateBatch(request, { headers })) {
+  await withToken(options, async (headers) => {
+    for await (const response of client.evaluateBatch(request, { headers, signal: options.signal })) {
       for (const verdict of response.verdicts) verdicts[Number(verdict.queryId)] = verdictOf(verdict);
     }
   });
@@ -120,34 +140,51 @@ async function evaluate(graph, positions, token, { maxMoves = 0 } = {}) {
 
 // Evaluates `position` and every move from it: the view of the position (see session.js),
 // its moves best first for the player to move, with what each leads to.
-export function analyse(position, where, token) {
-  return where.game === "chess" ? analyseTokens(position, where, token) : analyseSplits(position, where, token);
+export async function analyse(position, where, options) {
+  const [view] = await analyseAll([position], where, options);
+  return view;
+}
+
+// The views of several positions, in one request (a saved game reopened).
+export function analyseAll(positions, where, options) {
+  return where.game === "chess" ? analyseTokens(positions, where, options) : analyseSplits(positions, where, options);
+}
+
+function checked(verdict) {
+  if (verdict.error) throw new Error(`${verdict.error.field}: ${verdict.error.message}`);
+  return verdict;
 }
 
 // Token sliding: the verdict lists every move best first (fastest win first, longest
 // resistance last), each with its outcome for the mover and the remoteness after it.
-async function analyseTokens(position, { game, graph }, token) {
-  const [verdict] = await evaluate(graph, [positionMessage(game, position)], token,
-    { maxMoves: MAX_LISTED_MOVES });
-  if (verdict.error) throw new Error(`${verdict.error.field}: ${verdict.error.message}`);
-  const moves = verdict.moves.map((analysed) => analysedMoveOf(analysed, position));
-  const omitted = BigInt(verdict.movesOmitted);
-  return { position, verdict, moves, suggestion: suggestionOf(verdict, position, game, moves), omitted };
+async function analyseTokens(positions, { game, graph }, options) {
+  const verdicts = await evaluate(graph, positions.map((p) => positionMessage(game, p)), options, MAX_LISTED_MOVES);
+  return verdicts.map((verdict, i) => {
+    const position = positions[i];
+    const moves = checked(verdict).moves.map((analysed) => analysedMoveOf(analysed, position));
+    const omitted = BigInt(verdict.movesOmitted);
+    return { position, verdict, moves, suggestion: suggestionOf(verdict, position, game, moves), omitted };
+  });
 }
 
 // Addition-Subtraction: the verdict names one winning move per vertex, so the page lists
 // the moves itself and learns where each leads from the verdicts of the positions after
 // them, asked in the same request.
-async function analyseSplits(position, { game, graph, offsets }, token) {
-  const { moves, omitted } = splitMoves(position, { graph, offsets });
-  const positions = [position, ...moves.map((m) => m.position)].map((p) => positionMessage(game, p));
-  const [verdict, ...after] = await evaluate(graph, positions, token, { maxMoves: 1 });
-  if (verdict.error) throw new Error(`${verdict.error.field}: ${verdict.error.message}`);
+async function analyseSplits(positions, { game, graph, offsets }, options) {
+  const listed = positions.map((position) => splitMoves(position, { graph, offsets }));
+  const asked = positions.flatMap((position, i) => [position, ...listed[i].moves.map((m) => m.position)]);
+  const verdicts = await evaluate(graph, asked.map((p) => positionMessage(game, p)), options, 1);
   // A move is as good for its player as the position it leads to is bad for the other.
   const forMover = { LOSE: "win", WIN: "lose", DRAW: "draw" };
-  moves.forEach((m, i) => { m.outcome = forMover[after[i].outcome] || "draw"; });
-  const suggestion = suggestionOf(verdict, position, game, moves);
-  return { position, verdict, moves: sortMoves(game, moves, suggestion), suggestion, omitted };
+  let at = 0;
+  return positions.map((position, i) => {
+    const { moves, omitted } = listed[i];
+    const verdict = checked(verdicts[at]);
+    moves.forEach((m, j) => { m.outcome = forMover[verdicts[at + 1 + j].outcome] || "draw"; });
+    at += 1 + moves.length;
+    const suggestion = suggestionOf(verdict, position, game, moves);
+    return { position, verdict, moves: sortMoves(game, moves, suggestion), suggestion, omitted };
+  });
 }
 
 // The server's move of a verdict, labelled as in the move list.
@@ -161,12 +198,19 @@ function suggestionOf(verdict, position, game, moves) {
   return suggestion;
 }
 
-// The SVG of a render request, or the server's message: {ok, text}.
-export async function render(body, token) {
+// The SVG of a render request; the server's message (its status and text) is thrown.
+export async function render(body, { token, signal }) {
   const headers = { "content-type": "application/json" };
   if (token) headers.authorization = `Bearer ${token}`;
-  const response = await fetch("/render", { method: "POST", headers, body: JSON.stringify(body) });
-  return { ok: response.ok, text: await response.text() };
+  try {
+    const response = await fetch("/render", { method: "POST", headers, body: JSON.stringify(body), signal });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`drawing refused (HTTP ${response.status}): ${text.slice(0, 300)}`);
+    return text;
+  } catch (error) {
+    if (signal && signal.aborted) throw signal.reason;
+    throw error instanceof TypeError ? new Unreachable() : error;
+  }
 }
 
 // The judge file to open with, {game, text}, or null: 204 is the normal answer of a plain

@@ -24,27 +24,16 @@
 "use strict";
 
 const assert = require("node:assert/strict");
-const { execFileSync, spawn } = require("node:child_process");
+const { execFileSync } = require("node:child_process");
 const fs = require("node:fs");
 const path = require("node:path");
-const { chromium } = require("playwright-core");
+const {
+  env, axeViolations, clickMove, idle, launch, loadText, moveLabels, plainServer, playOut, setPosition,
+  showHints, tokensOutsideView,
+} = require("./lib.js");
 
-const URL = process.env.GRUNDY_URL;
-const CLI = process.env.GRUNDY_CLI;
-const TOKEN_FILE = process.env.GRUNDY_TOKEN_FILE;
-const SAMPLE = process.env.GRUNDY_SAMPLE;
-const CYCLIC = process.env.GRUNDY_CYCLIC;
-const SHOTS = process.env.SCREENSHOT_DIR;
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const { URL, CLI, TOKEN_FILE, SAMPLE, CYCLIC, SHOTS } = env;
 const WAIT_MS = 20000;
-const MAX_PLIES = 60;
-
-for (const [name, value] of Object.entries({ URL, CLI, TOKEN_FILE, SAMPLE, CYCLIC, SHOTS })) {
-  if (!value) throw new Error(`missing environment variable for ${name}`);
-}
-
-const AXE = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
-const SERVER = path.join(path.dirname(CLI || "."), "grundy-server");
 
 // The CLI's verdicts (one per query line) for a chess judge input.
 function cliVerdicts(input) {
@@ -99,97 +88,10 @@ function chessInput(lists, queries) {
   return lines.join("\n") + "\n";
 }
 
-async function idle(page) {
-  await page.waitForFunction(() => !document.body.dataset.busy, null, { timeout: WAIT_MS });
-  const error = await page.textContent("#input-error");
-  return error.trim();
-}
-
-async function setPosition(page, tokens) {
-  await page.fill("#position", tokens.join(" "));
-  await page.click("#set-position");
-  assert.equal(await idle(page), "", "setting a position");
-}
-
 async function drawnVertices(page) {
   return page.$$eval("#board g.vertex", (nodes) => nodes.map((n) => ({
     vertex: Number(n.dataset.vertex), value: n.dataset.value, outcome: n.dataset.outcome,
   })));
-}
-
-// Plays until the game is over: our moves pick a move coloured "win" when there is one,
-// else one that keeps the draw, else any.
-async function playOut(page, shot) {
-  await showHints(page);
-  for (let ply = 0; ply < MAX_PLIES; ply++) {
-    const result = await page.getAttribute("#game-status", "data-result");
-    if (result) return result;
-    const button = (await page.$("#moves li[data-outcome=win] button"))
-      || (await page.$("#moves li[data-outcome=draw] button"))
-      || (await page.$("#moves li[data-outcome] button"));
-    assert.ok(button, "a game in progress lists a move");
-    await button.click();
-    assert.equal(await idle(page), "", "playing a move");
-    if (ply === 0) await page.screenshot({ path: path.join(SHOTS, shot), fullPage: true });
-  }
-  throw new Error(`the game did not end within ${MAX_PLIES} moves`);
-}
-
-// Hints are hidden while playing by default; the scripted player reads the outcomes.
-async function showHints(page) {
-  if (await page.isChecked("#hide-hints")) {
-    await page.uncheck("#hide-hints");
-    assert.equal(await idle(page), "");
-  }
-}
-
-async function moveLabels(page) {
-  return page.$$eval("#moves li[data-outcome] button", (b) => b.map((x) => x.textContent));
-}
-
-async function clickMove(page, label) {
-  const buttons = await page.$$("#moves li[data-outcome] button");
-  for (const button of buttons) {
-    if ((await button.textContent()).startsWith(label + ":") || (await button.textContent()) === label) {
-      await button.click();
-      return;
-    }
-  }
-  throw new Error(`no move ${label} in ${JSON.stringify(await moveLabels(page))}`);
-}
-
-async function loadText(page, text, game = "chess") {
-  await page.check(`input[name=game][value=${game}]`);
-  await page.fill("#judge-input", text);
-  await page.click("#load");
-  return idle(page);
-}
-
-// axe-core, evaluated in the page (the page's CSP does not apply to the test's own code).
-async function axeViolations(page) {
-  await page.evaluate(AXE);
-  const result = await page.evaluate(() => axe.run(document, { resultTypes: ["violations"] }));
-  return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`);
-}
-
-// A plain `grundy-server --web` (no token) on 127.0.0.1:0; resolves to {url, stop}.
-function plainServer() {
-  return new Promise((resolve, reject) => {
-    const child = spawn(SERVER, ["--listen", "127.0.0.1:0", "--web", "--log-format", "json"],
-      { stdio: ["ignore", "ignore", "pipe"] });
-    let log = "";
-    const timer = setTimeout(() => reject(new Error(`plain server not ready: ${log}`)), WAIT_MS);
-    child.stderr.on("data", (chunk) => {
-      log += chunk;
-      const match = /"address":"(127\.0\.0\.1:\d+)"/.exec(log);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ url: `http://${match[1]}/`, stop: () => child.kill() });
-      }
-    });
-    child.on("exit", (code) => reject(new Error(`plain server exited (${code}): ${log}`)));
-  });
 }
 
 // Bug: a WIN position with a move whose reply returns to it (0 -> 1 -> 0, exit 0 -> 2) was
@@ -376,8 +278,8 @@ async function boardAt(browser, url, width, height) {
   await page.check("#whole-graph");
   assert.equal(await idle(page), "");
   assert.equal(await page.$$eval("#board g.vertex", (v) => v.length), 50);
-  const wholeVertex = await page.$eval("#board g.vertex rect", (r) => r.getBoundingClientRect().height);
-  assert.ok(wholeVertex >= 22, `${tag}: whole 50-vertex graph opens readable (${wholeVertex} px), panned`);
+  // It opens on the tokens, zoomed out only as far as they need.
+  assert.deepEqual(await tokensOutsideView(page), [], `${tag}: whole 50-vertex graph opens on its tokens`);
   await page.screenshot({ path: path.join(SHOTS, `board-${tag}-whole.png`), fullPage: true });
   await page.uncheck("#whole-graph");
   assert.equal(await idle(page), "");
@@ -406,12 +308,7 @@ async function main() {
   const sampleText = fs.readFileSync(SAMPLE, "utf8");
   const cases = parseCases(sampleText);
   const expectedLines = cliVerdicts(sampleText);
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  const browser = await launch();
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const external = [];
@@ -426,6 +323,7 @@ async function main() {
     page.on("pageerror", (e) => pageErrors.push(String(e)));
     await page.goto(URL, { timeout: WAIT_MS });
     assert.equal(await idle(page), "", "the page opens quietly");
+    await page.uncheck("#reply-pause"); // the server's replies at once (boardAt keeps the pause)
 
     // Paste the sample; without the token the server refuses.
     await page.fill("#judge-input", sampleText);

@@ -39,8 +39,18 @@ const ASSETS: &[Asset] = &[
         content_type: "text/css; charset=utf-8",
         body: include_str!("../../../web/style.css"),
     },
-    // what each control does
+    // the controls wired, the state committed
     script("/app.js", include_str!("../../../web/app.js")),
+    // what each control does: steps that ask and then commit
+    script("/actions.js", include_str!("../../../web/actions.js")),
+    // one step at a time: progress, Cancel, the time limit, the error line
+    script("/activity.js", include_str!("../../../web/activity.js")),
+    // the value chart of the line shown
+    script("/chart.js", include_str!("../../../web/chart.js")),
+    // a game as a file or a link
+    script("/share.js", include_str!("../../../web/share.js")),
+    // the server as an opponent, perfect or erring
+    script("/opponent.js", include_str!("../../../web/opponent.js")),
     // the session and its history (pure)
     script("/session.js", include_str!("../../../web/session.js")),
     // the games' moves (pure)
