@@ -13,7 +13,7 @@ use super::answer::StreamOptions;
 use super::blocking::WorkPool;
 use super::config::{DEFAULT_MAX_MESSAGE_BYTES, ServiceConfig};
 use super::convert::stream_analysis;
-use super::error::{Limit, ServiceError, reason_name};
+use super::error::{Limit, ServiceError, reason_name, status_reason};
 use super::lifecycle::Lifecycle;
 use super::metrics::{Metrics, code_name};
 use super::registry::Registry;
@@ -176,8 +176,22 @@ impl GameService {
         error: ServiceError,
         arrived: Instant,
     ) -> Status {
-        let reason = reason_name(error.reason());
         let status = Status::from(error);
+        self.count_refusal(name, protocol, &status, arrived);
+        status
+    }
+
+    /// Counts and logs the refusal with `status` of the RPC `name` that arrived by `protocol`
+    /// at `arrived`, before it reached its handler (a JSON request refused while read or
+    /// transcoded, say).
+    pub(crate) fn count_refusal(
+        &self,
+        name: &'static str,
+        protocol: Protocol,
+        status: &Status,
+        arrived: Instant,
+    ) {
+        let reason = status_reason(status).map_or("", reason_name);
         let elapsed = arrived.elapsed();
         self.metrics
             .request_finished(name, protocol, status.code(), reason, elapsed);
@@ -189,7 +203,6 @@ impl GameService {
             "rpc refused: {}",
             status.message()
         );
-        status
     }
 
     /// Admits the unary RPC `name` as its request arrives, before tonic reads its message:

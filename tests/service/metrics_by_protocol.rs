@@ -10,7 +10,7 @@ use tokio::sync::oneshot;
 use crate::json_http::to_json;
 use crate::support::http1::{exchange, exchange_at};
 use crate::support::server::{
-    PATIENCE, batch_request, grpc_frame, sample_graph, serve, server_config, tokens,
+    PATIENCE, TestServer, batch_request, grpc_frame, sample_graph, serve, server_config, tokens,
 };
 
 #[tokio::test]
@@ -49,19 +49,7 @@ async fn grpc_json_and_grpc_web_calls_are_counted_by_protocol() {
     assert!(body.contains("grpc-status:0"), "{headers}\n{body}");
     server.wait_idle().await;
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let (stop, stopped) = oneshot::channel::<()>();
-    let exporter = tokio::spawn(serve_metrics(
-        listener,
-        server.service.metrics().clone(),
-        async {
-            let _ = stopped.await;
-        },
-    ));
-    let (status, _, page) = exchange_at(address, "GET /metrics HTTP/1.1", b"").await;
-    assert_eq!(status, 200);
-    let page = String::from_utf8(page).unwrap();
+    let page = metrics_page(&server).await;
     for protocol in ["grpc", "json", "grpc-web"] {
         for expected in [
             format!(
@@ -80,9 +68,47 @@ async fn grpc_json_and_grpc_web_calls_are_counted_by_protocol() {
         .filter(|line| line.starts_with("grundy_requests_total{"))
         .count();
     assert_eq!(counted, 3, "{page}");
+}
+
+/// The metrics page of `server`, from an exporter started for the purpose.
+async fn metrics_page(server: &TestServer) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let exporter = tokio::spawn(serve_metrics(
+        listener,
+        server.service.metrics().clone(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let (status, _, page) = exchange_at(address, "GET /metrics HTTP/1.1", b"").await;
+    assert_eq!(status, 200);
     let _ = stop.send(());
     tokio::time::timeout(PATIENCE, exporter)
         .await
         .unwrap()
         .unwrap();
+    String::from_utf8(page).unwrap()
+}
+
+#[tokio::test]
+async fn json_requests_refused_before_their_call_are_counted_too() {
+    let server = serve(ServerConfig {
+        auth_token: Some("secret".into()),
+        ..server_config()
+    })
+    .await;
+    let (status, _, _) = exchange(&server, "POST /v1:evaluate HTTP/1.1", b"{}").await;
+    assert_eq!(status, 401);
+    let head = "POST /v1/graphs HTTP/1.1\r\nAuthorization: Bearer secret";
+    let (status, _, _) = exchange(&server, head, b"{\"vertexCount\": [").await;
+    assert_eq!(status, 400);
+    let page = metrics_page(&server).await;
+    for expected in [
+        r#"grundy_requests_total{rpc="EvaluateBatch",code="UNAUTHENTICATED",reason="UNAUTHENTICATED",protocol="json"} 1"#,
+        r#"grundy_requests_total{rpc="PutGraph",code="INVALID_ARGUMENT",reason="INVALID_REQUEST",protocol="json"} 1"#,
+    ] {
+        assert!(page.contains(expected), "{expected} missing from\n{page}");
+    }
 }

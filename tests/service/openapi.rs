@@ -12,7 +12,11 @@ async fn the_openapi_document_is_served_as_docs_has_it_and_needs_the_token() {
     let server = serve(server_config()).await;
     let (status, headers, body) = exchange(&server, "GET /v1/openapi.json HTTP/1.1", b"").await;
     assert_eq!(status, 200);
-    assert!(headers.to_ascii_lowercase().contains("content-type: application/json"));
+    assert!(
+        headers
+            .to_ascii_lowercase()
+            .contains("content-type: application/json")
+    );
     assert!(body == kept, "the served document is not docs/openapi.json");
     let (status, _, _) = exchange(&server, "POST /v1/openapi.json HTTP/1.1", b"{}").await;
     assert_eq!(status, 405);

@@ -196,14 +196,22 @@ where
             return error_response(pool, &error.into());
         }
     };
+    // A request refused before its RPC is called is counted here, as the RPC's refusals are.
+    let arrived = tokio::time::Instant::now();
+    let (timeout, name) = (shared.start_timeout, rpc_name(&route.rpc));
+    let refuse = |status: Status| {
+        let service = &shared.service;
+        service.count_refusal(name, Protocol::Json, &status, arrived);
+        error_response(pool, &status)
+    };
     // The token first: a caller without it gets no parsing done for it.
     let authorization = parts.headers.get(header::AUTHORIZATION);
     if let Err(error) = shared.auth.check(authorization.map(HeaderValue::as_bytes)) {
         shared.service.metrics().auth_failures.inc();
-        return error_response(pool, &error.into());
+        return refuse(error.into());
     }
     if let Err(status) = body::check_declared_length(&parts.headers, shared.body_limit) {
-        return error_response(pool, &status);
+        return refuse(status);
     }
     // The body holds its place from its first byte until the gRPC request is made of it.
     let Ok(receiving) = shared.bodies.clone().try_acquire_owned() else {
@@ -212,22 +220,16 @@ where
             value: body::MAX_JSON_BODIES as u64,
             what: "a JSON request while as many bodies are being received".to_string(),
         };
-        return error_response(pool, &error.into());
+        return refuse(error.into());
     };
-    let arrived = tokio::time::Instant::now();
-    let (service, timeout, name) = (
-        shared.service.clone(),
-        shared.start_timeout,
-        rpc_name(&route.rpc),
-    );
-    let stalled = move || service.stalled(name, Protocol::Json, timeout, arrived);
+    let stalled = move || ServiceError::RequestStalled(timeout).into();
     let bytes = match body::read_limited(body, shared.body_limit, timeout, stalled).await {
         Ok(bytes) => bytes,
-        Err(status) => return error_response(pool, &status),
+        Err(status) => return refuse(status),
     };
     let transcoded = match request::transcode(route, &variables, parts.uri.query(), &bytes) {
         Ok(transcoded) => transcoded,
-        Err(status) => return error_response(pool, &status),
+        Err(status) => return refuse(status),
     };
     drop(bytes);
     drop(receiving);
