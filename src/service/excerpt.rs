@@ -37,10 +37,16 @@ const DECODER_TEXT_CHARS: usize = 400;
 /// is quoted as client text would be (`from_decoder` false).
 pub(crate) fn decoder_text(text: &str, from_decoder: bool) -> String {
     if from_decoder {
-        cut_to(text, DECODER_TEXT_CHARS)
+        schema_text(text)
     } else {
         excerpt(text)
     }
+}
+
+/// A decoder's text (gRPC's or JSON's: field names from the schema, values from the client),
+/// cut to [`DECODER_TEXT_CHARS`] characters.
+pub(crate) fn schema_text(text: &str) -> String {
+    cut_to(text, DECODER_TEXT_CHARS)
 }
 
 #[cfg(test)]

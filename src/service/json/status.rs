@@ -12,7 +12,7 @@ use tonic_types::StatusExt;
 
 use crate::proto::ErrorReason;
 use crate::service::error::{ServiceError, status_reason};
-use crate::service::excerpt::cut_to;
+use crate::service::excerpt::schema_text;
 
 /// The HTTP status of a call that ended with `status`.
 pub(crate) fn http_status(status: &Status) -> StatusCode {
@@ -113,13 +113,9 @@ pub(crate) fn json_response(status: StatusCode, json: Vec<u8>) -> Response<Body>
     response
 }
 
-/// Most characters of a decoder's text kept in a status (its field names come from the
-/// schema, its values from the client).
-const DECODER_TEXT_CHARS: usize = 300;
-
-/// `text` cut to [`DECODER_TEXT_CHARS`] characters.
+/// `text` cut as a decoder's text is (the same bound as gRPC's).
 pub(super) fn bounded(text: &str) -> String {
-    cut_to(text, DECODER_TEXT_CHARS)
+    schema_text(text)
 }
 
 /// INVALID_ARGUMENT about `field`.
