@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::analysis::{Analysis, Table};
+use super::convention::PlayConvention;
 use super::interrupt::{Cancelled, Interrupt};
 use super::outcome::Outcome;
 use super::remoteness::{AnalysisOptions, PositionAnalysis, Remoteness};
@@ -488,8 +489,9 @@ impl Analysis {
         };
         let rules = position::SumRules {
             graph: &self.game.graph,
-            outcome: &outcome,
-            outcome_after_slide: &outcome_after_slide,
+            convention: PlayConvention::Normal,
+            outcome: Some(&outcome),
+            outcome_after_slide: Some(&outcome_after_slide),
         };
         Ok(position::analyse_sliding(
             &rules,
