@@ -336,6 +336,7 @@ async fn evaluate(
             graph_source: Some(GraphSource::GraphId(graph_id.to_string())),
             explain: true,
             analysis: None,
+            play_convention: 0,
         }),
         queries: vec![proto::Query {
             id: 0,

@@ -102,7 +102,7 @@ impl Analysis {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error(
     "the misère outcome needs a search beyond the position budget of {budget} positions \
-     ({positions_explored} explored); raise --position-budget"
+     ({positions_explored} explored)"
 )]
 pub struct MisereOverBudget {
     /// [`AnalysisOptions::position_budget`].

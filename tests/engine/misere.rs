@@ -170,7 +170,10 @@ fn misere_search_over_the_budget_answers_nothing() {
         Err(MisereError::OverBudget(over)) => {
             assert_eq!(over.budget, 100);
             assert!(over.positions_explored <= 100);
-            assert!(over.to_string().contains("--position-budget"), "{over}");
+            assert!(
+                over.to_string().contains("position budget of 100"),
+                "{over}"
+            );
         }
         other => panic!("expected over budget, got {other:?}"),
     }
