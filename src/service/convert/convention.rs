@@ -46,7 +46,7 @@ pub(crate) fn over_budget_error(field: &str, over: &MisereOverBudget) -> proto::
     proto::QueryError {
         field: field.to_string(),
         message: format!(
-            "{over}; raise it with --position-budget (grundy analyse) or \
+            "{over}; raise it with --position-budget (grundy judge or analyse) or \
              analysis.position_budget, up to the server's --analysis-position-budget"
         ),
     }
