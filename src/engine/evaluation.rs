@@ -461,6 +461,7 @@ impl Analysis {
                 remoteness: Remoteness::UnavailableForSplitCounts,
                 moves: Vec::new(),
                 moves_omitted: 0,
+                positions_searched: 0,
             });
         };
         let outcome = |position: &[u32]| {

@@ -174,6 +174,7 @@ pub(super) fn analyse_misere(
         nim_sum: 0,
         remoteness: search.remoteness(root_seed),
         moves_omitted: total - analysed.len() as u64,
+        positions_searched: search.positions_searched(),
         moves: analysed,
     })
 }

@@ -175,6 +175,7 @@ pub(super) fn analyse_sliding(
         nim_sum,
         remoteness,
         moves_omitted: total_moves - kept as u64,
+        positions_searched: search.positions_searched(),
         moves,
     }
 }

@@ -137,6 +137,9 @@ pub struct PositionAnalysis {
     pub moves: Vec<MoveAnalysis>,
     /// Moves left out by [`AnalysisOptions::max_moves`].
     pub moves_omitted: u64,
+    /// Positions of the sum the search indexed (those the one-token table answers are not
+    /// counted): 0 when no search was needed.
+    pub positions_searched: u64,
 }
 
 /// The remoteness of every vertex of an acyclic graph, visiting vertices in `order`
@@ -224,6 +227,20 @@ impl FollowerFold {
         } else {
             self.largest + u32::from(has_followers)
         }
+    }
+}
+
+/// The one-token remoteness table of `graph` under `convention`, [`DRAW`] for draws, as
+/// [`super::Analysis`] computes it on first need: Kahn's order and the follower fold on an
+/// acyclic graph, the predecessor lists and the retrograde pass on a cyclic one.
+pub fn one_token_table(
+    graph: &Digraph,
+    convention: PlayConvention,
+    interrupt: &Interrupt,
+) -> Result<Vec<u32>, Cancelled> {
+    match super::order::acyclic_order_interruptible(graph, interrupt)? {
+        Some(order) => acyclic_remoteness_as(graph, &order, convention, interrupt),
+        None => super::remoteness_table::cyclic_remoteness(graph, convention, interrupt),
     }
 }
 
