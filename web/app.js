@@ -83,11 +83,12 @@ async function selectCase(cases, game, caseIndex) {
   const c = cases[caseIndex];
   const graph = { outDegrees: c.outDegrees, targets: c.targets, splitCounts: c.splitCounts };
   const offsets = offsetsOf(graph);
-  const values = await server.valuesOf(graph, token());
+  const misere = loader.chosenMisere();
+  const values = await server.valuesOf(graph, token(), misere);
   const first = c.positions[0];
   const position = first ? [...first] : emptyPosition(game, graph);
-  const start = await analyse(position, { game, graph, offsets });
-  Session.open(session, { cases, caseIndex, game, graph, offsets, values, start });
+  const start = await analyse(position, { game, graph, offsets, misere });
+  Session.open(session, { cases, caseIndex, game, graph, offsets, values, start, misere });
   loader.fillSelects(session);
   await showAll();
 }
@@ -183,6 +184,7 @@ async function pressVertex(v, remove) {
 loader.fillSample();
 busy(open);
 $("load").addEventListener("click", () => busy(load));
+$("misere").addEventListener("change", () => busy(load));
 $("case-select").addEventListener("change", (e) => busy(async () => {
   try {
     await selectCase(session.cases, session.game, Number(e.target.value));

@@ -35,11 +35,16 @@ export function fillSample() {
   if (!$("judge-input").value) $("judge-input").value = SAMPLE;
 }
 
-// A judge file handed over by the server (`grundy play FILE`).
-export function fillPreload({ game, text }) {
+// A judge file handed over by the server (`grundy play FILE`), and its convention
+// (`--misere`).
+export function fillPreload({ game, text, misere }) {
   document.querySelector(`input[name=game][value=${game === "addsub" ? "addsub" : "chess"}]`).checked = true;
-  $("judge-input").value = text;
+  if (text) $("judge-input").value = text;
+  $("misere").checked = Boolean(misere);
 }
+
+// Whether misère play is chosen (the player who cannot move wins).
+export function chosenMisere() { return $("misere").checked; }
 
 // The test cases of the input: {game, cases}. Throws with the line and column of an error.
 export function readJudgeInput() {

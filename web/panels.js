@@ -50,7 +50,7 @@ function showVerdict(session, hints) {
     const verb = verdict.outcome === "WIN" ? "wins" : "loses";
     element.append(` (${verb} in ${verdict.remoteness} with best play)`);
   }
-  element.append(` · nim-sum ${verdict.nimSum}`);
+  element.append(session.misere ? " · misère play" : ` · nim-sum ${verdict.nimSum}`);
   if (view.suggestion) element.append(` · server's move: ${view.suggestion.label}`);
 }
 

@@ -46,9 +46,13 @@ function graphMessage(graph) {
 }
 
 // VertexValue -> {finite: n} | {infinite: [K...]}, plus counter when present (numbers: the
-// page's values stay below 2^53).
+// page's values stay below 2^53), and under misère play {misere: {outcome, remoteness}}.
 function valueOf(message) {
   const value = {};
+  if (message.outcome) {
+    const remoteness = message.remoteness === undefined ? null : Number(message.remoteness);
+    value.misere = { outcome: outcomeOf(message.outcome).toLowerCase(), remoteness };
+  }
   if (message.value.case === "infinite") value.infinite = message.value.value.finiteFollowers.map(Number);
   else value.finite = Number(message.value.value ?? 0n);
   if (message.counter !== undefined) value.counter = Number(message.counter);
@@ -75,8 +79,11 @@ function verdictOf(message) {
   };
 }
 
-// Registers `graph` and returns the value of every vertex.
-export async function valuesOf(graph, token) {
+const convention = (misere) => (misere ? Rpc.PlayConvention.MISERE : Rpc.PlayConvention.UNSPECIFIED);
+
+// Registers `graph` and returns the value of every vertex (under misère play, with the
+// misère outcome of one token on it).
+export async function valuesOf(graph, token, misere = false) {
   return withToken(token, async (headers) => {
     // PutGraph streams its request, which fetch() cannot do: the whole graph goes in one
     // chunk, so the call is one request message and one response, which the transport's
@@ -84,7 +91,8 @@ export async function valuesOf(graph, token) {
     const request = Rpc.create(Rpc.PutGraphRequestSchema, { chunk: graphMessage(graph) });
     const put = await transport.unary(Rpc.GrundyService.method.putGraph, undefined, undefined, headers, request);
     const values = [];
-    for await (const page of client.getValues({ graphId: put.message.graphId }, { headers })) {
+    const valuesRequest = { graphId: put.message.graphId, playConvention: convention(misere) };
+    for await (const page of client.getValues(valuesRequest, { headers })) {
       page.values.forEach((value, i) => { values[page.firstVertex + i] = valueOf(value); });
     }
     return values;
@@ -94,7 +102,7 @@ export async function valuesOf(graph, token) {
 // EvaluateBatch with explain and the analysis: each verdict carries the position's remoteness
 // and up to `maxMoves` of its moves best first (0 is the server's cap). Positions are
 // {tokens: [...]} or {dense: [...]}; returns their verdicts in order.
-async function evaluate(graph, positions, token, { maxMoves = 0 } = {}) {
+async function evaluate(graph, positions, token, { maxMoves = 0, misere = false } = {}) {
   const queries = positions.map((position, id) => ({
     id: BigInt(id),
     position: position.dense
@@ -102,7 +110,12 @@ async function evaluate(graph, positions, token, { maxMoves = 0 } = {}) {
       : { case: "tokens", value: { vertices: position.tokens } },
   }));
   const request = {
-    start: { graphSource: { case: "graph", value: graphMessage(graph) }, explain: true, analysis: { maxMoves } },
+    start: {
+      graphSource: { case: "graph", value: graphMessage(graph) },
+      explain: true,
+      analysis: { maxMoves },
+      playConvention: convention(misere),
+    },
     queries,
   };
   const verdicts = [];
@@ -126,9 +139,9 @@ export function analyse(position, where, token) {
 
 // Token sliding: the verdict lists every move best first (fastest win first, longest
 // resistance last), each with its outcome for the mover and the remoteness after it.
-async function analyseTokens(position, { game, graph }, token) {
+async function analyseTokens(position, { game, graph, misere }, token) {
   const [verdict] = await evaluate(graph, [positionMessage(game, position)], token,
-    { maxMoves: MAX_LISTED_MOVES });
+    { maxMoves: MAX_LISTED_MOVES, misere });
   if (verdict.error) throw new Error(`${verdict.error.field}: ${verdict.error.message}`);
   const moves = verdict.moves.map((analysed) => analysedMoveOf(analysed, position));
   const omitted = BigInt(verdict.movesOmitted);
@@ -169,7 +182,7 @@ export async function render(body, token) {
   return { ok: response.ok, text: await response.text() };
 }
 
-// The judge file to open with, {game, text}, or null: 204 is the normal answer of a plain
+// The judge file to open with, {game, text, misere}, or null: 204 is the normal answer of a plain
 // `--web` server.
 export async function preload() {
   const response = await fetch("/preload");

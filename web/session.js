@@ -14,6 +14,7 @@ export function createSession() {
     graph: null, // {outDegrees, targets, splitCounts?}
     offsets: [],
     values: [],
+    misere: false, // misère play: the player who cannot move wins
     // history[i] = {view, label, by, from, to}: view = {position, verdict, moves, suggestion,
     // omitted}; entry 0 is where the history starts, each later one a move.
     history: [],
@@ -35,8 +36,8 @@ export function clear(session) {
 }
 
 // A test case opened: its graph, values and first position start a fresh history.
-export function open(session, { cases, caseIndex, game, graph, offsets, values, start }) {
-  Object.assign(session, { cases, caseIndex, game, graph, offsets, values, play: null, selected: null });
+export function open(session, { cases, caseIndex, game, graph, offsets, values, start, misere = false }) {
+  Object.assign(session, { cases, caseIndex, game, graph, offsets, values, misere, play: null, selected: null });
   session.history = [{ view: start, label: "start", by: null }];
   session.cursor = 0;
 }
@@ -71,6 +72,11 @@ export function resultAt(session, index) {
   const { view } = session.history[index];
   const humanToMove = humanToMoveAt(session, index);
   if (view.moves.length === 0) {
+    if (session.misere) {
+      return humanToMove
+        ? { result: "you", text: "You win (misère play): you have no move left." }
+        : { result: "server", text: "The server wins (misère play): it has no move left." };
+    }
     return humanToMove
       ? { result: "server", text: "The server wins: you have no move left." }
       : { result: "you", text: "You win: the server has no move left." };
