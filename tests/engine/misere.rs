@@ -66,6 +66,9 @@ fn agrees_everywhere(vertices: u32, edges: &[(u32, u32)]) -> Result<(), TestCase
             prop_assert_eq!(known(got.remoteness), remoteness, "{:?}", position);
             prop_assert_eq!(got.nim_sum, 0);
             prop_assert_eq!(got.moves_omitted, 0);
+            // Theory (at most one movable token) answers without a search, and only it.
+            let by_theory = a.misere_settled_by_theory(position);
+            prop_assert_eq!(by_theory, got.positions_searched == 0, "{:?}", position);
             prop_assert_eq!(
                 as_oracle_moves(&got.moves),
                 oracle.moves(position),
