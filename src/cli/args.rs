@@ -147,9 +147,10 @@ impl Report {
         match self {
             Self::Judge {
                 misere: Some(budget),
-                explain,
+                ..
             } => Some(proto::AnalysisOptions {
-                max_moves: u32::from(*explain),
+                // One move: the best, for --explain (0 would mean the server's cap).
+                max_moves: 1,
                 position_budget: *budget,
             }),
             Self::Judge { misere: None, .. } => None,

@@ -127,6 +127,31 @@ fn misere_golden_files_match_the_brute_force() {
         let judged = String::from_utf8(judged.stdout).unwrap();
         let analysed = String::from_utf8(analysed.stdout).unwrap();
         check_against_oracle(stem, &cases, &judged, &analysed);
+        // --explain: each WIN and DRAW line names the oracle's best move.
+        let explained = run(
+            grundy(&["judge", "chess", "--misere", "--explain"]).arg(&input),
+            None,
+        );
+        assert!(explained.status.success(), "{stem}: {explained:?}");
+        let expected = data_dir().join(format!("{stem}.moves.out"));
+        check_expected(&expected, &explained.stdout, bless).unwrap_or_else(|d| panic!("{d}"));
+        let explained = String::from_utf8(explained.stdout).unwrap();
+        let mut lines = explained.lines();
+        for (n, edges, queries) in &cases {
+            for query in queries {
+                let oracle = MisereOracle::solve(*n, edges, query.len());
+                let line = lines.next().unwrap();
+                let best = oracle.moves(query).into_iter().next();
+                let expected = match (oracle.verdict(query).0, best) {
+                    (Verdict::Win, Some(m)) => format!("WIN move {} -> {}", m.from, m.to),
+                    (Verdict::Draw, Some(m)) => format!("DRAW move {} -> {}", m.from, m.to),
+                    (Verdict::Draw, None) => "DRAW".to_string(),
+                    (Verdict::Lose, _) => "LOSE".to_string(),
+                    (Verdict::Win, None) => "WIN".to_string(),
+                };
+                assert_eq!(line, expected, "{stem}: tokens {query:?}");
+            }
+        }
     }
 }
 
