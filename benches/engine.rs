@@ -7,7 +7,8 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use grundy::engine::{
-    Digraph, Game, Interrupt, Limits, analyse, loopy, order, remoteness, sliding,
+    AnalysisOptions, Digraph, Game, Interrupt, Limits, PlayConvention, analyse, loopy, order,
+    remoteness, sliding,
 };
 use grundy::generate::{Rng, Shape, graph};
 
@@ -377,12 +378,63 @@ fn position_evaluation(c: &mut Criterion) {
     group.finish();
 }
 
+/// Misère play against normal play in the same run: the one-token table from scratch (Kahn's
+/// order and the fold on a DAG, predecessor lists and the retrograde on a cyclic graph), then
+/// the sum search of two and three tokens (throughput: the positions it indexed).
+fn misere(c: &mut Criterion) {
+    let conventions = [
+        ("normal", PlayConvention::Normal),
+        ("misere", PlayConvention::Misere),
+    ];
+    let vertices = 1_000_000 / scale();
+    let dag = graph(Shape::Dag, vertices, 10 * u64::from(vertices), 7);
+    let cyclic = graph(Shape::Cyclic, vertices / 10, u64::from(vertices), 3);
+    let mut group = c.benchmark_group("misere_table");
+    group.sample_size(10);
+    for (shape, g) in [("dag", &dag), ("cyclic", &cyclic)] {
+        group.throughput(Throughput::Elements(g.edge_count()));
+        for (name, convention) in conventions {
+            let id = BenchmarkId::new(format!("{shape}_{name}"), g.vertex_count());
+            group.bench_function(id, |b| {
+                b.iter(|| {
+                    remoteness::one_token_table(black_box(g), convention, &Interrupt::new())
+                        .unwrap()
+                })
+            });
+        }
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("misere_sum_search");
+    group.sample_size(10);
+    let small = analyse(
+        Game::token_sliding(graph(Shape::Dag, 300, 900, 5)),
+        &Limits::default(),
+    )
+    .unwrap();
+    let options = AnalysisOptions::default();
+    for tokens in [&[0u32, 1][..], &[0, 1, 2]] {
+        for (name, convention) in conventions {
+            let run = || match convention {
+                PlayConvention::Normal => small.analyse_position(tokens, &options).unwrap(),
+                PlayConvention::Misere => small.analyse_position_misere(tokens, &options).unwrap(),
+            };
+            let positions = run().positions_searched.max(1);
+            group.throughput(Throughput::Elements(positions));
+            let id = BenchmarkId::new(format!("{}_tokens_{name}", tokens.len()), positions);
+            group.bench_function(id, |b| b.iter(|| black_box(run())));
+        }
+    }
+    group.finish();
+}
+
 criterion_group!(
     benches,
     acyclic_table,
     wide_table,
     cyclic_labelling,
     split_methods,
-    position_evaluation
+    position_evaluation,
+    misere
 );
 criterion_main!(benches);

@@ -98,6 +98,7 @@ async fn evaluate(client: &mut GrundyServiceClient<Channel>, source: GraphSource
                 graph_source: Some(source),
                 explain: false,
                 analysis: None,
+                play_convention: 0,
             })),
         },
         EvaluateRequest {

@@ -102,6 +102,7 @@ fn grpc_requests(graph: &proto::Graph, split: &Split) -> Vec<EvaluateBatchReques
                 graph_source: Some(GraphSource::Graph(graph.clone())),
                 explain: false,
                 analysis: None,
+                play_convention: 0,
             }),
             queries: range
                 .clone()

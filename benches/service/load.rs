@@ -195,6 +195,7 @@ fn start(graph: proto::Graph) -> EvaluateRequest {
             graph_source: Some(GraphSource::Graph(graph)),
             explain: false,
             analysis: None,
+            play_convention: 0,
         })),
     }
 }

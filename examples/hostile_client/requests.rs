@@ -59,6 +59,7 @@ pub(crate) fn opening(graph: proto::Graph, analysis: Option<AnalysisOptions>) ->
         graph_source,
         explain: false,
         analysis,
+        play_convention: 0,
     }
 }
 

@@ -35,6 +35,16 @@ pub struct JudgeArgs {
     /// Output is then no longer judge-exact.
     #[arg(long)]
     pub explain: bool,
+    /// Misère play: the player who cannot move wins (chess only). A position of several
+    /// movable tokens is searched within the position budget (--position-budget); one the
+    /// search cannot settle is an error naming its test case and query (exit 1).
+    #[arg(long)]
+    pub misere: bool,
+    /// Most positions the misère search of one query may visit; 0 means 10^6. With
+    /// --server, 0 means that server's budget (--analysis-position-budget), which also caps
+    /// larger values. Used with --misere only.
+    #[arg(long, default_value_t = 0)]
+    pub position_budget: u64,
     /// The input and how it travels.
     #[command(flatten)]
     pub input: InputArgs,
@@ -51,9 +61,14 @@ pub struct AnalyseArgs {
     /// Most positions the exact remoteness search of one query may visit (positions with
     /// several tokens); 0 means 10^6. With --server, 0 means that server's budget
     /// (--analysis-position-budget, 10^6 by default), which also caps larger values. Over
-    /// it, "remoteness" is absent and "remoteness_unknown" says why.
+    /// it, "remoteness" is absent and "remoteness_unknown" says why (under --misere, the
+    /// query is an error instead: its outcome is not known either).
     #[arg(long, default_value_t = 0)]
     pub position_budget: u64,
+    /// Misère play: the player who cannot move wins (chess only). The same JSON keys, with
+    /// "nim_sum" always 0.
+    #[arg(long)]
+    pub misere: bool,
     /// The input and how it travels.
     #[command(flatten)]
     pub input: InputArgs,
@@ -108,22 +123,65 @@ pub(super) enum Report {
     Judge {
         /// `--explain`.
         explain: bool,
+        /// `--misere`, with the position budget of its searches (`--position-budget`).
+        misere: Option<u64>,
     },
     /// A JSON object per query: the position analysis (`grundy analyse`).
-    Analysis(proto::AnalysisOptions),
+    Analysis {
+        /// `EvaluateStart.analysis`.
+        options: proto::AnalysisOptions,
+        /// `--misere`.
+        misere: bool,
+    },
 }
 
 impl Report {
     /// `EvaluateStart.explain`.
     pub(super) fn explain(&self) -> bool {
-        matches!(self, Self::Judge { explain: true })
+        matches!(self, Self::Judge { explain: true, .. })
     }
 
-    /// `EvaluateStart.analysis`.
+    /// `EvaluateStart.analysis`: asked by `analyse`, and by a misère `judge` for its
+    /// position budget only (no moves; the judge's lines do not show the analysis).
     pub(super) fn analysis(&self) -> Option<proto::AnalysisOptions> {
         match self {
-            Self::Judge { .. } => None,
-            Self::Analysis(options) => Some(*options),
+            Self::Judge {
+                misere: Some(budget),
+                ..
+            } => Some(proto::AnalysisOptions {
+                // One move: the best, for --explain (0 would mean the server's cap).
+                max_moves: 1,
+                position_budget: *budget,
+            }),
+            Self::Judge { misere: None, .. } => None,
+            Self::Analysis { options, .. } => Some(*options),
         }
+    }
+
+    /// Whether the report shows the analysis (`grundy analyse`).
+    pub(super) fn shows_analysis(&self) -> bool {
+        matches!(self, Self::Analysis { .. })
+    }
+
+    /// `EvaluateStart.play_convention`.
+    pub(super) fn play_convention(&self) -> proto::PlayConvention {
+        match self {
+            Self::Judge {
+                misere: Some(_), ..
+            }
+            | Self::Analysis { misere: true, .. } => proto::PlayConvention::Misere,
+            _ => proto::PlayConvention::Unspecified,
+        }
+    }
+
+    /// Whether the verdicts come in full (moves, analyses, misère play), not packed.
+    pub(super) fn full_verdicts(&self) -> bool {
+        !matches!(
+            self,
+            Self::Judge {
+                explain: false,
+                misere: None
+            }
+        )
     }
 }

@@ -151,6 +151,7 @@ async fn open(
                 graph_source: Some(source),
                 explain: graph.report.explain(),
                 analysis: graph.report.analysis(),
+                play_convention: graph.report.play_convention().into(),
             })),
         };
         if requests.send(start).await.is_err() {

@@ -268,7 +268,7 @@ impl Case {
     fn header(&self) -> Vec<u8> {
         match self.report {
             Report::Judge { .. } => case_header(self.format, self.number),
-            Report::Analysis(_) => Vec::new(),
+            Report::Analysis { .. } => Vec::new(),
         }
     }
 
@@ -276,7 +276,7 @@ impl Case {
     fn footer(&self) -> Vec<u8> {
         match self.report {
             Report::Judge { .. } => case_footer(self.format),
-            Report::Analysis(_) => Vec::new(),
+            Report::Analysis { .. } => Vec::new(),
         }
     }
 

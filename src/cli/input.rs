@@ -247,6 +247,7 @@ impl<'a> Batcher<'a> {
             graph_source: None,
             explain: self.report.explain(),
             analysis: self.report.analysis(),
+            play_convention: self.report.play_convention().into(),
         };
         // Every entry of the graph's lists takes a byte at least: a graph with more entries
         // than the limit needs no pass over them to be sized.
@@ -339,7 +340,7 @@ impl<'a> Batcher<'a> {
     }
 
     fn response_bytes_per_query(&self) -> usize {
-        if self.report != (Report::Judge { explain: false }) {
+        if self.report.full_verdicts() {
             size::EXPLAINED_VERDICT_ROOM
         } else {
             size::PACKED_VERDICT_ROOM

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use super::args::{AnalyseArgs, InputArgs, JudgeArgs, Report};
+use super::args::{AnalyseArgs, InputArgs, JudgeArgs, JudgeFormat, Report};
 use super::dispatch::{Dispatcher, write_in_order};
 use super::endpoints::Endpoints;
 use super::error::RunError;
@@ -19,10 +19,31 @@ use crate::service::AnalysisCaps;
 
 /// Runs `grundy judge`; returns the process exit code. Errors are printed to stderr.
 pub fn run_judge(args: JudgeArgs) -> u8 {
+    let budget = match (args.position_budget, &args.input.server) {
+        (0, None) => AnalysisCaps::default().position_budget,
+        (asked, _) => asked,
+    };
     let report = Report::Judge {
         explain: args.explain,
+        misere: args.misere.then_some(budget),
     };
+    if let Some(code) = refuse_misere_addsub(args.misere, &args.input) {
+        return code;
+    }
     run_async(run(args.input, report))
+}
+
+/// Refuses `--misere` on an addsub file, before anything runs: exit 2 with a message
+/// naming the convention and the game.
+fn refuse_misere_addsub(misere: bool, input: &InputArgs) -> Option<u8> {
+    if misere && input.format == JudgeFormat::Addsub {
+        stderr_line(format_args!(
+            "error: --misere is not supported for the Addition-Subtraction game (addsub): \
+             only token sliding (chess) is played misère"
+        ));
+        return Some(2);
+    }
+    None
 }
 
 /// Runs `grundy analyse`; returns the process exit code. Errors are printed to stderr.
@@ -36,10 +57,16 @@ pub fn run_analyse(args: AnalyseArgs) -> u8 {
         (0, None) => default,
         _ => asked,
     };
-    let report = Report::Analysis(proto::AnalysisOptions {
-        max_moves: or_default(args.max_moves.into(), defaults.max_moves.into()) as u32,
-        position_budget: or_default(args.position_budget, defaults.position_budget),
-    });
+    let report = Report::Analysis {
+        options: proto::AnalysisOptions {
+            max_moves: or_default(args.max_moves.into(), defaults.max_moves.into()) as u32,
+            position_budget: or_default(args.position_budget, defaults.position_budget),
+        },
+        misere: args.misere,
+    };
+    if let Some(code) = refuse_misere_addsub(args.misere, &args.input) {
+        return code;
+    }
     run_async(run(args.input, report))
 }
 

@@ -31,6 +31,10 @@ pub struct PlayArgs {
     /// Address to serve the page and the API on (loopback by default; port 0 picks one).
     #[arg(long, default_value = "127.0.0.1:0")]
     pub listen: SocketAddr,
+    /// Open the page under misère play (the player who cannot move wins; chess only): its
+    /// convention switch starts on misère.
+    #[arg(long)]
+    pub misere: bool,
 }
 
 /// Runs `grundy play` until Ctrl-C; returns the exit code.
@@ -41,6 +45,11 @@ pub fn run_play(args: PlayArgs) -> u8 {
 async fn play(args: PlayArgs) -> Result<(), RunError> {
     let preload = match &args.file {
         Some(_) => Some(read_preload(&args)?),
+        None if args.misere => Some(Preload {
+            game: "chess",
+            text: String::new(),
+            misere: true,
+        }),
         None => None,
     };
     let mut config = viewer_config(DEFAULT_MAX_MESSAGE_BYTES);
@@ -86,5 +95,9 @@ fn read_preload(args: &PlayArgs) -> Result<Preload, RunError> {
     };
     let text = String::from_utf8(bytes)
         .map_err(|e| RunError::BadInput(format!("the input is not UTF-8: {e}")))?;
-    Ok(Preload { game, text })
+    Ok(Preload {
+        game,
+        text,
+        misere: args.misere,
+    })
 }

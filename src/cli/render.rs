@@ -17,7 +17,7 @@ use super::run::{open_input, run_async};
 use crate::client::ConnectionArgs;
 use crate::client::GrundyClient;
 use crate::client::connect;
-use crate::engine::Digraph;
+use crate::engine::{Digraph, Outcome};
 use crate::judge::addsub::{AddsubEvent, AddsubReader};
 use crate::judge::chess::{ChessEvent, ChessReader};
 use crate::proto::{self, evaluate_start::GraphSource, query::Position, vertex_value};
@@ -52,6 +52,11 @@ pub struct RenderArgs {
     /// listed vertex). The tokens are drawn, with the verdict and the server's move.
     #[arg(long, value_delimiter = ',')]
     pub tokens: Option<Vec<u32>>,
+    /// Misère play (the player who cannot move wins; chess only): each vertex shows the
+    /// misère outcome letter and remoteness of one token (`W2`, `L3`, `D`) instead of its
+    /// value, and --tokens gets the misère verdict and move.
+    #[arg(long)]
+    pub misere: bool,
     /// Which server computes the values (the embedded one by default).
     #[command(flatten)]
     pub server: ServerChoice,
@@ -134,11 +139,18 @@ async fn render(args: RenderArgs) -> Result<String, RunError> {
         )));
     }
 
+    let convention = if args.misere {
+        proto::PlayConvention::Misere
+    } else {
+        proto::PlayConvention::Unspecified
+    };
     let (mut client, _embedded) = args.server.client().await?;
     let graph_id = register(&mut client, &case, &args.server).await?;
-    let values = get_values(&mut client, &graph_id, &case.label).await?;
+    let values = get_values(&mut client, &graph_id, convention, &case.label).await?;
     let verdict = match &args.tokens {
-        Some(tokens) => Some(evaluate(&mut client, &graph_id, tokens, &case.label).await?),
+        Some(tokens) => {
+            Some(evaluate(&mut client, &graph_id, tokens, convention, &case.label).await?)
+        }
         None => None,
     };
     let InputGraph { label, graph } = case;
@@ -146,7 +158,7 @@ async fn render(args: RenderArgs) -> Result<String, RunError> {
         .map_err(|e| RunError::Failure(format!("{label}: {e}")))?;
     let split_counts = (!graph.split_counts.is_empty()).then_some(graph.split_counts);
     let position = args.tokens.as_deref().zip(verdict.as_ref());
-    let drawing = position_drawing(&label, digraph, split_counts, values, position);
+    let drawing = position_drawing(&label, digraph, split_counts, values, position, args.misere);
     let picture = match args.format {
         ImageFormat::Svg => drawing.to_svg(),
         ImageFormat::Dot => drawing.to_dot(),
@@ -251,10 +263,12 @@ async fn register(
 async fn get_values(
     client: &mut GrundyClient,
     graph_id: &str,
+    convention: proto::PlayConvention,
     label: &str,
 ) -> Result<Vec<Value>, RunError> {
     let request = proto::GetValuesRequest {
         graph_id: graph_id.to_string(),
+        play_convention: convention.into(),
         ..Default::default()
     };
     let mut pages = client
@@ -279,6 +293,25 @@ async fn get_values(
             )));
         }
         for (i, value) in page.values.into_iter().enumerate() {
+            if convention == proto::PlayConvention::Misere {
+                let outcome = match value.outcome() {
+                    proto::Outcome::Win => Outcome::Win,
+                    proto::Outcome::Lose => Outcome::Lose,
+                    proto::Outcome::Draw => Outcome::Draw,
+                    proto::Outcome::Unspecified => {
+                        let vertex = page.first_vertex as usize + i;
+                        return Err(RunError::Failure(format!(
+                            "{label}: GetValues sent no misère outcome for vertex {vertex}"
+                        )));
+                    }
+                };
+                let remoteness = value.remoteness;
+                values.push(Value::Misere {
+                    outcome,
+                    remoteness,
+                });
+                continue;
+            }
             values.push(match value.value {
                 Some(vertex_value::Value::Finite(v)) => Value::Finite(v),
                 Some(vertex_value::Value::Infinite(k)) => Value::Infinite(k.finite_followers),
@@ -299,6 +332,7 @@ async fn evaluate(
     client: &mut GrundyClient,
     graph_id: &str,
     tokens: &[u32],
+    convention: proto::PlayConvention,
     label: &str,
 ) -> Result<proto::Verdict, RunError> {
     let request = proto::EvaluateBatchRequest {
@@ -306,6 +340,7 @@ async fn evaluate(
             graph_source: Some(GraphSource::GraphId(graph_id.to_string())),
             explain: true,
             analysis: None,
+            play_convention: convention.into(),
         }),
         queries: vec![proto::Query {
             id: 0,

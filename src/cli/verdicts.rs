@@ -29,7 +29,7 @@ impl<'a> JudgeLines<'a> {
             number,
             format,
             explain: report.explain(),
-            log: report.analysis().map(|_| QueryLog::default()),
+            log: report.shows_analysis().then(QueryLog::default),
             received: 0,
         }
     }
@@ -158,7 +158,10 @@ mod tests {
 
     #[test]
     fn verdicts_out_of_order_fail_the_case() {
-        let report = Report::Judge { explain: false };
+        let report = Report::Judge {
+            explain: false,
+            misere: None,
+        };
         let mut lines = JudgeLines::new("test case 3 (line 9)", 3, JudgeFormat::Chess, report);
         let mut text = Vec::new();
         let packed = PackedVerdicts {

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use super::convention::PlayConvention;
 use super::game::Game;
 use super::interrupt::{Cancelled, Interrupt};
 use super::limits::{AnalysisError, Limits};
@@ -21,6 +22,9 @@ pub struct Analysis {
     /// The one-token remoteness of every vertex ([`remoteness::DRAW`] for draws), computed
     /// on first need on acyclic graphs; `None` for games with split counts.
     pub(super) remoteness: Option<RemotenessTable>,
+    /// The one-token remoteness under misère play, computed on first need; `None` for games
+    /// with split counts.
+    pub(super) misere: Option<RemotenessTable>,
 }
 
 /// Per-vertex values, by the method that computed them.
@@ -58,7 +62,10 @@ pub fn analyse_interruptible(
         None => match order::acyclic_order_interruptible(&game.graph, interrupt)? {
             Some(order) => {
                 let values = sliding::grundy_table_interruptible(&game.graph, &order, interrupt)?;
-                (Table::Acyclic(values), Some(RemotenessTable::deferred()))
+                (
+                    Table::Acyclic(values),
+                    Some(RemotenessTable::deferred(PlayConvention::Normal, false)),
+                )
             }
             None => {
                 let (table, predecessors) = loopy::generalized_grundy_and_predecessors(
@@ -69,6 +76,7 @@ pub fn analyse_interruptible(
                 let remoteness = remoteness::cyclic_remoteness_interruptible(
                     &game.graph,
                     &predecessors,
+                    PlayConvention::Normal,
                     interrupt,
                 )?;
                 (
@@ -96,10 +104,14 @@ pub fn analyse_interruptible(
             (Table::Split(table), None)
         }
     };
+    let misere = remoteness.as_ref().map(|_| {
+        RemotenessTable::deferred(PlayConvention::Misere, matches!(table, Table::Loopy(_)))
+    });
     Ok(Analysis {
         game,
         table,
         remoteness,
+        misere,
     })
 }
 
@@ -160,8 +172,8 @@ impl Analysis {
     }
 
     /// Bytes held by the graph and the tables (for cache accounting), the one-token
-    /// remoteness table counted whether or not it is computed yet (see
-    /// [`Analysis::prepare_remoteness`]).
+    /// remoteness tables (normal and misère) counted whether or not they are computed yet
+    /// (see [`Analysis::prepare_remoteness`]).
     pub fn heap_bytes(&self) -> usize {
         self.game.heap_bytes()
             + match &self.table {
@@ -169,9 +181,11 @@ impl Analysis {
                 Table::Split(table) => table.values.capacity() * 8 + table.methods.capacity(),
                 Table::Loopy(table) => table.heap_bytes(),
             }
-            + self.remoteness.as_ref().map_or(0, |_| {
-                RemotenessTable::heap_bytes(self.game.graph.vertex_count())
-            })
+            + [&self.remoteness, &self.misere]
+                .iter()
+                .filter(|table| table.is_some())
+                .map(|_| RemotenessTable::heap_bytes(self.game.graph.vertex_count()))
+                .sum::<usize>()
     }
 
     /// Computes the one-token remoteness table now if it is not yet (stopping with
@@ -195,6 +209,34 @@ impl Analysis {
         self.remoteness
             .as_ref()
             .is_none_or(|table| table.get().is_some())
+    }
+
+    /// The one-token remoteness table under `convention`, computed first if it is not yet
+    /// (stopping with [`Cancelled`] once `interrupt` is raised); `None` for a game with split
+    /// counts. [`remoteness::DRAW`] marks draws; under misère play a LOSE vertex has an odd
+    /// remoteness and a vertex without followers is a WIN of remoteness 0.
+    pub fn remoteness_table_as(
+        &self,
+        convention: PlayConvention,
+        interrupt: &Interrupt,
+    ) -> Result<Option<&[u32]>, Cancelled> {
+        let table = match convention {
+            PlayConvention::Normal => &self.remoteness,
+            PlayConvention::Misere => &self.misere,
+        };
+        match table {
+            Some(table) => table.get_or_compute(&self.game.graph, interrupt).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether the table of `convention` is ready to read (or the game has none).
+    pub fn remoteness_ready_as(&self, convention: PlayConvention) -> bool {
+        let table = match convention {
+            PlayConvention::Normal => &self.remoteness,
+            PlayConvention::Misere => &self.misere,
+        };
+        table.as_ref().is_none_or(|table| table.get().is_some())
     }
 
     /// The remoteness table, computed here if it is not yet; `None` for a game with split

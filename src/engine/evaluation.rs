@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::analysis::{Analysis, Table};
+use super::convention::PlayConvention;
 use super::interrupt::{Cancelled, Interrupt};
 use super::outcome::Outcome;
 use super::remoteness::{AnalysisOptions, PositionAnalysis, Remoteness};
@@ -460,6 +461,7 @@ impl Analysis {
                 remoteness: Remoteness::UnavailableForSplitCounts,
                 moves: Vec::new(),
                 moves_omitted: 0,
+                positions_searched: 0,
             });
         };
         let outcome = |position: &[u32]| {
@@ -488,8 +490,9 @@ impl Analysis {
         };
         let rules = position::SumRules {
             graph: &self.game.graph,
-            outcome: &outcome,
-            outcome_after_slide: &outcome_after_slide,
+            convention: PlayConvention::Normal,
+            outcome: Some(&outcome),
+            outcome_after_slide: Some(&outcome_after_slide),
         };
         Ok(position::analyse_sliding(
             &rules,

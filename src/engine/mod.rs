@@ -11,6 +11,9 @@
 //!   one-token table and the analysis of a position with its moves (the sum search is the
 //!   private `position` module);
 //! - `game`: [`Game`]; `limits`: [`Limits`] and [`AnalysisError`]; `outcome`: [`Outcome`];
+//!   `convention`: [`PlayConvention`], normal or misère play;
+//! - `misere`: positions under misère play (the player who cannot move wins): one-token table
+//!   and the sum search with its outcomes unknown;
 //! - `analysis`: [`analyse`], the per-vertex table ([`Analysis`]) and a vertex's value;
 //!   `remoteness_table`: its one-token remoteness, on acyclic graphs computed on first need;
 //! - `evaluation`: positions: their verdict, a winning move, and their analysis;
@@ -23,6 +26,7 @@
 #![warn(missing_docs)]
 
 mod analysis;
+mod convention;
 mod evaluation;
 mod game;
 pub mod graph;
@@ -31,6 +35,7 @@ pub(crate) mod huge_pages;
 pub mod interrupt;
 mod limits;
 pub mod loopy;
+mod misere;
 pub mod order;
 mod outcome;
 mod position;
@@ -43,11 +48,13 @@ pub mod split;
 mod targets;
 
 pub use analysis::{Analysis, VertexValue, analyse, analyse_interruptible};
+pub use convention::PlayConvention;
 pub use evaluation::{Evaluation, Move, MoveMemo, VertexOutOfRange};
 pub use game::Game;
 pub use graph::{Digraph, GraphError};
 pub use interrupt::{Cancelled, Interrupt, RaiseOnDrop};
 pub use limits::{AnalysisError, DEFAULT_CYCLIC_WORK_BUDGET, Limits};
+pub use misere::{MisereError, MisereOverBudget};
 pub use order::Cycle;
 pub use outcome::Outcome;
 pub use remoteness::{

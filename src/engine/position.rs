@@ -40,21 +40,32 @@
 //! the first `max_moves` of each class whose remoteness is not, are kept. So neither the
 //! listing nor the search holds memory in the square of the tokens.
 
+use super::convention::PlayConvention;
 use super::graph::Digraph;
 use super::interrupt::Interrupt;
 use super::outcome::Outcome;
 use super::position_set::{PositionSet, replace_sorted};
 use super::remoteness::{AnalysisOptions, DRAW, MoveAnalysis, PositionAnalysis, Remoteness};
 
-/// What the search needs to know of the game: its graph, the outcome of any position of the
-/// sum (given as its token vertices, [`SINK`] for tokens that can no longer move), and the
-/// outcome after one slide `from -> to` of the position analysed, in O(1) (the analysis keeps
-/// the position's nim-sum or the summary of its infinite tokens).
+/// What the search needs to know of the game: its graph, its play convention (how to read
+/// the one-token table), and under normal play the outcome of any position of the sum (given
+/// as its token vertices, [`SINK`] for tokens that can no longer move) and the outcome after
+/// one slide `from -> to` of the position analysed, in O(1) (the analysis keeps the
+/// position's nim-sum or the summary of its infinite tokens). Under misère play no theory
+/// gives the outcome of a sum: `outcome` is `None`, every move is followed, and the settling
+/// finds the outcomes with the remotenesses (`misere.rs`).
 pub(super) struct SumRules<'a> {
     pub(super) graph: &'a Digraph,
-    pub(super) outcome: &'a dyn Fn(&[u32]) -> Outcome,
-    pub(super) outcome_after_slide: &'a dyn Fn(u32, u32) -> Outcome,
+    pub(super) convention: PlayConvention,
+    pub(super) outcome: Option<&'a PositionOutcome<'a>>,
+    pub(super) outcome_after_slide: Option<&'a SlideOutcome<'a>>,
 }
+
+/// The outcome of a position of the sum, given as its token vertices.
+pub(super) type PositionOutcome<'a> = dyn Fn(&[u32]) -> Outcome + 'a;
+
+/// The outcome after one slide `from -> to` of the position analysed.
+pub(super) type SlideOutcome<'a> = dyn Fn(u32, u32) -> Outcome + 'a;
 
 /// A token moved to a vertex without followers. Largest `u32`, so it sorts last.
 pub(super) const SINK: u32 = u32::MAX;
@@ -92,12 +103,10 @@ pub(super) fn analyse_sliding(
     progress: &mut dyn FnMut(),
 ) -> PositionAnalysis {
     let graph = rules.graph;
-    let mut root: Vec<u32> = tokens
-        .iter()
-        .copied()
-        .filter(|&v| graph.out_degree(v) > 0)
-        .collect();
-    root.sort_unstable();
+    let outcome_after_slide = rules
+        .outcome_after_slide
+        .expect("normal play knows the outcome after a slide");
+    let root = movable_tokens(graph, tokens);
     let mut search = SumSearch::new(rules, table, root.len(), options, interrupt, progress);
     let root_seed = search.close(&root);
 
@@ -123,11 +132,7 @@ pub(super) fn analyse_sliding(
             followers.sort_unstable();
             followers.dedup();
             for &to in &followers {
-                let mover = match (rules.outcome_after_slide)(from, to) {
-                    Outcome::Win => Outcome::Lose,
-                    Outcome::Lose => Outcome::Win,
-                    Outcome::Draw => Outcome::Draw,
-                };
+                let mover = for_the_mover(outcome_after_slide(from, to));
                 if mover != wanted {
                     continue;
                 }
@@ -162,9 +167,44 @@ pub(super) fn analyse_sliding(
             ..analysed
         })
         .collect();
+    sort_best_first(&mut moves);
+    let kept = moves.len().min(options.max_moves as usize);
+    moves.truncate(kept);
+    PositionAnalysis {
+        outcome,
+        nim_sum,
+        remoteness,
+        moves_omitted: total_moves - kept as u64,
+        positions_searched: search.positions_searched(),
+        moves,
+    }
+}
+
+/// The tokens that can move (on vertices with followers), sorted: the root of a search.
+pub(super) fn movable_tokens(graph: &Digraph, tokens: &[u32]) -> Vec<u32> {
+    let mut root: Vec<u32> = tokens
+        .iter()
+        .copied()
+        .filter(|&v| graph.out_degree(v) > 0)
+        .collect();
+    root.sort_unstable();
+    root
+}
+
+/// The outcome of a move for its mover, from the outcome of the position it leads to.
+pub(super) fn for_the_mover(after: Outcome) -> Outcome {
+    match after {
+        Outcome::Win => Outcome::Lose,
+        Outcome::Lose => Outcome::Win,
+        Outcome::Draw => Outcome::Draw,
+    }
+}
+
+/// Sorts moves best first: winning moves by increasing remoteness, drawing moves, losing
+/// moves by decreasing remoteness, ties by `(from, to)`, unknown remoteness last in its class.
+pub(super) fn sort_best_first(moves: &mut [MoveAnalysis]) {
     moves.sort_by_key(|m| {
         let class = class(m.outcome);
-        // Winning moves by increasing, losing moves by decreasing remoteness; unknown last.
         let rank = match (m.outcome, m.remoteness) {
             (Outcome::Win, Remoteness::Known(r)) => r,
             (Outcome::Lose, Remoteness::Known(r)) => u64::MAX - 1 - r,
@@ -173,15 +213,6 @@ pub(super) fn analyse_sliding(
         };
         (class, rank, m.from, m.to)
     });
-    let kept = moves.len().min(options.max_moves as usize);
-    moves.truncate(kept);
-    PositionAnalysis {
-        outcome,
-        nim_sum,
-        remoteness,
-        moves_omitted: total_moves - kept as u64,
-        moves,
-    }
 }
 
 /// Winning moves first, then drawing, then losing ones.
@@ -196,7 +227,7 @@ fn class(outcome: Outcome) -> u8 {
 /// What closing a seed (the position, or a move's position) found, read once the search is
 /// settled ([`SumSearch::remoteness`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Seed {
+pub(super) enum Seed {
     /// A DRAW: no remoteness.
     Draw,
     /// At most one movable token: the one-token table's remoteness.
@@ -208,7 +239,7 @@ enum Seed {
 }
 
 /// The search of one query: positions indexed, and what is known of each.
-struct SumSearch<'a, 'p> {
+pub(super) struct SumSearch<'a, 'p> {
     rules: &'a SumRules<'a>,
     table: &'a [u32],
     /// Tokens per position.
@@ -234,7 +265,9 @@ struct SumSearch<'a, 'p> {
     /// The settling ran out of its budget: no searched remoteness is known.
     unsettled: bool,
     positions: PositionSet,
-    outcomes: Vec<Outcome>,
+    /// Known from the rules (normal play), or found by the settling (misère play: `None`
+    /// until then, and still `None` for a DRAW).
+    outcomes: Vec<Option<Outcome>>,
     remoteness: Vec<u64>,
     /// LOSE positions: distinct moves to positions not settled yet. Others: 0.
     unsettled_moves: Vec<u32>,
@@ -248,7 +281,7 @@ struct SumSearch<'a, 'p> {
 }
 
 impl<'a, 'p> SumSearch<'a, 'p> {
-    fn new(
+    pub(super) fn new(
         rules: &'a SumRules<'a>,
         table: &'a [u32],
         width: usize,
@@ -320,11 +353,15 @@ impl<'a, 'p> SumSearch<'a, 'p> {
 
     /// The seed of `position` (sorted, of the search's width), closing it if it needs a
     /// search and the budget allows.
-    fn close(&mut self, position: &[u32]) -> Seed {
-        if self.outcome(position) == Outcome::Draw {
+    pub(super) fn close(&mut self, position: &[u32]) -> Seed {
+        if self.outcome(position) == Some(Outcome::Draw) {
             return Seed::Draw;
         }
         if let Some(remoteness) = self.table_answer(position) {
+            // A one-token DRAW (misère play: normal play found it above).
+            if remoteness == DRAW {
+                return Seed::Draw;
+            }
             return Seed::Table(remoteness);
         }
         if self.exhausted {
@@ -354,7 +391,7 @@ impl<'a, 'p> SumSearch<'a, 'p> {
     /// [`Self::close`] of `position` with its token `index` moved to `to`. Over the budget,
     /// a position of at most two tokens is still built (it may have one movable token left,
     /// answered from the table); a wider one is not.
-    fn close_child(&mut self, position: &[u32], index: usize, to: u32) -> Seed {
+    pub(super) fn close_child(&mut self, position: &[u32], index: usize, to: u32) -> Seed {
         if !self.exhausted && !self.spend(self.width as u64 + STEP_COST) {
             self.exhausted = true;
         }
@@ -369,10 +406,16 @@ impl<'a, 'p> SumSearch<'a, 'p> {
     }
 
     /// The remoteness of a seed, once [`Self::settle`] ran.
-    fn remoteness(&self, seed: Seed) -> Remoteness {
+    pub(super) fn remoteness(&self, seed: Seed) -> Remoteness {
         match seed {
             Seed::Draw => Remoteness::Draw,
             Seed::Table(remoteness) => Remoteness::Known(u64::from(remoteness)),
+            // Never settled in a complete closure: a DRAW (misère play only).
+            Seed::Searched(index)
+                if !self.unsettled && self.remoteness[index as usize] == UNSETTLED =>
+            {
+                Remoteness::Draw
+            }
             Seed::Searched(index) if !self.unsettled => {
                 Remoteness::Known(self.remoteness[index as usize])
             }
@@ -381,6 +424,26 @@ impl<'a, 'p> SumSearch<'a, 'p> {
                 positions_explored: self.searched,
             },
         }
+    }
+
+    /// The outcome of a seed once [`Self::settle`] ran; `None` when its closure or the
+    /// settling ran out of budget.
+    pub(super) fn outcome_of(&self, seed: Seed) -> Option<Outcome> {
+        match seed {
+            Seed::Draw => Some(Outcome::Draw),
+            Seed::Table(remoteness) => {
+                Some(self.rules.convention.outcome_of_remoteness(remoteness))
+            }
+            Seed::Searched(index) if !self.unsettled => {
+                Some(self.outcomes[index as usize].unwrap_or(Outcome::Draw))
+            }
+            Seed::Searched(_) | Seed::OverBudget => None,
+        }
+    }
+
+    /// Positions indexed that the table does not answer.
+    pub(super) fn positions_searched(&self) -> u64 {
+        self.searched
     }
 
     /// `position` with its token `index` moved to `to`, sorted, into `child`.
@@ -395,8 +458,9 @@ impl<'a, 'p> SumSearch<'a, 'p> {
         replace_sorted(child, index, to);
     }
 
-    fn outcome(&self, position: &[u32]) -> Outcome {
-        (self.rules.outcome)(position)
+    /// The outcome the rules give `position`: `None` under misère play.
+    fn outcome(&self, position: &[u32]) -> Option<Outcome> {
+        self.rules.outcome.map(|outcome| outcome(position))
     }
 
     /// The remoteness of a position with at most one movable token, from the table.
@@ -427,12 +491,20 @@ impl<'a, 'p> SumSearch<'a, 'p> {
             self.searched += 1;
         }
         let index = self.positions.insert(position);
-        let outcome = self.outcome(position);
-        debug_assert_ne!(outcome, Outcome::Draw, "draws are never indexed");
+        let outcome = match answered {
+            Some(remoteness) => Some(self.rules.convention.outcome_of_remoteness(remoteness)),
+            None => self.outcome(position),
+        };
         self.outcomes.push(outcome);
         self.unsettled_moves.push(0);
-        if let Some(remoteness) = answered {
-            debug_assert_ne!(remoteness, DRAW);
+        if answered == Some(DRAW) {
+            // A one-token DRAW a misère search reached: never settled, never expanded.
+            debug_assert_eq!(self.rules.convention, PlayConvention::Misere);
+            self.remoteness.push(UNSETTLED);
+            self.expanded.push(false);
+            Some((index, false))
+        } else if let Some(remoteness) = answered {
+            debug_assert_ne!(outcome, Some(Outcome::Draw), "draws are never indexed");
             self.remoteness.push(u64::from(remoteness));
             self.expanded.push(true);
             self.answered.push(index);
@@ -450,7 +522,8 @@ impl<'a, 'p> SumSearch<'a, 'p> {
         let graph = self.rules.graph;
         let step = self.width as u64 + STEP_COST;
         let tokens = self.positions.get(position).to_vec();
-        let loses = self.outcomes[position as usize] == Outcome::Lose;
+        let outcome = self.outcomes[position as usize];
+        let loses = outcome == Some(Outcome::Lose);
         let mut children = Vec::new();
         let mut child = std::mem::take(&mut self.scratch);
         for (index, &from) in tokens.iter().enumerate() {
@@ -459,17 +532,25 @@ impl<'a, 'p> SumSearch<'a, 'p> {
             }
             for &to in graph.successors(from) {
                 if to == from {
-                    continue; // a self-loop leads back here: never a LOSE move, and not counted
+                    // A self-loop leads back here: never a LOSE move, and not counted when
+                    // the outcome is known. Searched (misère play), it is a move to a
+                    // position never settled first, so this one can never become LOSE.
+                    if outcome.is_none() {
+                        children.push(position);
+                    }
+                    continue;
                 }
                 if !self.spend(step) {
                     self.scratch = child;
                     return false;
                 }
                 self.moved_into(&tokens, index, to, &mut child);
-                let child_outcome = self.outcome(&child);
-                debug_assert!(!loses || child_outcome == Outcome::Win);
-                if !loses && child_outcome != Outcome::Lose {
-                    continue;
+                if let Some(known) = outcome {
+                    let child_outcome = self.outcome(&child);
+                    debug_assert!(known != Outcome::Lose || child_outcome == Some(Outcome::Win));
+                    if known == Outcome::Win && child_outcome != Some(Outcome::Lose) {
+                        continue;
+                    }
                 }
                 match self.index(&child) {
                     Some((child, new)) => {
@@ -486,7 +567,7 @@ impl<'a, 'p> SumSearch<'a, 'p> {
             }
         }
         self.scratch = child;
-        if loses {
+        if loses || outcome.is_none() {
             children.sort_unstable();
             children.dedup();
             self.unsettled_moves[position as usize] = children.len() as u32;
@@ -498,7 +579,7 @@ impl<'a, 'p> SumSearch<'a, 'p> {
     /// Phase 2: the retrograde settling of every expanded position whose closure is complete,
     /// on a work budget of its own (as large as the closures'); when that runs out, or the
     /// interrupt is raised, no searched remoteness is known.
-    fn settle(&mut self) {
+    pub(super) fn settle(&mut self) {
         self.work = 0;
         self.next_check = INTERRUPT_CHECK;
         if !self.settle_within_budget() {
@@ -536,7 +617,7 @@ impl<'a, 'p> SumSearch<'a, 'p> {
                 (None, None) => break,
             };
             let next = self.remoteness[settled as usize] + 1;
-            let settled_loses = self.outcomes[settled as usize] == Outcome::Lose;
+            let settled_loses = self.outcomes[settled as usize] == Some(Outcome::Lose);
             tokens.clear();
             tokens.extend_from_slice(self.positions.get(settled));
             parents.clear();
@@ -565,15 +646,18 @@ impl<'a, 'p> SumSearch<'a, 'p> {
                 if !self.expanded[p] || self.remoteness[p] != UNSETTLED {
                     continue;
                 }
+                // A position of unknown outcome (misère play) is settled as either.
                 match (self.outcomes[p], settled_loses) {
-                    (Outcome::Win, true) => {
+                    (Some(Outcome::Win) | None, true) => {
                         self.remoteness[p] = next;
+                        self.outcomes[p] = Some(Outcome::Win);
                         queue.push(p as u32);
                     }
-                    (Outcome::Lose, false) => {
+                    (Some(Outcome::Lose) | None, false) => {
                         self.unsettled_moves[p] -= 1;
                         if self.unsettled_moves[p] == 0 {
                             self.remoteness[p] = next;
+                            self.outcomes[p] = Some(Outcome::Lose);
                             queue.push(p as u32);
                         }
                     }

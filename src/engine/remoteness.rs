@@ -29,6 +29,7 @@
 //! analysis carries the outcome and nim-sum, [`Remoteness::UnavailableForSplitCounts`] and no
 //! moves; [`super::Analysis::best_move`] gives their winning move.
 
+use super::convention::PlayConvention;
 use super::graph::Digraph;
 use super::interrupt::{Cancelled, Interrupt};
 use super::loopy::Predecessors;
@@ -136,6 +137,9 @@ pub struct PositionAnalysis {
     pub moves: Vec<MoveAnalysis>,
     /// Moves left out by [`AnalysisOptions::max_moves`].
     pub moves_omitted: u64,
+    /// Positions of the sum the search indexed (those the one-token table answers are not
+    /// counted): 0 when no search was needed.
+    pub positions_searched: u64,
 }
 
 /// The remoteness of every vertex of an acyclic graph, visiting vertices in `order`
@@ -150,64 +154,93 @@ pub fn acyclic_remoteness_interruptible(
     order: &[u32],
     interrupt: &Interrupt,
 ) -> Result<Vec<u32>, Cancelled> {
+    acyclic_remoteness_as(graph, order, PlayConvention::Normal, interrupt)
+}
+
+/// [`acyclic_remoteness_interruptible`] under either play convention: the same pass, the
+/// LOSE followers being those of the convention's losing parity (odd under misère play, where
+/// a vertex without followers is a WIN of remoteness 0).
+pub fn acyclic_remoteness_as(
+    graph: &Digraph,
+    order: &[u32],
+    convention: PlayConvention,
+    interrupt: &Interrupt,
+) -> Result<Vec<u32>, Cancelled> {
     let mut poller = interrupt.poller();
     let mut remoteness = vec![0u32; graph.vertex_count() as usize];
     let offsets = graph.offsets();
     let targets = graph.targets();
+    let losing_parity = convention.losing_parity();
     for (position, &vertex) in order.iter().enumerate() {
         prefetch_ahead(order, position, offsets, targets);
         let successors = graph.successors(vertex);
-        remoteness[vertex as usize] = from_followers(&remoteness, successors);
+        remoteness[vertex as usize] = from_followers(&remoteness, successors, losing_parity);
         poller.tick(successors.len() as u64 + 1)?;
     }
     Ok(remoteness)
 }
 
 /// The remoteness of a vertex of an acyclic graph whose `successors` have their entries in
-/// `remoteness` already.
+/// `remoteness` already; LOSE remotenesses have parity `losing_parity`.
 #[inline(always)]
-pub(super) fn from_followers(remoteness: &[u32], successors: &[u32]) -> u32 {
-    let mut fold = FollowerFold::default();
+fn from_followers(remoteness: &[u32], successors: &[u32], losing_parity: u32) -> u32 {
+    let mut fold = FollowerFold::new(losing_parity);
     for &w in successors {
         fold.add(remoteness[w as usize]);
     }
     fold.remoteness(!successors.is_empty())
 }
 
-/// The remoteness of a vertex from those of its followers, one at a time: 1 + the least even
-/// one (a LOSE follower) if any, else 1 + the largest, 0 without followers.
+/// The remoteness of a vertex from those of its followers, one at a time: 1 + the least one
+/// of the losing parity (a LOSE follower) if any, else 1 + the largest, 0 without followers.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct FollowerFold {
-    least_even: u32,
+struct FollowerFold {
+    least_losing: u32,
     largest: u32,
-}
-
-impl Default for FollowerFold {
-    fn default() -> Self {
-        Self {
-            least_even: u32::MAX,
-            largest: 0,
-        }
-    }
+    losing_parity: u32,
 }
 
 impl FollowerFold {
+    #[inline(always)]
+    fn new(losing_parity: u32) -> Self {
+        Self {
+            least_losing: u32::MAX,
+            largest: 0,
+            losing_parity,
+        }
+    }
+
     /// Folds in a follower of remoteness `r` (never [`DRAW`]: acyclic graphs only).
     #[inline(always)]
-    pub(super) fn add(&mut self, r: u32) {
-        // Branch-free: an odd r becomes u32::MAX and never wins the min.
-        self.least_even = self.least_even.min(r | (r & 1).wrapping_neg());
+    fn add(&mut self, r: u32) {
+        // Branch-free: an r of the winning parity becomes u32::MAX and never wins the min.
+        let winning = (r & 1) ^ self.losing_parity;
+        self.least_losing = self.least_losing.min(r | winning.wrapping_neg());
         self.largest = self.largest.max(r);
     }
 
-    /// The vertex's remoteness; `has_followers` tells a LOSE vertex from one without moves.
+    /// The vertex's remoteness; `has_followers` tells a vertex without moves from the others.
     #[inline(always)]
-    pub(super) fn remoteness(self, has_followers: bool) -> u32 {
-        if self.least_even != u32::MAX {
-            self.least_even + 1
+    fn remoteness(self, has_followers: bool) -> u32 {
+        if self.least_losing != u32::MAX {
+            self.least_losing + 1
         } else {
             self.largest + u32::from(has_followers)
         }
+    }
+}
+
+/// The one-token remoteness table of `graph` under `convention`, [`DRAW`] for draws, as
+/// [`super::Analysis`] computes it on first need: Kahn's order and the follower fold on an
+/// acyclic graph, the predecessor lists and the retrograde pass on a cyclic one.
+pub fn one_token_table(
+    graph: &Digraph,
+    convention: PlayConvention,
+    interrupt: &Interrupt,
+) -> Result<Vec<u32>, Cancelled> {
+    match super::order::acyclic_order_interruptible(graph, interrupt)? {
+        Some(order) => acyclic_remoteness_as(graph, &order, convention, interrupt),
+        None => super::remoteness_table::cyclic_remoteness(graph, convention, interrupt),
     }
 }
 
@@ -215,11 +248,16 @@ impl FollowerFold {
 /// over `predecessors` (the edges into each vertex, one entry per edge), stopping with
 /// [`Cancelled`] once `interrupt` is raised. O(V + E), two `u32` per vertex besides the
 /// result (the FIFO queue is the settling order itself).
+///
+/// Under misère play (`convention`) the vertices without followers are WINs of remoteness 0
+/// instead of LOSEs: the same pass, with the losing parity flipped.
 pub(super) fn cyclic_remoteness_interruptible(
     graph: &Digraph,
     predecessors: &Predecessors,
+    convention: PlayConvention,
     interrupt: &Interrupt,
 ) -> Result<Vec<u32>, Cancelled> {
+    let losing_parity = convention.losing_parity();
     let mut poller = interrupt.poller();
     let n = graph.vertex_count();
     let mut remoteness = vec![DRAW; n as usize];
@@ -233,7 +271,7 @@ pub(super) fn cyclic_remoteness_interruptible(
     while let Some(&settled) = queue.get(head) {
         head += 1;
         let next = remoteness[settled as usize] + 1;
-        let settled_loses = next & 1 == 1;
+        let settled_loses = remoteness[settled as usize] & 1 == losing_parity;
         let sources = predecessors.of_vertex(settled);
         for &p in sources {
             let p = p as usize;

@@ -9,17 +9,25 @@
 //! moves (the fastest of one token), position analyses and per-vertex remotenesses read it;
 //! a caller that answers those can compute it ahead, on its own thread and interruptibly
 //! ([`super::Analysis::prepare_remoteness`]).
+//!
+//! The misère table (the player who cannot move wins) is always computed on first need, by
+//! the same passes with the losing parity flipped: Kahn's order and the follower fold on an
+//! acyclic graph, the predecessor lists and the retrograde pass on a cyclic one.
 
 use std::sync::{Mutex, OnceLock, PoisonError};
 
+use super::convention::PlayConvention;
 use super::graph::Digraph;
 use super::interrupt::{Cancelled, Interrupt};
-use super::{order, remoteness};
+use super::{loopy, order, remoteness};
 
 /// A remoteness table, present or computed on first need.
 #[derive(Debug)]
 pub(super) struct RemotenessTable {
     table: OnceLock<Vec<u32>>,
+    /// How a deferred table is computed: the play convention, and whether the graph has a
+    /// cycle.
+    kind: (PlayConvention, bool),
     /// Held while the table is computed: a second caller waits for the first one's table
     /// instead of computing (and holding) another.
     computing: Mutex<()>,
@@ -30,14 +38,17 @@ impl RemotenessTable {
     pub(super) fn ready(table: Vec<u32>) -> Self {
         Self {
             table: OnceLock::from(table),
+            kind: (PlayConvention::Normal, true),
             computing: Mutex::new(()),
         }
     }
 
-    /// The table of an acyclic graph, not computed yet.
-    pub(super) fn deferred() -> Self {
+    /// The table under `convention` of a graph with a cycle or not (`cyclic`), not computed
+    /// yet.
+    pub(super) fn deferred(convention: PlayConvention, cyclic: bool) -> Self {
         Self {
             table: OnceLock::new(),
+            kind: (convention, cyclic),
             computing: Mutex::new(()),
         }
     }
@@ -47,7 +58,7 @@ impl RemotenessTable {
         self.table.get().map(Vec::as_slice)
     }
 
-    /// The table of the acyclic `graph`, computing it first if needed. A cancelled
+    /// The table of `graph`, computing it first if needed. A cancelled
     /// computation leaves nothing behind; the next call starts again.
     pub(super) fn get_or_compute(
         &self,
@@ -64,7 +75,12 @@ impl RemotenessTable {
         if let Some(table) = self.get() {
             return Ok(table);
         }
-        let table = acyclic_remoteness(graph, interrupt)?;
+        let (convention, cyclic) = self.kind;
+        let table = if cyclic {
+            cyclic_remoteness(graph, convention, interrupt)?
+        } else {
+            acyclic_remoteness(graph, convention, interrupt)?
+        };
         Ok(self.table.get_or_init(|| table))
     }
 
@@ -80,21 +96,38 @@ impl Clone for RemotenessTable {
     fn clone(&self) -> Self {
         Self {
             table: self.table.clone(),
+            kind: self.kind,
             computing: Mutex::new(()),
         }
     }
 }
 
-/// The remoteness of every vertex of the acyclic `graph`: Kahn's order, then the remoteness
-/// pass.
-fn acyclic_remoteness(graph: &Digraph, interrupt: &Interrupt) -> Result<Vec<u32>, Cancelled> {
+/// The remoteness of every vertex of the acyclic `graph` under `convention`: Kahn's order,
+/// then the remoteness pass.
+pub(super) fn acyclic_remoteness(
+    graph: &Digraph,
+    convention: PlayConvention,
+    interrupt: &Interrupt,
+) -> Result<Vec<u32>, Cancelled> {
     interrupt.check()?;
     let table = match order::acyclic_order_interruptible(graph, interrupt)? {
-        Some(order) => Some(remoteness::acyclic_remoteness_interruptible(
-            graph, &order, interrupt,
+        Some(order) => Some(remoteness::acyclic_remoteness_as(
+            graph, &order, convention, interrupt,
         )?),
         None => None,
     };
     // The analysis found the graph acyclic: Kahn's algorithm cannot stall on it now.
     Ok(table.expect("the graph of a deferred remoteness table is acyclic"))
+}
+
+/// The remoteness of every vertex of any `graph` under `convention`, [`remoteness::DRAW`]
+/// for draws: the predecessor lists, then the retrograde pass.
+pub(super) fn cyclic_remoteness(
+    graph: &Digraph,
+    convention: PlayConvention,
+    interrupt: &Interrupt,
+) -> Result<Vec<u32>, Cancelled> {
+    interrupt.check()?;
+    let predecessors = loopy::Predecessors::of(graph, &mut interrupt.poller())?;
+    remoteness::cyclic_remoteness_interruptible(graph, &predecessors, convention, interrupt)
 }

@@ -96,15 +96,10 @@ fn write_legend(dot: &mut String, drawing: &Drawing) {
             dot,
             palette::fill(outcome),
             palette::name(outcome),
-            palette::legend(outcome),
+            drawing.outcome_legend(outcome),
         );
     }
-    let unit = if drawing.split_counts.is_some() {
-        "the nim-value of one unit of value on the vertex"
-    } else {
-        "the nim-value of a token here; a position's nim-sum xors them"
-    };
-    row(dot, "#FFFFFF", "2 (second line)", unit);
+    row(dot, "#FFFFFF", "2 (second line)", drawing.value_legend());
     if drawing
         .values
         .iter()

@@ -15,6 +15,14 @@ pub enum Value {
     Finite(u64),
     /// `∞(K)`: K are the finite values among the vertex's followers, increasing.
     Infinite(Vec<u64>),
+    /// Misère play: the outcome of one token on the vertex and its remoteness (none for a
+    /// DRAW), which no nimber gives.
+    Misere {
+        /// The outcome of one token.
+        outcome: Outcome,
+        /// Its remoteness.
+        remoteness: Option<u32>,
+    },
 }
 
 impl Value {
@@ -25,14 +33,30 @@ impl Value {
             Self::Finite(value) => Outcome::of_nim_sum(*value),
             Self::Infinite(followers) if followers.first() == Some(&0) => Outcome::Win,
             Self::Infinite(_) => Outcome::Draw,
+            Self::Misere { outcome, .. } => *outcome,
         }
     }
 
-    /// The label drawn under the vertex id: `3`, or `∞(0,2)` (long K sets shortened).
+    /// The label drawn under the vertex id: `3`, or `∞(0,2)` (long K sets shortened); under
+    /// misère play the outcome's letter and the remoteness, `W2`, `L3` or `D`.
     pub fn label(&self) -> String {
         const SHOWN: usize = 4;
         match self {
             Self::Finite(value) => value.to_string(),
+            Self::Misere {
+                outcome,
+                remoteness,
+            } => {
+                let letter = match outcome {
+                    Outcome::Win => "W",
+                    Outcome::Lose => "L",
+                    Outcome::Draw => "D",
+                };
+                format!(
+                    "{letter}{}",
+                    remoteness.map_or(String::new(), |r| r.to_string())
+                )
+            }
             Self::Infinite(followers) => {
                 let mut label = String::from("∞(");
                 for (i, value) in followers.iter().take(SHOWN).enumerate() {
@@ -183,6 +207,32 @@ impl Drawing {
     /// Whether some moves from `vertex` are not drawn.
     pub(super) fn is_partial(&self, vertex: u32) -> bool {
         self.partial.get(vertex as usize).copied().unwrap_or(false)
+    }
+
+    /// The legend of an outcome's colour (under misère play a LOSE vertex has no value 0).
+    pub(super) fn outcome_legend(&self, outcome: Outcome) -> &'static str {
+        match (self.is_misere(), outcome) {
+            (true, Outcome::Lose) => "lose: a single token here loses for the player to move",
+            _ => super::palette::legend(outcome),
+        }
+    }
+
+    /// The legend of a vertex's second line, without its example (`2`).
+    pub(super) fn value_legend(&self) -> &'static str {
+        if self.is_misere() {
+            "misère play: W, L or D, the outcome of a single token here, and its remoteness"
+        } else if self.split_counts.is_some() {
+            "the nim-value of one unit of value on the vertex"
+        } else {
+            "the nim-value of a token here; a position's nim-sum xors them"
+        }
+    }
+
+    /// Whether the values are misère outcomes.
+    fn is_misere(&self) -> bool {
+        self.values
+            .iter()
+            .any(|v| matches!(v, Value::Misere { .. }))
     }
 
     /// Whether any vertex has the value `∞(K)`.

@@ -180,15 +180,11 @@ fn legend_lines(drawing: &Drawing) -> Vec<(Swatch, String)> {
     for outcome in [Outcome::Lose, Outcome::Win, Outcome::Draw] {
         lines.push((
             Swatch::Outcome(outcome),
-            palette::legend(outcome).to_string(),
+            drawing.outcome_legend(outcome).to_string(),
         ));
     }
-    let value = if drawing.split_counts.is_some() {
-        "2 (second line): the nim-value of one unit of value on the vertex"
-    } else {
-        "2 (second line): the nim-value of a token here; a position's nim-sum xors them"
-    };
-    lines.push((Swatch::None, value.into()));
+    let value = format!("2 (second line): {}", drawing.value_legend());
+    lines.push((Swatch::None, value));
     if drawing.has_infinite() {
         lines.push((
             Swatch::None,

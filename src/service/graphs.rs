@@ -15,6 +15,7 @@ use super::registry::Lookup;
 use super::rpc::{Rpc, within_idle_timeout};
 use super::state::GameService;
 use crate::engine::Analysis;
+use crate::engine::PlayConvention;
 use crate::proto::{self, PutGraphRequest, evaluate_start::GraphSource};
 use crate::wire::WireMessage;
 
@@ -103,9 +104,10 @@ impl GameService {
         &self,
         graph_id: &str,
         analysis: &Arc<Analysis>,
+        convention: PlayConvention,
     ) -> Result<(), ServiceError> {
         self.remoteness
-            .prepare(&self.pool, graph_id, analysis)
+            .prepare(&self.pool, graph_id, analysis, convention)
             .await
     }
 

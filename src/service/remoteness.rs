@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::blocking::WorkPool;
 use super::error::ServiceError;
-use crate::engine::{Analysis, AnalysisError, Interrupt};
+use crate::engine::{Analysis, AnalysisError, Interrupt, PlayConvention};
 
 /// One turn per graph id whose remoteness some request is computing or waiting for.
 #[derive(Debug, Default)]
@@ -18,21 +18,25 @@ pub(crate) struct RemotenessTurns {
 }
 
 impl RemotenessTurns {
-    /// Makes `analysis` (of `graph_id`) ready to answer remotenesses: at once when it is; else,
-    /// in `graph_id`'s turn, on `pool` as an analysis, stopped if this request goes away (the
-    /// next one waiting then computes it).
+    /// Makes `analysis` (of `graph_id`) ready to answer remotenesses under `convention`: at
+    /// once when it is; else, in the turn of `graph_id` and the convention, on `pool` as an
+    /// analysis, stopped if this request goes away (the next one waiting then computes it).
     pub(crate) async fn prepare(
         &self,
         pool: &WorkPool,
         graph_id: &str,
         analysis: &Arc<Analysis>,
+        convention: PlayConvention,
     ) -> Result<(), ServiceError> {
-        if analysis.remoteness_ready() {
+        if analysis.remoteness_ready_as(convention) {
             return Ok(());
         }
-        let turn = self.turn(graph_id);
+        let turn = match convention {
+            PlayConvention::Normal => self.turn(graph_id),
+            PlayConvention::Misere => self.turn(&format!("{graph_id} misere")),
+        };
         let _ours = turn.lock.lock().await;
-        if analysis.remoteness_ready() {
+        if analysis.remoteness_ready_as(convention) {
             return Ok(());
         }
         let interrupt = Interrupt::new();
@@ -41,7 +45,7 @@ impl RemotenessTurns {
         pool.analyse(move || {
             let started = Instant::now();
             analysis
-                .prepare_remoteness(&interrupt)
+                .remoteness_table_as(convention, &interrupt)
                 .map_err(|cancelled| ServiceError::Analysis(AnalysisError::from(cancelled)))?;
             tracing::debug!(
                 seconds = started.elapsed().as_secs_f64(),
@@ -121,7 +125,7 @@ mod tests {
             let fresh = acyclic(200_000);
             fresh.remoteness_table().unwrap().to_vec()
         };
-        let prepare = || turns.prepare(&pool, "g", &analysis);
+        let prepare = || turns.prepare(&pool, "g", &analysis, PlayConvention::Normal);
         let prepared = tokio::join!(prepare(), prepare(), prepare(), prepare());
         for prepared in <[_; 4]>::from(prepared) {
             assert!(prepared.is_ok(), "{prepared:?}");
@@ -137,10 +141,13 @@ mod tests {
         let turns = RemotenessTurns::default();
         let analysis = acyclic(400_000);
         // Dropped at its first await, its job on the pool: the turn is let go.
-        let abandoned = turns.prepare(&pool, "g", &analysis);
+        let abandoned = turns.prepare(&pool, "g", &analysis, PlayConvention::Normal);
         let _ = tokio::time::timeout(Duration::ZERO, abandoned).await;
         assert_eq!(turns.in_use(), 0);
-        turns.prepare(&pool, "g", &analysis).await.unwrap();
+        turns
+            .prepare(&pool, "g", &analysis, PlayConvention::Normal)
+            .await
+            .unwrap();
         assert!(analysis.remoteness_ready());
         assert_eq!(turns.in_use(), 0);
     }

@@ -12,6 +12,7 @@ use tonic::{Request, Status};
 use super::answer::StreamOptions;
 use super::blocking::WorkPool;
 use super::config::{DEFAULT_MAX_MESSAGE_BYTES, ServiceConfig};
+use super::convert::convention::play_convention;
 use super::convert::stream_analysis;
 use super::error::{Limit, ServiceError, reason_name, status_reason};
 use super::lifecycle::Lifecycle;
@@ -275,11 +276,21 @@ impl GameService {
     }
 
     /// What a stream's `start` asks for beyond outcomes, within the server's caps.
-    pub(crate) fn stream_options(&self, start: &proto::EvaluateStart) -> StreamOptions {
-        StreamOptions {
+    pub(crate) fn stream_options(
+        &self,
+        start: &proto::EvaluateStart,
+    ) -> Result<StreamOptions, ServiceError> {
+        let caps = &self.config.analysis;
+        Ok(StreamOptions {
             explain: start.explain,
-            analysis: stream_analysis(start.analysis.as_ref(), &self.config.analysis),
-        }
+            analysis: stream_analysis(start.analysis.as_ref(), caps),
+            convention: play_convention(start.play_convention, "start.play_convention")?,
+            misere_budgets: crate::engine::AnalysisOptions {
+                max_moves: 0,
+                position_budget: caps.position_budget,
+                work_budget: caps.work_budget,
+            },
+        })
     }
 }
 

@@ -3,7 +3,7 @@
 //! are read, instead of prost's varint call per element.
 //!
 //! As in [`super::packed`], only the common shape is taken (a `start` with a graph, and
-//! perhaps `explain` and `analysis`, each field at most once); anything else, a graph id or an
+//! perhaps `explain`, `analysis` and `play_convention`, each field at most once); anything else, a graph id or an
 //! unknown field among them, goes to prost whole, and every message is built with its fields
 //! named exhaustively, so a field added to the proto stops this file from compiling.
 
@@ -24,6 +24,7 @@ pub(super) fn decode_start(bytes: &[u8]) -> Option<EvaluateRequest> {
     let mut graph = None;
     let mut explain = false;
     let mut analysis = None;
+    let mut play_convention = 0;
     read_fields(start, |field| {
         use evaluate_start::*;
         match field {
@@ -35,6 +36,11 @@ pub(super) fn decode_start(bytes: &[u8]) -> Option<EvaluateRequest> {
             Field::Varint(k, value) if k == key(EXPLAIN, VARINT) => {
                 explain = value != 0;
                 Some(EXPLAIN)
+            }
+            // prost reads an enum as an int32 varint: the low 32 bits.
+            Field::Varint(k, value) if k == key(PLAY_CONVENTION, VARINT) => {
+                play_convention = value as i32;
+                Some(PLAY_CONVENTION)
             }
             // A few bytes: prost reads them.
             Field::Bytes(k, bytes) if k == key(ANALYSIS, LEN) => {
@@ -51,6 +57,7 @@ pub(super) fn decode_start(bytes: &[u8]) -> Option<EvaluateRequest> {
             graph_source: Some(GraphSource::Graph(graph)),
             explain,
             analysis,
+            play_convention,
         })),
     })
 }

@@ -18,6 +18,8 @@ pub(super) mod evaluate_start {
     pub(in crate::wire) const EXPLAIN: u32 = 3;
     /// `AnalysisOptions analysis`.
     pub(in crate::wire) const ANALYSIS: u32 = 4;
+    /// `PlayConvention play_convention`.
+    pub(in crate::wire) const PLAY_CONVENTION: u32 = 5;
 }
 
 /// `grundy.v1.QueryBatch`.
@@ -82,6 +84,11 @@ pub(super) const ALL: &[(&str, &str, u32)] = &[
     ("EvaluateStart", "graph", evaluate_start::GRAPH),
     ("EvaluateStart", "explain", evaluate_start::EXPLAIN),
     ("EvaluateStart", "analysis", evaluate_start::ANALYSIS),
+    (
+        "EvaluateStart",
+        "play_convention",
+        evaluate_start::PLAY_CONVENTION,
+    ),
     ("QueryBatch", "packed_tokens", query_batch::PACKED_TOKENS),
     (
         "PackedTokenQueries",

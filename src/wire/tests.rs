@@ -139,17 +139,21 @@ fn start_request() -> impl Strategy<Value = EvaluateRequest> {
         graph_chunk(),
         any::<bool>(),
         proptest::option::of((number(), number())),
+        prop_oneof![Just(0i32), Just(1), Just(2), 0..1000i32],
     )
-        .prop_map(|(chunk, explain, analysis)| EvaluateRequest {
-            payload: Some(Payload::Start(EvaluateStart {
-                graph_source: chunk.chunk.map(GraphSource::Graph),
-                explain,
-                analysis: analysis.map(|(max_moves, position_budget)| AnalysisOptions {
-                    max_moves: max_moves as u32,
-                    position_budget,
-                }),
-            })),
-        })
+        .prop_map(
+            |(chunk, explain, analysis, play_convention)| EvaluateRequest {
+                payload: Some(Payload::Start(EvaluateStart {
+                    graph_source: chunk.chunk.map(GraphSource::Graph),
+                    explain,
+                    analysis: analysis.map(|(max_moves, position_budget)| AnalysisOptions {
+                        max_moves: max_moves as u32,
+                        position_budget,
+                    }),
+                    play_convention,
+                })),
+            },
+        )
 }
 
 /// `bytes` with up to three bytes changed and a possibly shorter end.
@@ -342,6 +346,7 @@ fn common_shapes_take_the_fast_path() {
                 max_moves: 3,
                 position_budget: 0,
             }),
+            play_convention: 2,
         })),
     };
     assert_eq!(decode_start(&start.encode_to_vec()), Some(start));

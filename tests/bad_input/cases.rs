@@ -333,6 +333,7 @@ pub fn other_cases() -> Vec<Case> {
             graph_source: Some(GraphSource::Graph(graph)),
             explain: false,
             analysis: None,
+            play_convention: 0,
         })
     };
     let p = |name, chunks, code, message| Case {
@@ -378,6 +379,7 @@ pub fn other_cases() -> Vec<Case> {
                 graph_source: Some(GraphSource::GraphId("nope".into())),
                 explain: false,
                 analysis: None,
+                play_convention: 0,
             }),
             vec![],
             NotFound,

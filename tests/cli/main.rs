@@ -3,6 +3,7 @@
 //!
 //! - `judge`: the golden files of `tests/data/` (`GRUNDY_BLESS=1 cargo test --test cli --
 //!   judge:: explained::` re-records them), malformed inputs, pipes, `--max-message-bytes`;
+//! - `misere`: `--misere` judged by the brute force of `support/misere_oracle.rs`;
 //! - `servers`: `--server`: servers down, killed, behind TLS; connection settings;
 //! - `explained`: `--explain` moves played out, and `grundy analyse`'s lines;
 //! - `fuzz_judge`: mutated judge files through the library's readers and the CLI, judged by
@@ -19,5 +20,6 @@ mod docs;
 mod explained;
 mod fuzz_judge;
 mod judge;
+mod misere;
 mod render;
 mod servers;

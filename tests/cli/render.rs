@@ -163,11 +163,21 @@ fn a_picture_fetched_by_url_is_the_one_render_prints() {
     let answer: serde_json::Value = serde_json::from_slice(&body).unwrap();
     let id = answer["graphId"].as_str().unwrap();
     let url = server.url();
-    for (tokens, format) in [(Some("0,2"), "svg"), (None, "svg"), (Some("2"), "dot")] {
+    let cases = [
+        (Some("0,2"), "svg", false),
+        (None, "svg", false),
+        (Some("2"), "dot", false),
+        (Some("0,2"), "svg", true),
+    ];
+    for (tokens, format, misere) in cases {
         let mut args = vec![data("chess_sample.in"), "--format".into(), format.into()];
         args.extend(["--server".into(), url.clone()]);
         // The CLI labels a test case by its number and line.
         let mut query = format!("label=test%20case%201%20(line%201)&format={format}");
+        if misere {
+            args.push("--misere".into());
+            query.push_str("&convention=misere");
+        }
         if let Some(tokens) = tokens {
             args.extend(["--tokens".into(), tokens.into()]);
             query.push_str(&format!("&tokens={tokens}"));
@@ -183,7 +193,7 @@ fn a_picture_fetched_by_url_is_the_one_render_prints() {
         assert_eq!(
             String::from_utf8(picture).unwrap(),
             String::from_utf8(printed.stdout).unwrap(),
-            "tokens {tokens:?}, {format}"
+            "tokens {tokens:?}, {format}, misère {misere}"
         );
     }
     // An unknown graph and a token out of range are the JSON API's errors.

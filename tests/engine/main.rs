@@ -3,6 +3,7 @@
 //! - `props`: token sliding judged by the brute-force oracle of `support/oracle.rs` (property
 //!   tests from a fixed seed);
 //! - `split_props`: the Addition-Subtraction game judged by `support/split_oracle.rs` alike;
+//! - `misere`: misère play judged by the brute force of `support/misere_oracle.rs`;
 //! - `paths`: the fast paths against the plain ones and the oracle, and cooperative
 //!   cancellation;
 //! - `remoteness`: remoteness and position analysis judged by a retrograde oracle over every
@@ -15,6 +16,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod misere;
 mod paths;
 mod props;
 mod remoteness;

@@ -43,6 +43,7 @@ async fn evaluate(replica: &Replica, source: GraphSource) -> Result<Vec<i32>, to
             graph_source: Some(source),
             explain: false,
             analysis: None,
+            play_convention: 0,
         }),
         queries: vec![
             tokens(1, &[0]),

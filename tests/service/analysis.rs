@@ -34,6 +34,7 @@ pub(super) fn analysis_start(
             graph_source: Some(GraphSource::Graph(graph)),
             explain: false,
             analysis,
+            play_convention: 0,
         })),
     }
 }

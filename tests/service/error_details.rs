@@ -140,6 +140,7 @@ async fn bad_graphs_and_bad_requests_carry_the_field_in_bad_request() {
             graph_source: None,
             explain: false,
             analysis: None,
+            play_convention: 0,
         })),
     };
     for (messages, field) in [

@@ -172,6 +172,7 @@ async fn bad_graph_is_rejected_with_invalid_argument() {
             graph_source: Some(GraphSource::GraphId("nope".into())),
             explain: false,
             analysis: None,
+            play_convention: 0,
         })),
     };
     let (_tx, stream) = open(&mut client, vec![request]).await;
@@ -343,6 +344,7 @@ async fn explain_returns_moves_for_token_and_split_games() {
             graph_source: Some(GraphSource::Graph(graph)),
             explain: true,
             analysis: None,
+            play_convention: 0,
         })),
     };
     // Packed queries with `explain` come back as full verdicts with moves.
@@ -457,6 +459,7 @@ async fn evaluate_batch_streams_verdicts_in_chunks() {
             graph_source: Some(GraphSource::Graph(sample_graph())),
             explain: false,
             analysis: None,
+            play_convention: 0,
         }),
         queries,
     };
@@ -548,6 +551,7 @@ async fn explained_split_moves_are_the_same_across_batches_of_a_stream() {
             graph_source: Some(GraphSource::Graph(graph)),
             explain: true,
             analysis: None,
+            play_convention: 0,
         })),
     };
     let (_server, mut client) = start_server(service_config()).await;

@@ -223,6 +223,7 @@ fn long_search() -> (EvaluateRequest, EvaluateRequest) {
             graph_source: Some(GraphSource::Graph(graph)),
             explain: false,
             analysis: Some(proto::AnalysisOptions::default()),
+            play_convention: 0,
         })),
     };
     (opening, queries)
@@ -272,6 +273,7 @@ async fn a_huge_unknown_graph_id_gets_a_short_not_found() {
             graph_source: Some(GraphSource::GraphId("x".repeat(20_000))),
             explain: false,
             analysis: None,
+            play_convention: 0,
         })),
     };
     let status = client
@@ -453,6 +455,7 @@ async fn a_stalled_unary_message_holds_its_slot_only_until_the_start_timeout() {
             graph_source: Some(GraphSource::Graph(sample_graph())),
             explain: false,
             analysis: None,
+            play_convention: 0,
         }),
         queries: vec![tokens(1, &[0])],
     };
@@ -521,6 +524,7 @@ async fn a_search_waits_for_a_permit_at_most_the_queue_timeout() {
             graph_source: Some(GraphSource::Graph(sample_graph())),
             explain: true,
             analysis: None,
+            play_convention: 0,
         })),
     };
     let requests = vec![explained, batch(vec![tokens(1, &[0])])];

@@ -66,6 +66,7 @@ fn start() -> impl Strategy<Value = EvaluateStart> {
         graph_source: Some(GraphSource::Graph(sample_graph())),
         explain,
         analysis,
+        play_convention: 0,
     })
 }
 
@@ -124,6 +125,7 @@ async fn get_values(
         vertex_limit,
         page_size,
         summary_only: false,
+        play_convention: 0,
     };
     let mut stream = match client.get_values(request).await {
         Ok(response) => response.into_inner(),

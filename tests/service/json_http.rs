@@ -182,6 +182,7 @@ async fn get_values_takes_its_fields_as_query_parameters_over_http1_and_http2() 
         vertex_limit: 20,
         page_size: 6,
         summary_only: false,
+        play_convention: 0,
     };
     let mut stream = server
         .client()

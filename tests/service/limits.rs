@@ -65,6 +65,7 @@ async fn graph_and_query_limits_name_the_limit_and_its_value() {
                 graph_source: Some(GraphSource::Graph(sample_graph())),
                 explain: false,
                 analysis: None,
+                play_convention: 0,
             }),
             queries: six,
         })
@@ -80,6 +81,7 @@ async fn graph_and_query_limits_name_the_limit_and_its_value() {
                 graph_source: Some(GraphSource::Graph(sample_graph())),
                 explain: false,
                 analysis: None,
+                play_convention: 0,
             }),
             queries: big.clone(),
         })
@@ -219,6 +221,7 @@ async fn deadline_before_the_first_response_is_reported_by_the_tonic_client_itse
                 graph_source: Some(GraphSource::Graph(dense.clone())),
                 explain: false,
                 analysis: None,
+                play_convention: 0,
             }),
             queries: vec![tokens(1, &[0])],
         });
@@ -324,6 +327,7 @@ async fn responses_stay_under_max_message_bytes() {
             graph_source: Some(GraphSource::Graph(sample_graph())),
             explain: true,
             analysis: None,
+            play_convention: 0,
         })),
     };
     let packed = EvaluateRequest {

@@ -30,6 +30,8 @@
 //!   sent as produced, every class of error with its HTTP status and `google.rpc.Status`;
 //! - `metrics_by_protocol`: a call over gRPC, JSON and gRPC-Web, each counted under its
 //!   `protocol` label;
+//! - `misere`: misère play (`play_convention`) judged by the brute force of
+//!   `support/misere_oracle.rs`, values, budgets and refusals;
 //! - `json_judge`: the README's judge files answered through `POST /v1:evaluate`, printed as
 //!   the judge prints them;
 //! - `reflection`, `web` (the `--web` playground's HTTP side), `otlp_traces`.
@@ -52,6 +54,7 @@ mod json_http;
 mod json_judge;
 mod limits;
 mod metrics_by_protocol;
+mod misere;
 mod openapi;
 mod operations;
 mod otlp_traces;

@@ -169,6 +169,7 @@ async fn compressed_requests_and_responses_are_accepted_and_sent() {
                     graph_source: Some(GraphSource::Graph(sample_graph())),
                     explain: false,
                     analysis: None,
+                    play_convention: 0,
                 }),
                 queries,
             })

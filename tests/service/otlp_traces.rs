@@ -106,6 +106,7 @@ async fn spans_reach_the_collector(tls: Option<(Identity, &str)>) {
             graph_source: Some(GraphSource::Graph(sample_graph())),
             explain: false,
             analysis: None,
+            play_convention: 0,
         }),
         queries: vec![tokens(1, &[0]), tokens(2, &[1])],
     });

@@ -157,6 +157,7 @@ fn start_without_source() -> EvaluateStart {
         graph_source: None,
         explain: false,
         analysis: None,
+        play_convention: 0,
     }
 }
 
@@ -404,6 +405,7 @@ async fn get_values_clips_its_range_to_the_graph_and_answers_past_it_with_the_su
         vertex_limit,
         page_size: 1,
         summary_only: false,
+        play_convention: 0,
     };
     // From vertex 2, at most 10: vertices 2 and 3, a page each.
     let answer = service.get_values(Request::new(values(2, 10))).await;

@@ -159,6 +159,7 @@ async fn a_grpc_call_is_answered_while_drawings_run() {
             graph_source: Some(proto::evaluate_start::GraphSource::Graph(sample_graph())),
             explain: false,
             analysis: None,
+            play_convention: 0,
         }),
         queries: vec![tokens(1, &[0])],
     };

@@ -2,6 +2,8 @@
 //! binary uses part of it, hence the `dead_code` allowances.
 //!
 //! - `oracle`: brute-force game solver used to judge the engine (token sliding);
+//! - `misere_oracle`: a brute-force solver of token sliding under misère play, from the rules
+//!   alone;
 //! - `split_oracle`: its Addition-Subtraction counterpart;
 //! - `properties`: the plumbing between the engine and the oracles in the engine's tests;
 //! - `server`: an in-process server on `127.0.0.1:0` and request builders; `http1`: raw
@@ -16,6 +18,8 @@
 pub mod http1;
 #[allow(dead_code)]
 pub mod judge_model;
+#[allow(dead_code)]
+pub mod misere_oracle;
 #[allow(dead_code)]
 pub mod oracle;
 #[allow(dead_code)]

@@ -229,6 +229,7 @@ pub fn start(graph: proto::Graph) -> EvaluateRequest {
             graph_source: Some(GraphSource::Graph(graph)),
             explain: false,
             analysis: None,
+            play_convention: 0,
         })),
     }
 }
@@ -240,6 +241,7 @@ pub fn start_id(graph_id: &str) -> EvaluateRequest {
             graph_source: Some(GraphSource::GraphId(graph_id.into())),
             explain: false,
             analysis: None,
+            play_convention: 0,
         })),
     }
 }
@@ -251,6 +253,7 @@ pub fn batch_request(source: GraphSource, queries: Vec<Query>) -> EvaluateBatchR
             graph_source: Some(source),
             explain: false,
             analysis: None,
+            play_convention: 0,
         }),
         queries,
     }
@@ -417,6 +420,7 @@ pub async fn evaluate(
             graph_source: Some(source),
             explain: false,
             analysis: None,
+            play_convention: 0,
         })),
     })
     .await

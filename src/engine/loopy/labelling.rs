@@ -13,7 +13,10 @@ pub(in crate::engine) struct Predecessors {
 
 impl Predecessors {
     /// Counting sort of the edges by target: O(V + E).
-    pub(super) fn of(graph: &Digraph, poller: &mut Poller<'_>) -> Result<Self, Cancelled> {
+    pub(in crate::engine) fn of(
+        graph: &Digraph,
+        poller: &mut Poller<'_>,
+    ) -> Result<Self, Cancelled> {
         let n = graph.vertex_count() as usize;
         let mut offsets = vec![0u32; n + 1];
         for chunk in graph.targets().chunks(CHECK_INTERVAL as usize) {

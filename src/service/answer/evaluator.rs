@@ -3,8 +3,11 @@
 
 use std::sync::Arc;
 
+mod misere;
+
 use crate::engine::{
     Analysis, AnalysisError, AnalysisOptions, Evaluation, Interrupt, Move, MoveMemo, Outcome,
+    PlayConvention,
 };
 use crate::proto;
 use crate::service::error::ServiceError;
@@ -33,13 +36,18 @@ pub(crate) struct StreamOptions {
     pub(crate) explain: bool,
     /// `EvaluateStart.analysis`, within the server's caps: remoteness and every move.
     pub(crate) analysis: Option<AnalysisOptions>,
+    /// `EvaluateStart.play_convention`.
+    pub(crate) convention: PlayConvention,
+    /// The budgets of a misère search when the stream did not ask for the analysis: the
+    /// server's caps.
+    pub(crate) misere_budgets: AnalysisOptions,
 }
 
 impl StreamOptions {
-    /// Whether the stream asked for moves or analyses: answers that read the remoteness
-    /// table, may search, and go as they are found.
+    /// Whether the stream asked for moves or analyses, or plays misère: answers that read
+    /// the remoteness table, may search, and go as they are found.
     pub(crate) fn asks_for_more(&self) -> bool {
-        self.explain || self.analysis.is_some()
+        self.explain || self.analysis.is_some() || self.convention == PlayConvention::Misere
     }
 }
 
@@ -318,6 +326,9 @@ impl QueryEvaluator {
         form: PositionForm,
         evaluation: &Evaluation,
     ) -> proto::Verdict {
+        if self.options.convention == PlayConvention::Misere {
+            return self.misere_verdict(query_id, form);
+        }
         let move_ = self.explained_move(form, evaluation);
         let mut verdict = evaluated_verdict(query_id, evaluation, move_);
         if let Some(options) = self.options.analysis {

@@ -5,7 +5,7 @@
 //! - [`wire_graph`]: wire graphs in, whole or in `PutGraph` chunks;
 //! - `position`: a query's position read, and its in-band errors; [`batch`]: a batch's
 //!   queries walked and counted; [`analysis`]: their remoteness and moves, when the stream
-//!   asks; [`outcome`]: outcomes out;
+//!   asks; [`outcome`]: outcomes out; [`convention`]: the play convention in;
 //! - [`values`]: graph summaries and `GetValues` pages out; [`picture`]: a position's
 //!   drawing, for `grundy render` and the picture URL alike.
 //!
@@ -13,6 +13,7 @@
 
 pub(crate) mod analysis;
 pub(crate) mod batch;
+pub(crate) mod convention;
 pub(crate) mod outcome;
 pub(crate) mod picture;
 pub(crate) mod position;

@@ -3,18 +3,21 @@
 //! picture URL of the JSON API (both from the registered graph's analysis) make their
 //! drawings here, so that a picture fetched by URL is the one `grundy render` prints.
 
-use crate::engine::{Analysis, Digraph, VertexValue};
+use crate::engine::remoteness::DRAW;
+use crate::engine::{Analysis, Digraph, Interrupt, PlayConvention, VertexValue};
 use crate::proto::{self, r#move::Kind};
 use crate::render::{Drawing, Highlight, Value};
 
 /// The drawing of `graph` (labelled `label`, e.g. `case 1`) with its `values`, and, given a
-/// position, its tokens, verdict and the verdict's move highlighted.
+/// position, its tokens, verdict and the verdict's move highlighted; under misère play
+/// (`misere`) the caption says so in place of the nim-sum, which decides nothing there.
 pub(crate) fn position_drawing(
     label: &str,
     graph: Digraph,
     split_counts: Option<Vec<u32>>,
     values: Vec<Value>,
     position: Option<(&[u32], &proto::Verdict)>,
+    misere: bool,
 ) -> Drawing {
     let mut caption = format!(
         "{label}: {} vertices, {} edges",
@@ -32,12 +35,18 @@ pub(crate) fn position_drawing(
         }
         let outcome = proto::Outcome::try_from(verdict.outcome).unwrap_or_default();
         let listed: Vec<String> = tokens.iter().map(u32::to_string).collect();
-        caption = format!(
-            "{label}: tokens {}: {}, nim-sum {}",
+        let (listed, outcome) = (
             listed.join(" "),
             outcome.as_str_name().trim_start_matches("OUTCOME_"),
-            verdict.nim_sum
         );
+        caption = if misere {
+            format!("{label}: tokens {listed}: {outcome} (misère)")
+        } else {
+            format!(
+                "{label}: tokens {listed}: {outcome}, nim-sum {}",
+                verdict.nim_sum
+            )
+        };
         highlight = verdict
             .best_move
             .as_ref()
@@ -58,9 +67,23 @@ pub(crate) fn position_drawing(
     }
 }
 
-/// Every vertex's value of an analysis, as the drawing labels them.
-pub(crate) fn drawing_values(analysis: &Analysis) -> Vec<Value> {
-    (0..analysis.game().graph().vertex_count())
+/// Every vertex's value of an analysis, as the drawing labels them: under misère play the
+/// outcome and remoteness of one token (its table computed here if it is not yet; `None`
+/// when `interrupt` was raised first, or for a game with split counts).
+pub(crate) fn drawing_values(
+    analysis: &Analysis,
+    convention: PlayConvention,
+    interrupt: &Interrupt,
+) -> Option<Vec<Value>> {
+    if convention == PlayConvention::Misere {
+        let cells = analysis.remoteness_table_as(convention, interrupt).ok()??;
+        let value = |&cell: &u32| Value::Misere {
+            outcome: convention.outcome_of_remoteness(cell),
+            remoteness: (cell != DRAW).then_some(cell),
+        };
+        return Some(cells.iter().map(value).collect());
+    }
+    let values = (0..analysis.game().graph().vertex_count())
         .map(|v| match analysis.vertex_value(v) {
             Some(VertexValue::Infinite { finite_followers }) => {
                 Value::Infinite(finite_followers.to_vec())
@@ -69,7 +92,8 @@ pub(crate) fn drawing_values(analysis: &Analysis) -> Vec<Value> {
             // Every vertex below vertex_count has a value.
             None => Value::Finite(0),
         })
-        .collect()
+        .collect();
+    Some(values)
 }
 
 /// The edges of a move, to highlight.

@@ -13,6 +13,15 @@ pub(crate) enum PositionForm {
 }
 
 impl PositionForm {
+    /// The field of the whole position, e.g. `tokens`.
+    pub(crate) fn position_field(self) -> &'static str {
+        match self {
+            Self::Tokens => "tokens",
+            Self::Dense => "dense_values",
+            Self::Sparse => "sparse_values",
+        }
+    }
+
     pub(crate) fn vertex_field(self, index: usize) -> String {
         match self {
             Self::Tokens => format!("tokens.vertices[{index}]"),

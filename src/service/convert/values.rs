@@ -2,9 +2,11 @@
 
 use prost::Message;
 
-use crate::engine::{Analysis, VertexValue};
+use crate::engine::{Analysis, Interrupt, PlayConvention, VertexValue, remoteness::DRAW};
 use crate::proto;
 use crate::wire::size;
+
+use super::convention::one_token_outcome;
 
 /// Summary of an analysed graph, with its id and the bytes its table holds.
 pub(crate) fn graph_summary(analysis: &Analysis, graph_id: &str) -> proto::GraphSummary {
@@ -21,24 +23,42 @@ pub(crate) fn graph_summary(analysis: &Analysis, graph_id: &str) -> proto::Graph
 }
 
 /// The value of `vertex` (< vertex_count) as a `grundy.v1.VertexValue`: finite or ∞(K), with
-/// the counter of finite vertices on cyclic graphs and the remoteness of one token there.
-pub(crate) fn vertex_value(analysis: &Analysis, vertex: u32) -> proto::VertexValue {
+/// the counter of finite vertices on cyclic graphs and the remoteness of one token there
+/// under `convention` (and, under misère play, its outcome).
+pub(crate) fn vertex_value(
+    analysis: &Analysis,
+    vertex: u32,
+    convention: PlayConvention,
+) -> proto::VertexValue {
     use proto::vertex_value::Value;
-    match analysis.vertex_value(vertex) {
+    // The table is ready: the pages are sent once it is (see `GetValues`).
+    let cell = analysis
+        .remoteness_table_as(convention, &Interrupt::new())
+        .expect("nothing else holds this interrupt")
+        .and_then(|table| table.get(vertex as usize).copied());
+    let remoteness = cell.filter(|&r| r != DRAW);
+    let outcome = cell.map_or(proto::Outcome::Unspecified, |r| {
+        one_token_outcome(convention, r)
+    });
+    let mut value = match analysis.vertex_value(vertex) {
         Some(VertexValue::Finite(value)) => proto::VertexValue {
             value: Some(Value::Finite(value)),
             counter: analysis.loopy_table().map(|table| table.counter(vertex)),
-            remoteness: analysis.remoteness(vertex),
+            remoteness,
+            ..Default::default()
         },
         Some(VertexValue::Infinite { finite_followers }) => proto::VertexValue {
             value: Some(Value::Infinite(proto::InfiniteValue {
                 finite_followers: finite_followers.to_vec(),
             })),
             counter: None,
-            remoteness: analysis.remoteness(vertex),
+            remoteness,
+            ..Default::default()
         },
-        None => proto::VertexValue::default(),
-    }
+        None => return proto::VertexValue::default(),
+    };
+    value.outcome = outcome.into();
+    value
 }
 
 /// Vertices per `GetValues` page when the request leaves it to the server.
@@ -50,6 +70,7 @@ const MAX_PAGE_VERTICES: u32 = 65_536;
 /// and at most `max_bytes` encoded (a page holds at least one value).
 pub(crate) struct ValuePages<'a> {
     analysis: &'a Analysis,
+    convention: PlayConvention,
     next: u32,
     end: u32,
     page_vertices: usize,
@@ -61,6 +82,7 @@ impl<'a> ValuePages<'a> {
     pub(crate) fn new(
         analysis: &'a Analysis,
         request: &proto::GetValuesRequest,
+        convention: PlayConvention,
         max_bytes: usize,
     ) -> Self {
         let vertex_count = analysis.game().graph().vertex_count();
@@ -75,6 +97,7 @@ impl<'a> ValuePages<'a> {
         } as usize;
         Self {
             analysis,
+            convention,
             next: first,
             end,
             page_vertices,
@@ -107,7 +130,7 @@ impl Iterator for ValuePages<'_> {
         }
         .encoded_len();
         while self.next < self.end && values.len() < self.page_vertices {
-            let value = vertex_value(self.analysis, self.next);
+            let value = vertex_value(self.analysis, self.next, self.convention);
             let with_value = size::page_len_with(bytes, &value);
             if !values.is_empty() && with_value > self.max_bytes {
                 break;

@@ -19,6 +19,7 @@ use crate::proto::{
 use crate::service::answer::early::{EarlyReceiver, early_verdicts};
 use crate::service::answer::{QueryEvaluator, StreamOptions, fit_response};
 use crate::service::blocking::SEARCH_SLICE;
+use crate::service::convert::convention::check_game;
 use crate::service::convert::{batch_heap_bytes, batch_query_count, graph_summary};
 use crate::service::error::{ServiceError, request_stream_status};
 use crate::service::graphs::Resolved;
@@ -38,8 +39,13 @@ pub(super) async fn evaluate(
         let start_timeout = service.config.start_timeout;
         let first = rpc.first_message(inbound.message(), start_timeout).await?;
         let start = expect_start(first)?;
-        let options = service.stream_options(&start);
+        let options = service.stream_options(&start)?;
         let resolved = service.resolve(&mut rpc, start.graph_source).await?;
+        check_game(
+            &resolved.analysis,
+            options.convention,
+            "start.play_convention",
+        )?;
         Ok::<_, Status>((resolved, options))
     }
     .instrument(span)
@@ -70,8 +76,13 @@ pub(super) async fn evaluate_batch(
     let opened = async {
         let start = start.ok_or_else(|| ServiceError::protocol("start", "`start` is required"))?;
         service.check_query_count(queries.len() as u64)?;
-        let options = service.stream_options(&start);
+        let options = service.stream_options(&start)?;
         let resolved = service.resolve(&mut rpc, start.graph_source).await?;
+        check_game(
+            &resolved.analysis,
+            options.convention,
+            "start.play_convention",
+        )?;
         Ok::<_, Status>((resolved, options))
     }
     .instrument(span)
@@ -114,7 +125,8 @@ async fn open_stream<M: Verdicts>(
     };
     out.send(first.into()).await?;
     if options.asks_for_more() {
-        let prepared = service.prepare_remoteness(&resolved.graph_id, &resolved.analysis);
+        let prepared =
+            service.prepare_remoteness(&resolved.graph_id, &resolved.analysis, options.convention);
         out.guard(prepared).await??;
     }
     Ok(QueryEvaluator::new(resolved.analysis, options))

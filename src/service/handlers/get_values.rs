@@ -4,6 +4,7 @@ use prost::Message;
 use tonic::{Request, Response, Status};
 
 use crate::proto::{GetValuesRequest, GetValuesResponse};
+use crate::service::convert::convention::{check_game, play_convention};
 use crate::service::convert::{ValuePages, graph_summary};
 use crate::service::rpc::ResponseStream;
 use crate::service::state::GameService;
@@ -21,6 +22,10 @@ pub(super) async fn get_values(
         .request
         .observe(request.get_ref().encoded_len() as f64);
     let request = request.into_inner();
+    let convention = match play_convention(request.play_convention, "play_convention") {
+        Ok(convention) => convention,
+        Err(error) => return Err(rpc.fail(error.into())),
+    };
     let lookup = service
         .registry
         .get_or_load(&request.graph_id, service.config.limits);
@@ -29,6 +34,9 @@ pub(super) async fn get_values(
         Ok(Err(error)) => return Err(rpc.fail(error.into())),
         Err(status) => return Err(rpc.fail(status)),
     };
+    if let Err(error) = check_game(&analysis, convention, "play_convention") {
+        return Err(rpc.fail(error.into()));
+    }
     rpc.record_graph(&request.graph_id, &analysis);
     let buffer = service.config.response_buffer;
     let service = service.clone();
@@ -45,10 +53,10 @@ pub(super) async fn get_values(
             // Pages fit the message limit too (a page holds at least one value, and a value
             // is tens of bytes unless its K set is huge).
             let page_bytes = MAX_PAGE_BYTES.min(service.max_response_bytes.saturating_sub(16));
-            let pages = ValuePages::new(&analysis, &request, page_bytes.max(1));
+            let pages = ValuePages::new(&analysis, &request, convention, page_bytes.max(1));
             if !pages.is_empty() {
                 // Each value carries its vertex's remoteness.
-                let prepared = service.prepare_remoteness(&request.graph_id, &analysis);
+                let prepared = service.prepare_remoteness(&request.graph_id, &analysis, convention);
                 out.guard(prepared).await??;
             }
             for page in pages {

@@ -80,6 +80,7 @@ mod tests {
                     graph_source: Some(GraphSource::Graph(graph.clone())),
                     explain: false,
                     analysis: None,
+                    play_convention: 0,
                 }),
                 queries: vec![],
             });

@@ -1,7 +1,8 @@
 //! `GET /v1/graphs/{graph_id}/picture.svg`: a position of a registered graph drawn, so that
 //! a chat message, a notebook or a page shows it with one link. Query parameters:
 //! `tokens=0,2` (the position; absent: the graph and its values alone), `format=svg|dot`
-//! (`dot`: Graphviz DOT), `label=...` (the caption's first words, `graph` by default; with
+//! (`dot`: Graphviz DOT), `convention=misere` (misère play: the vertices labelled by the
+//! outcome and remoteness of one token), `label=...` (the caption's first words, `graph` by default; with
 //! `label=test case 1 (line 1)` the picture is the one `grundy render` prints for the
 //! first test case of a file).
 //!
@@ -21,7 +22,7 @@ use tonic::body::Body;
 
 use super::Shared;
 use super::status::error_response;
-use crate::engine::Analysis;
+use crate::engine::{Analysis, Interrupt, PlayConvention};
 use crate::proto::{self, query::Position};
 use crate::render::{MAX_SVG_EDGES, MAX_SVG_VERTICES, RenderError};
 use crate::service::answer::{QueryEvaluator, StreamOptions};
@@ -60,6 +61,8 @@ pub(super) fn openapi_operation() -> serde_json::Value {
             parameter("tokens", "The position: comma-separated token vertices (at most 1000); \
                                  absent, the graph and its values alone."),
             parameter("format", "`svg` (the default) or `dot` (Graphviz DOT)."),
+            parameter("convention", "`normal` (the default) or `misere` (misère play, token \
+                                     sliding only)."),
             parameter("label", "The caption's first words (at most 60 characters), `graph` by \
                                 default."),
         ],
@@ -95,6 +98,7 @@ struct PictureQuery {
     tokens: Option<Vec<u32>>,
     format: Format,
     label: String,
+    convention: PlayConvention,
 }
 
 /// The answer to a picture request of `graph_id` (its method and token already checked).
@@ -127,7 +131,23 @@ pub(super) async fn serve(
         Err(status) => return error_response(pool, &rpc.fail(status)),
     };
     rpc.record_graph(graph_id, &analysis);
-    let drawn = service.pool.render(move || draw(&analysis, &query));
+    // The evaluator's options as a stream with `explain` and this convention would have them.
+    let start = proto::EvaluateStart {
+        explain: true,
+        play_convention: match query.convention {
+            PlayConvention::Normal => proto::PlayConvention::Unspecified,
+            PlayConvention::Misere => proto::PlayConvention::Misere,
+        }
+        .into(),
+        ..Default::default()
+    };
+    let options = match service.stream_options(&start) {
+        Ok(options) => options,
+        Err(error) => return error_response(pool, &rpc.fail(error.into())),
+    };
+    let drawn = service
+        .pool
+        .render(move || draw(&analysis, &query, options));
     match rpc.guard(drawn).await {
         Ok(Ok((format, picture))) => {
             rpc.succeed();
@@ -139,7 +159,11 @@ pub(super) async fn serve(
 }
 
 /// The picture `query` asks for of `analysis`'s graph (on the work pool).
-fn draw(analysis: &Arc<Analysis>, query: &PictureQuery) -> Result<(Format, String), ServiceError> {
+fn draw(
+    analysis: &Arc<Analysis>,
+    query: &PictureQuery,
+    options: StreamOptions,
+) -> Result<(Format, String), ServiceError> {
     let game = analysis.game();
     let graph = game.graph();
     let (vertices, edges) = (graph.vertex_count(), graph.edge_count());
@@ -169,11 +193,13 @@ fn draw(analysis: &Arc<Analysis>, query: &PictureQuery) -> Result<(Format, Strin
             format!("tokens[{i}]: vertex {v} is out of range (the graph has {vertices} vertices)");
         return Err(ServiceError::protocol(format!("tokens[{i}]"), message));
     }
+    let misere = query.convention == PlayConvention::Misere;
+    if misere && game.split_counts().is_some() {
+        let message = "convention: misère play is for token sliding; this graph has split \
+                       counts (the Addition-Subtraction game)";
+        return Err(ServiceError::protocol("convention", message));
+    }
     let verdict = query.tokens.as_ref().map(|tokens| {
-        let options = StreamOptions {
-            explain: true,
-            analysis: None,
-        };
         let query = proto::Query {
             id: 0,
             position: Some(Position::Tokens(proto::TokenPosition {
@@ -186,14 +212,17 @@ fn draw(analysis: &Arc<Analysis>, query: &PictureQuery) -> Result<(Format, Strin
         let message = format!("tokens: {}", error.message);
         return Err(ServiceError::protocol("tokens", message));
     }
+    let values = drawing_values(analysis, query.convention, &Interrupt::new())
+        .ok_or_else(|| ServiceError::Internal("no values to draw".to_string()))?;
     let split_counts = game.split_counts().map(<[u32]>::to_vec);
     let position = query.tokens.as_deref().zip(verdict.as_ref());
     let drawing = position_drawing(
         &query.label,
         graph.clone(),
         split_counts,
-        drawing_values(analysis),
+        values,
         position,
+        misere,
     );
     let picture = match query.format {
         Format::Svg => drawing.to_svg(),
@@ -213,6 +242,7 @@ fn parse_query(query: Option<&str>) -> Result<PictureQuery, ServiceError> {
         tokens: None,
         format: Format::Svg,
         label: "graph".to_string(),
+        convention: PlayConvention::Normal,
     };
     for (name, value) in parse(query.unwrap_or_default().as_bytes()) {
         match &*name {
@@ -244,10 +274,22 @@ fn parse_query(query: Option<&str>) -> Result<PictureQuery, ServiceError> {
                 };
             }
             "label" => picture.label = value.chars().take(MAX_LABEL_CHARS).collect(),
+            "convention" => {
+                picture.convention = match &*value {
+                    "normal" => PlayConvention::Normal,
+                    "misere" => PlayConvention::Misere,
+                    other => {
+                        let excerpt: String = other.chars().take(20).collect();
+                        let message = format!("convention: {excerpt:?} is not normal or misere");
+                        return Err(ServiceError::protocol("convention", message));
+                    }
+                };
+            }
             other => {
                 let excerpt: String = other.chars().take(40).collect();
-                let message =
-                    format!("{excerpt:?} is not a parameter of a picture (tokens, format, label)");
+                let message = format!(
+                    "{excerpt:?} is not a parameter of a picture (tokens, format, label, convention)"
+                );
                 return Err(ServiceError::protocol(excerpt, message));
             }
         }

@@ -46,8 +46,10 @@ pub struct WebConfig {
 pub struct Preload {
     /// `chess` or `addsub`.
     pub game: &'static str,
-    /// The file's text.
+    /// The file's text (empty: only the settings below).
     pub text: String,
+    /// Whether the page opens under misère play (`grundy play --misere`).
+    pub misere: bool,
 }
 
 /// Serves the playground in front of the gRPC services (see the module documentation).
@@ -69,7 +71,11 @@ impl WebLayer {
         start_timeout: Duration,
     ) -> Self {
         let preload = config.preload.as_ref().map(|preload| {
-            let json = serde_json::json!({ "game": preload.game, "text": preload.text });
+            let json = serde_json::json!({
+                "game": preload.game,
+                "text": preload.text,
+                "misere": preload.misere,
+            });
             Bytes::from(json.to_string())
         });
         Self {

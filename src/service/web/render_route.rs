@@ -30,7 +30,7 @@ use tonic::Status;
 use tonic::body::Body;
 
 use super::responses::{response, text_response};
-use crate::engine::Digraph;
+use crate::engine::{Digraph, Outcome};
 use crate::render::{Drawing, Highlight, RenderError, Value};
 use crate::service::auth::BearerAuth;
 use crate::service::blocking::WorkPool;
@@ -83,6 +83,31 @@ pub enum ValueJson {
     Finite(u64),
     /// `∞(K)`.
     Infinite(Vec<u64>),
+    /// Misère play: the outcome of one token and its remoteness.
+    Misere(MisereJson),
+}
+
+/// A vertex's misère value in JSON: `{"outcome": "lose", "remoteness": 3}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MisereJson {
+    /// `win`, `lose` or `draw`.
+    pub outcome: OutcomeJson,
+    /// Absent (or null) for a draw.
+    #[serde(default)]
+    pub remoteness: Option<u32>,
+}
+
+/// An outcome in JSON.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutcomeJson {
+    /// WIN.
+    Win,
+    /// LOSE.
+    Lose,
+    /// DRAW.
+    Draw,
 }
 
 /// A highlighted move in JSON.
@@ -124,6 +149,17 @@ pub fn render_svg(request: RenderRequest) -> Result<String, RenderError> {
         .map(|value| match value {
             ValueJson::Finite(v) => Value::Finite(v),
             ValueJson::Infinite(k) => Value::Infinite(k),
+            ValueJson::Misere(MisereJson {
+                outcome,
+                remoteness,
+            }) => Value::Misere {
+                outcome: match outcome {
+                    OutcomeJson::Win => Outcome::Win,
+                    OutcomeJson::Lose => Outcome::Lose,
+                    OutcomeJson::Draw => Outcome::Draw,
+                },
+                remoteness,
+            },
         })
         .collect();
     let n = vertex_count as usize;
@@ -293,6 +329,17 @@ mod tests {
 
     fn parse(json: &str) -> RenderRequest {
         serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn misere_values_are_drawn_as_outcome_letters_and_remoteness() {
+        let request = parse(
+            r#"{"out_degrees":[1,0],"targets":[1],"values":[{"misere":{"outcome":"lose",
+                "remoteness":1}},{"misere":{"outcome":"win","remoteness":0}}]}"#,
+        );
+        let svg = render_svg(request).unwrap();
+        assert!(svg.contains("data-vertex=\"0\" data-value=\"L1\" data-outcome=\"lose\""));
+        assert!(svg.contains("data-vertex=\"1\" data-value=\"W0\" data-outcome=\"win\""));
     }
 
     #[test]

@@ -8,6 +8,12 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class PlayConvention(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PLAY_CONVENTION_UNSPECIFIED: _ClassVar[PlayConvention]
+    PLAY_CONVENTION_NORMAL: _ClassVar[PlayConvention]
+    PLAY_CONVENTION_MISERE: _ClassVar[PlayConvention]
+
 class RemotenessUnknown(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     REMOTENESS_UNKNOWN_UNSPECIFIED: _ClassVar[RemotenessUnknown]
@@ -21,6 +27,9 @@ class Outcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     OUTCOME_WIN: _ClassVar[Outcome]
     OUTCOME_LOSE: _ClassVar[Outcome]
     OUTCOME_DRAW: _ClassVar[Outcome]
+PLAY_CONVENTION_UNSPECIFIED: PlayConvention
+PLAY_CONVENTION_NORMAL: PlayConvention
+PLAY_CONVENTION_MISERE: PlayConvention
 REMOTENESS_UNKNOWN_UNSPECIFIED: RemotenessUnknown
 REMOTENESS_UNKNOWN_DRAW: RemotenessUnknown
 REMOTENESS_UNKNOWN_OVER_BUDGET: RemotenessUnknown
@@ -53,16 +62,18 @@ class EvaluateRequest(_message.Message):
     def __init__(self, start: _Optional[_Union[EvaluateStart, _Mapping]] = ..., queries: _Optional[_Union[QueryBatch, _Mapping]] = ...) -> None: ...
 
 class EvaluateStart(_message.Message):
-    __slots__ = ("graph", "graph_id", "explain", "analysis")
+    __slots__ = ("graph", "graph_id", "explain", "analysis", "play_convention")
     GRAPH_FIELD_NUMBER: _ClassVar[int]
     GRAPH_ID_FIELD_NUMBER: _ClassVar[int]
     EXPLAIN_FIELD_NUMBER: _ClassVar[int]
     ANALYSIS_FIELD_NUMBER: _ClassVar[int]
+    PLAY_CONVENTION_FIELD_NUMBER: _ClassVar[int]
     graph: Graph
     graph_id: str
     explain: bool
     analysis: AnalysisOptions
-    def __init__(self, graph: _Optional[_Union[Graph, _Mapping]] = ..., graph_id: _Optional[str] = ..., explain: _Optional[bool] = ..., analysis: _Optional[_Union[AnalysisOptions, _Mapping]] = ...) -> None: ...
+    play_convention: PlayConvention
+    def __init__(self, graph: _Optional[_Union[Graph, _Mapping]] = ..., graph_id: _Optional[str] = ..., explain: _Optional[bool] = ..., analysis: _Optional[_Union[AnalysisOptions, _Mapping]] = ..., play_convention: _Optional[_Union[PlayConvention, str]] = ...) -> None: ...
 
 class AnalysisOptions(_message.Message):
     __slots__ = ("max_moves", "position_budget")
@@ -293,18 +304,20 @@ class PutGraphResponse(_message.Message):
     def __init__(self, graph_id: _Optional[str] = ..., graph: _Optional[_Union[GraphSummary, _Mapping]] = ..., already_registered: _Optional[bool] = ...) -> None: ...
 
 class GetValuesRequest(_message.Message):
-    __slots__ = ("graph_id", "first_vertex", "vertex_limit", "page_size", "summary_only")
+    __slots__ = ("graph_id", "first_vertex", "vertex_limit", "page_size", "summary_only", "play_convention")
     GRAPH_ID_FIELD_NUMBER: _ClassVar[int]
     FIRST_VERTEX_FIELD_NUMBER: _ClassVar[int]
     VERTEX_LIMIT_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_ONLY_FIELD_NUMBER: _ClassVar[int]
+    PLAY_CONVENTION_FIELD_NUMBER: _ClassVar[int]
     graph_id: str
     first_vertex: int
     vertex_limit: int
     page_size: int
     summary_only: bool
-    def __init__(self, graph_id: _Optional[str] = ..., first_vertex: _Optional[int] = ..., vertex_limit: _Optional[int] = ..., page_size: _Optional[int] = ..., summary_only: _Optional[bool] = ...) -> None: ...
+    play_convention: PlayConvention
+    def __init__(self, graph_id: _Optional[str] = ..., first_vertex: _Optional[int] = ..., vertex_limit: _Optional[int] = ..., page_size: _Optional[int] = ..., summary_only: _Optional[bool] = ..., play_convention: _Optional[_Union[PlayConvention, str]] = ...) -> None: ...
 
 class GetValuesResponse(_message.Message):
     __slots__ = ("graph", "first_vertex", "values")
@@ -317,16 +330,18 @@ class GetValuesResponse(_message.Message):
     def __init__(self, graph: _Optional[_Union[GraphSummary, _Mapping]] = ..., first_vertex: _Optional[int] = ..., values: _Optional[_Iterable[_Union[VertexValue, _Mapping]]] = ...) -> None: ...
 
 class VertexValue(_message.Message):
-    __slots__ = ("finite", "infinite", "counter", "remoteness")
+    __slots__ = ("finite", "infinite", "counter", "remoteness", "outcome")
     FINITE_FIELD_NUMBER: _ClassVar[int]
     INFINITE_FIELD_NUMBER: _ClassVar[int]
     COUNTER_FIELD_NUMBER: _ClassVar[int]
     REMOTENESS_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
     finite: int
     infinite: InfiniteValue
     counter: int
     remoteness: int
-    def __init__(self, finite: _Optional[int] = ..., infinite: _Optional[_Union[InfiniteValue, _Mapping]] = ..., counter: _Optional[int] = ..., remoteness: _Optional[int] = ...) -> None: ...
+    outcome: Outcome
+    def __init__(self, finite: _Optional[int] = ..., infinite: _Optional[_Union[InfiniteValue, _Mapping]] = ..., counter: _Optional[int] = ..., remoteness: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ...) -> None: ...
 
 class InfiniteValue(_message.Message):
     __slots__ = ("finite_followers",)
