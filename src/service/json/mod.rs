@@ -13,14 +13,18 @@
 //! - `body`: the body read under its byte limit and the start timeout;
 //! - `request`: the JSON body into gRPC frames; `parameters`: path variables and query
 //!   parameters onto their fields, and the `timeout` parameter;
+//! - `generated`: the `grundy.v1` messages read from and written as JSON by serde code that
+//!   `build.rs` generates; `scalars`: the per-kind readers and writers it calls;
 //! - `response`: gRPC frames and trailers into JSON (one object, NDJSON or an array);
 //! - `status`: a status's HTTP status and its `google.rpc.Status` JSON body.
 
 mod body;
+mod generated;
 mod parameters;
 mod request;
 mod response;
 mod routes;
+mod scalars;
 mod status;
 
 use std::future::Future;
