@@ -67,7 +67,8 @@ pub(crate) fn transcode(
     let generated = Generated::by_name(element.full_name())
         .ok_or_else(|| Status::internal(format!("no JSON code for {}", element.full_name())))?;
     let mut frames = Frames {
-        frames: BytesMut::new(),
+        // Protobuf is shorter than its JSON: the frames fit in the body's size.
+        frames: BytesMut::with_capacity(body.len()),
         element: BytesMut::new(),
         field: field.as_ref().map(FieldDescriptor::number),
         input: &route.input,
@@ -89,13 +90,12 @@ pub(crate) fn transcode(
                 body
             };
             let array = route.client_streaming && body.trim_ascii_start().first() == Some(&b'[');
-            let seed = Messages {
+            let messages = Messages {
                 generated,
                 name: element.full_name(),
                 array,
-                frames: &mut frames,
             };
-            let decoded = decode_json(body, seed);
+            let decoded = decode_json(body, messages, &mut frames);
             if let Some(status) = frames.failure.take() {
                 return Err(status);
             }
@@ -122,11 +122,24 @@ fn body_element(route: &Route) -> Result<(MessageDescriptor, Option<FieldDescrip
     }
 }
 
-/// Decodes `body` with `seed`, the error naming the JSON path, line, column and byte.
-fn decode_json(body: &[u8], seed: Messages<'_, '_>) -> Result<(), Status> {
+/// Decodes `body` as `messages` into `frames`, the error naming the JSON path, line, column
+/// and byte. A body is read once as it is (the common case, a good one), and a bad one again
+/// with its JSON path tracked, to name where it went wrong: the same reading fails the same
+/// way.
+fn decode_json(body: &[u8], messages: Messages<'_>, frames: &mut Frames<'_>) -> Result<(), Status> {
+    let mut json = serde_json::Deserializer::from_slice(body);
+    let seed = Seed(messages, &mut *frames);
+    if seed
+        .deserialize(&mut json)
+        .and_then(|()| json.end())
+        .is_ok()
+    {
+        return Ok(());
+    }
+    frames.clear();
     let mut json = serde_json::Deserializer::from_slice(body);
     let mut track = serde_path_to_error::Track::new();
-    let result = seed
+    let result = Seed(messages, frames)
         .deserialize(serde_path_to_error::Deserializer::new(
             &mut json, &mut track,
         ))
@@ -188,6 +201,13 @@ struct Frames<'a> {
 }
 
 impl Frames<'_> {
+    /// Forgets what was written, for a second reading of the body.
+    fn clear(&mut self) {
+        self.frames.clear();
+        self.element.clear();
+        self.failure = None;
+    }
+
     /// Starts a message: its frame's prefix, the length left to [`Frames::finish`].
     fn begin(&mut self) -> usize {
         let start = self.frames.len();
@@ -256,36 +276,39 @@ impl Frames<'_> {
     }
 }
 
-/// Decodes one message, or with `array` a JSON array of them, each into its frame.
-struct Messages<'a, 'b> {
+/// What a body holds: one message, or with `array` a JSON array of them.
+#[derive(Clone, Copy)]
+struct Messages<'a> {
     generated: Generated,
     /// The message's full name.
     name: &'a str,
     array: bool,
-    frames: &'a mut Frames<'b>,
 }
 
-impl<'de> DeserializeSeed<'de> for Messages<'_, '_> {
+/// Decodes a body's messages, each into its frame.
+struct Seed<'a, 'b, 'c>(Messages<'a>, &'b mut Frames<'c>);
+
+impl<'de> DeserializeSeed<'de> for Seed<'_, '_, '_> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        if self.array {
+        if self.0.array {
             return deserializer.deserialize_seq(self);
         }
-        self.frames.read(self.generated, deserializer)
+        self.1.read(self.0.generated, deserializer)
     }
 }
 
-impl<'de> Visitor<'de> for Messages<'_, '_> {
+impl<'de> Visitor<'de> for Seed<'_, '_, '_> {
     type Value = ();
 
     fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-        write!(formatter, "an array of {}", self.name)
+        write!(formatter, "an array of {}", self.0.name)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut sequence: A) -> Result<(), A::Error> {
         while sequence
-            .next_element_seed(One(self.generated, &mut *self.frames))?
+            .next_element_seed(One(self.0.generated, &mut *self.1))?
             .is_some()
         {}
         Ok(())
