@@ -158,51 +158,62 @@ fn fields<'a>(
             let repeated = field.label() == Label::Repeated;
             // The seed that reads one value, and how one value and a list are written (`{}`
             // stands for a reference to the field).
+            let text = |seed: &str, single: &str, list: &str| {
+                (seed.to_string(), single.to_string(), list.to_string())
+            };
             let (seed, single, list) = match field.r#type() {
-                Type::Uint32 | Type::Fixed32 => ("U32".to_string(), "{}", "{}".to_string()),
-                Type::Int32 | Type::Sint32 | Type::Sfixed32 => ("I32".into(), "{}", "{}".into()),
-                Type::Uint64 | Type::Fixed64 => ("U64".into(), "&Decimal(*{})", "&Decimals({})".into()),
+                Type::Uint32 | Type::Fixed32 => text("U32", "{}", "{}"),
+                Type::Int32 | Type::Sint32 | Type::Sfixed32 => text("I32", "{}", "{}"),
+                Type::Uint64 | Type::Fixed64 => text("U64", "&Decimal(*{})", "&Decimals({})"),
                 Type::Int64 | Type::Sint64 | Type::Sfixed64 => {
-                    ("I64".into(), "&Decimal(*{})", "&Decimals({})".into())
+                    text("I64", "&Decimal(*{})", "&Decimals({})")
                 }
-                Type::Bool => ("Bool".into(), "{}", "{}".into()),
-                Type::String => ("Text".into(), "{}", "{}".into()),
+                Type::Bool => text("Bool", "{}", "{}"),
+                Type::String => text("Text", "{}", "{}"),
                 Type::Enum => {
                     let stem = types.enum_helper(field, full_name);
                     (
                         format!("EnumSeed({stem}_number)"),
-                        "",
+                        format!("&EnumName(*{{}}, {stem}_name)"),
                         format!("&EnumNames({{}}, {stem}_name)"),
                     )
                 }
                 Type::Message => {
                     let message = types.message_path(field, full_name);
-                    (format!("Message::<{message}>::new()"), "{}", "{}".into())
+                    (
+                        format!("Message::<{message}>::new()"),
+                        "{}".into(),
+                        "{}".into(),
+                    )
                 }
                 other => panic!(
-                    "JSON codegen: {full_name}.{} is of kind {other:?}, which the JSON code does not cover",
+                    "JSON codegen: {full_name}.{} is of kind {other:?}, not covered",
                     field.name()
                 ),
             };
-            let writer = match (repeated, field.r#type()) {
-                (true, _) => list,
-                (false, Type::Enum) => {
-                    let stem = types.enum_helper(field, full_name);
-                    format!("&EnumName(*{{}}, {stem}_name)")
-                }
-                (false, _) => single.to_string(),
-            };
+            let writer = if repeated { list } else { single };
             let rust = rust_ident(field.name());
             let oneof = field.oneof_index.map(|index| {
                 let name = message.oneof_decl[index as usize].name().to_string();
                 if field.proto3_optional() {
                     (name, None)
                 } else {
-                    let variant = format!("{module}::{}::{}", camel_case(&name), camel_case(field.name()));
+                    let variant = format!(
+                        "{module}::{}::{}",
+                        camel_case(&name),
+                        camel_case(field.name())
+                    );
                     (name.clone(), Some((rust_ident(&name), variant)))
                 }
             });
-            Field { proto: field, rust, seed, writer, repeated, oneof }
+            Field {
+                proto: field,
+                rust,
+                seed,
+                writer,
+                repeated,
+                oneof,
+            }
         })
         .collect();
     fields.sort_by_key(|field| field.proto.number());
