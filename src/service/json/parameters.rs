@@ -188,4 +188,38 @@ mod tests {
             assert!(parse_timeout(bad).is_err(), "{bad}");
         }
     }
+
+    #[test]
+    fn fields_the_body_set_are_found_in_its_encoding() {
+        use prost::Message;
+
+        use crate::proto::{self, evaluate_start::GraphSource};
+        let pool = prost_reflect::DescriptorPool::decode(proto::FILE_DESCRIPTOR_SET).unwrap();
+        let input = pool
+            .get_message_by_name("grundy.v1.EvaluateBatchRequest")
+            .unwrap();
+        let request = |source, explain| proto::EvaluateBatchRequest {
+            start: Some(proto::EvaluateStart {
+                graph_source: source,
+                explain,
+                analysis: None,
+            }),
+            queries: vec![proto::Query::default()],
+        };
+        let inline = request(Some(GraphSource::Graph(proto::Graph::default())), false);
+        let inline = inline.encode_to_vec();
+        // The other member of the oneof counts; a field at zero is unset, as in proto3.
+        assert!(is_set(&inline, &input, "start.graph_id"));
+        assert!(is_set(&inline, &input, "start.graphId"));
+        assert!(!is_set(&inline, &input, "start.explain"));
+        assert!(is_set(&inline, &input, "start"));
+        // Lists take more values; unknown paths and paths through lists are not set.
+        assert!(!is_set(&inline, &input, "queries"));
+        assert!(!is_set(&inline, &input, "queries.id"));
+        assert!(!is_set(&inline, &input, "start.nothing"));
+        let bare = request(None, true).encode_to_vec();
+        assert!(!is_set(&bare, &input, "start.graph_id"));
+        assert!(is_set(&bare, &input, "start.explain"));
+        assert!(!is_set(&[], &input, "start.graph_id"));
+    }
 }
