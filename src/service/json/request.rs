@@ -64,8 +64,6 @@ pub(crate) fn transcode(
     variables.extend(parameters);
 
     let (element, field) = body_element(route)?;
-    let generated = Generated::by_name(element.full_name())
-        .ok_or_else(|| Status::internal(format!("no JSON code for {}", element.full_name())))?;
     let mut frames = Frames {
         // Protobuf is shorter than its JSON: the frames fit in the body's size.
         frames: BytesMut::with_capacity(body.len()),
@@ -84,6 +82,9 @@ pub(crate) fn transcode(
             frames.finish(start)?;
         }
         BodyMapping::Whole | BodyMapping::Field(_) => {
+            let generated = Generated::by_name(element.full_name()).ok_or_else(|| {
+                Status::internal(format!("no JSON code for {}", element.full_name()))
+            })?;
             let body = if body.trim_ascii().is_empty() {
                 &b"{}"[..]
             } else {

@@ -1,7 +1,7 @@
 //! The gRPC answer of a transcoded call made into JSON: each response message decoded into its
 //! prost struct and written in proto3 JSON by the generated serde code (`generated`: every
-//! field, 64-bit integers as strings), straight into the chunk sent; the final status read
-//! from the trailers.
+//! field, 64-bit integers as strings), straight into the chunk sent (a message of another
+//! package through the descriptors); the final status read from the trailers.
 //!
 //! - A unary answer (`PutGraph`) is one JSON object, or the error's `google.rpc.Status` with
 //!   its HTTP status.
@@ -16,13 +16,13 @@ use bytes::{Buf, Bytes, BytesMut};
 use http::{HeaderValue, Response, StatusCode, header};
 use http_body_util::BodyExt;
 use hyper::body::Frame;
-use prost_reflect::{DescriptorPool, MessageDescriptor};
+use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
 use tokio::sync::mpsc;
 use tonic::Status;
 use tonic::body::Body;
 
 use super::generated::Generated;
-use super::status::{error_response, json_response, status_json};
+use super::status::{error_response, json_response, serialize, status_json};
 
 /// The media type of newline-delimited JSON.
 pub(crate) const NDJSON: &str = "application/x-ndjson";
@@ -50,12 +50,20 @@ pub(crate) async fn respond(
     response: Response<Body>,
 ) -> Response<Body> {
     let mut messages = GrpcMessages::new(response);
+    // The generated code for the package's messages; the descriptors for any other.
     let generated = Generated::by_name(output.full_name());
     let json = move |bytes: &[u8], out: &mut Vec<u8>| {
-        generated
-            .ok_or(())
-            .and_then(|generated| generated.write_json(bytes, out).map_err(|_| ()))
-            .map_err(|()| Status::internal("a response message does not decode"))
+        let written = match generated {
+            Some(generated) => generated.write_json(bytes, out).is_ok(),
+            None => DynamicMessage::decode(output.clone(), bytes)
+                .ok()
+                .and_then(|message| serialize(&message))
+                .map(|json| out.extend_from_slice(&json))
+                .is_some(),
+        };
+        written
+            .then_some(())
+            .ok_or_else(|| Status::internal("a response message does not decode"))
     };
     let to_vec = |bytes: Bytes| {
         let mut out = Vec::with_capacity(json_capacity(&bytes));
