@@ -4,8 +4,13 @@
 //! JSON over HTTP routes (`src/service/json/`). That set holds the imports too: the vendored
 //! `google/api` files (the `google.api.http` options the routes are read from) and
 //! `google/rpc` (the `google.rpc.Status` of JSON error bodies), with the well-known types.
+//! Beside them, `$OUT_DIR/grundy.v1.json.rs`: serde code for the `grundy.v1` messages in
+//! proto3 JSON (`build/json_codegen.rs`), which the JSON routes read and write them with.
 
 use std::path::PathBuf;
+
+#[path = "build/json_codegen.rs"]
+mod json_codegen;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let protos = [
@@ -32,6 +37,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         compiler.encode_file_descriptor_set(),
     )?;
     let descriptor_set = compiler.file_descriptor_set();
+    // Serde code for the JSON routes, straight into and out of the prost structs.
+    println!("cargo:rerun-if-changed=build/json_codegen.rs");
+    std::fs::write(
+        out_dir.join("grundy.v1.json.rs"),
+        json_codegen::generate(&descriptor_set),
+    )?;
     // Code only for grundy.v1: the google files are there for their descriptors (tonic-types
     // has the google.rpc messages, prost-types the well-known ones).
     let mut grundy_only = descriptor_set;

@@ -27,6 +27,9 @@ start_server() {
   local timeout=${START_SERVER_TIMEOUT:-30}
   local interval=${START_SERVER_POLL_INTERVAL:-0.1}
   local polls=${START_SERVER_POLLS:-$(awk -v t="$timeout" -v i="$interval" 'BEGIN { printf "%d", t / i + 1 }')}
+  # Emptied here, not by the redirection alone: that happens in the child, maybe after the
+  # first poll, which would then read the address of a server logged there before.
+  : >"$log"
   "$binary" --listen 127.0.0.1:0 "$@" 2>"$log" &
   server_pid=$!
   server_address=""

@@ -57,7 +57,9 @@ pub(crate) fn vertex_value(
         },
         None => return proto::VertexValue::default(),
     };
-    value.outcome = outcome.into();
+    if convention == PlayConvention::Misere {
+        value.outcome = Some(outcome.into());
+    }
     value
 }
 

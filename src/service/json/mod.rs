@@ -13,18 +13,22 @@
 //! - `body`: the body read under its byte limit and the start timeout;
 //! - `request`: the JSON body into gRPC frames; `parameters`: path variables and query
 //!   parameters onto their fields, and the `timeout` parameter;
+//! - `generated`: the `grundy.v1` messages read from and written as JSON by serde code that
+//!   `build.rs` generates; `scalars`: the per-kind readers and writers it calls;
 //! - `response`: gRPC frames and trailers into JSON (one object, NDJSON or an array);
 //! - `status`: a status's HTTP status and its `google.rpc.Status` JSON body;
 //! - `openapi`: the OpenAPI document of these routes, made from the descriptors;
 //! - `picture`: `GET /v1/graphs/{graph_id}/picture.svg`, a position drawn (no RPC behind it).
 
 mod body;
+mod generated;
 mod openapi;
 mod parameters;
 mod picture;
 mod request;
 mod response;
 mod routes;
+mod scalars;
 mod status;
 
 use std::future::Future;

@@ -1,7 +1,8 @@
-//! A JSON request made into the gRPC request of its route: the body decoded from proto3 JSON
-//! through the descriptors (`prost_reflect::DynamicMessage`, unknown fields refused), the
-//! path's variables and the query parameters set on their fields, each message encoded and
-//! framed as gRPC frames it (a five-byte prefix each).
+//! A JSON request made into the gRPC request of its route: the body read by the serde code
+//! generated for the `grundy.v1` messages (`generated`: straight into the prost structs,
+//! unknown fields refused) and encoded into the gRPC frame as it is read; then the path's
+//! variables and the query parameters, set on a message of their own through the descriptors
+//! and appended to the frame (protobuf merges a message's concatenated encodings).
 //!
 //! A client-streaming route (`PutGraph`) takes one JSON value as one message, or a JSON
 //! array as a message per element, each encoded as soon as it is decoded.
@@ -11,13 +12,12 @@ use std::time::Duration;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use prost::Message;
-use prost_reflect::{
-    DeserializeOptions, DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, Value,
-};
+use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MessageDescriptor};
 use serde::de::{DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use tonic::Status;
 
-use super::parameters::{TIMEOUT_PARAMETER, parse_timeout, set_path};
+use super::generated::Generated;
+use super::parameters::{TIMEOUT_PARAMETER, is_set, parse_timeout, set_path};
 use super::routes::{BodyMapping, Route};
 use super::status::{bounded, invalid};
 use crate::service::error::ServiceError;
@@ -63,67 +63,48 @@ pub(crate) fn transcode(
         .collect();
     variables.extend(parameters);
 
-    let mut frames = BytesMut::new();
-    let mut finish = |mut message: DynamicMessage| -> Result<(), Status> {
-        for (path, value) in &variables {
-            set_path(&mut message, path, path, value)?;
-        }
-        let encoded = message.encode_to_vec();
-        let length = u32::try_from(encoded.len()).map_err(|_| {
-            Status::from(ServiceError::JsonBodyTooLarge {
-                limit: u32::MAX.into(),
-                size: None,
-            })
-        })?;
-        frames.put_u8(0);
-        frames.put_u32(length);
-        frames.put_slice(&encoded);
-        Ok(())
+    let (element, field) = body_element(route)?;
+    let mut frames = Frames {
+        // Protobuf is shorter than its JSON: the frames fit in the body's size.
+        frames: BytesMut::with_capacity(body.len()),
+        element: BytesMut::new(),
+        field: field.as_ref().map(FieldDescriptor::number),
+        input: &route.input,
+        parameters: &variables,
+        failure: None,
     };
     match &route.body {
         BodyMapping::None => {
             if !body.trim_ascii().is_empty() {
                 return Err(invalid("body", format!("{} takes no body", route.method)));
             }
-            finish(DynamicMessage::new(route.input.clone()))?;
+            let start = frames.begin();
+            frames.finish(start)?;
         }
         BodyMapping::Whole | BodyMapping::Field(_) => {
-            let (element, field) = body_element(route)?;
-            let wrap = |element: DynamicMessage| match &field {
-                None => element,
-                Some(field) => {
-                    let mut request = DynamicMessage::new(route.input.clone());
-                    request.set_field(field, Value::Message(element));
-                    request
-                }
-            };
+            let generated = Generated::by_name(element.full_name()).ok_or_else(|| {
+                Status::internal(format!("no JSON code for {}", element.full_name()))
+            })?;
             let body = if body.trim_ascii().is_empty() {
                 &b"{}"[..]
             } else {
                 body
             };
             let array = route.client_streaming && body.trim_ascii_start().first() == Some(&b'[');
-            let mut failure = None;
-            let seed = Messages {
-                descriptor: element,
+            let messages = Messages {
+                generated,
+                name: element.full_name(),
                 array,
-                each: &mut |message| {
-                    finish(wrap(message)).map_err(|status| {
-                        let text = status.message().to_string();
-                        failure = Some(status);
-                        text
-                    })
-                },
             };
-            let decoded = decode_json(body, seed);
-            if let Some(status) = failure {
+            let decoded = decode_json(body, messages, &mut frames);
+            if let Some(status) = frames.failure.take() {
                 return Err(status);
             }
             decoded?;
         }
     }
     Ok(Transcoded {
-        frames: frames.freeze(),
+        frames: frames.frames.freeze(),
         timeout,
     })
 }
@@ -142,11 +123,24 @@ fn body_element(route: &Route) -> Result<(MessageDescriptor, Option<FieldDescrip
     }
 }
 
-/// Decodes `body` with `seed`, the error naming the JSON path, line, column and byte.
-fn decode_json(body: &[u8], seed: Messages<'_>) -> Result<(), Status> {
+/// Decodes `body` as `messages` into `frames`, the error naming the JSON path, line, column
+/// and byte. A body is read once as it is (the common case, a good one), and a bad one again
+/// with its JSON path tracked, to name where it went wrong: the same reading fails the same
+/// way.
+fn decode_json(body: &[u8], messages: Messages<'_>, frames: &mut Frames<'_>) -> Result<(), Status> {
+    let mut json = serde_json::Deserializer::from_slice(body);
+    let seed = Seed(messages, &mut *frames);
+    if seed
+        .deserialize(&mut json)
+        .and_then(|()| json.end())
+        .is_ok()
+    {
+        return Ok(());
+    }
+    frames.clear();
     let mut json = serde_json::Deserializer::from_slice(body);
     let mut track = serde_path_to_error::Track::new();
-    let result = seed
+    let result = Seed(messages, frames)
         .deserialize(serde_path_to_error::Deserializer::new(
             &mut json, &mut track,
         ))
@@ -193,53 +187,143 @@ fn byte_offset(body: &[u8], line: usize, column: usize) -> usize {
     (line_start + column.saturating_sub(1)).min(body.len())
 }
 
-/// Decodes one message, or with `array` a JSON array of them, handing each to `each` (its
-/// error text, a failure of `each`, ends the decoding).
-struct Messages<'a> {
-    descriptor: MessageDescriptor,
-    array: bool,
-    each: &'a mut dyn FnMut(DynamicMessage) -> Result<(), String>,
+/// The gRPC frames being written: each message's body part straight from the JSON, then its
+/// parameters.
+struct Frames<'a> {
+    frames: BytesMut,
+    /// The body's message when it is one field of the request (`body: "chunk"`).
+    element: BytesMut,
+    /// That field's number.
+    field: Option<u32>,
+    input: &'a MessageDescriptor,
+    parameters: &'a [(String, String)],
+    /// The error that ended the decoding, when it is no JSON error.
+    failure: Option<Status>,
 }
 
-impl<'de> DeserializeSeed<'de> for Messages<'_> {
+impl Frames<'_> {
+    /// Forgets what was written, for a second reading of the body.
+    fn clear(&mut self) {
+        self.frames.clear();
+        self.element.clear();
+        self.failure = None;
+    }
+
+    /// Starts a message: its frame's prefix, the length left to [`Frames::finish`].
+    fn begin(&mut self) -> usize {
+        let start = self.frames.len();
+        self.frames.put_u8(0);
+        self.frames.put_u32(0);
+        start
+    }
+
+    /// Where the body's message is written.
+    fn body(&mut self) -> &mut BytesMut {
+        match self.field {
+            Some(_) => &mut self.element,
+            None => &mut self.frames,
+        }
+    }
+
+    /// Ends the message begun at `start`: the body's message put in its field, the parameters
+    /// appended, the frame's length written.
+    fn finish(&mut self, start: usize) -> Result<(), Status> {
+        if let Some(number) = self.field {
+            prost::encoding::encode_key(
+                number,
+                prost::encoding::WireType::LengthDelimited,
+                &mut self.frames,
+            );
+            prost::encoding::encode_varint(self.element.len() as u64, &mut self.frames);
+            self.frames.extend_from_slice(&self.element);
+            self.element.clear();
+        }
+        if !self.parameters.is_empty() {
+            let mut message = DynamicMessage::new(self.input.clone());
+            for (path, value) in self.parameters {
+                if is_set(&self.frames[start + 5..], self.input, path) {
+                    let message = format!(
+                        "{path} is given twice (by the URL and by the body, or twice in the URL)"
+                    );
+                    return Err(invalid(path, message));
+                }
+                set_path(&mut message, path, path, value)?;
+            }
+            message.encode_raw(&mut self.frames);
+        }
+        let length = u32::try_from(self.frames.len() - start - 5).map_err(|_| {
+            Status::from(ServiceError::JsonBodyTooLarge {
+                limit: u32::MAX.into(),
+                size: None,
+            })
+        })?;
+        self.frames[start + 1..start + 5].copy_from_slice(&length.to_be_bytes());
+        Ok(())
+    }
+
+    /// Reads one message from `deserializer` into a frame of its own.
+    fn read<'de, D: Deserializer<'de>>(
+        &mut self,
+        generated: Generated,
+        deserializer: D,
+    ) -> Result<(), D::Error> {
+        let start = self.begin();
+        generated.read_json(deserializer, self.body())?;
+        self.finish(start).map_err(|status| {
+            let text = status.message().to_string();
+            self.failure = Some(status);
+            serde::de::Error::custom(text)
+        })
+    }
+}
+
+/// What a body holds: one message, or with `array` a JSON array of them.
+#[derive(Clone, Copy)]
+struct Messages<'a> {
+    generated: Generated,
+    /// The message's full name.
+    name: &'a str,
+    array: bool,
+}
+
+/// Decodes a body's messages, each into its frame.
+struct Seed<'a, 'b, 'c>(Messages<'a>, &'b mut Frames<'c>);
+
+impl<'de> DeserializeSeed<'de> for Seed<'_, '_, '_> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        if self.array {
+        if self.0.array {
             return deserializer.deserialize_seq(self);
         }
-        let message = One(&self.descriptor).deserialize(deserializer)?;
-        (self.each)(message).map_err(serde::de::Error::custom)
+        self.1.read(self.0.generated, deserializer)
     }
 }
 
-impl<'de> Visitor<'de> for Messages<'_> {
+impl<'de> Visitor<'de> for Seed<'_, '_, '_> {
     type Value = ();
 
     fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-        write!(formatter, "an array of {}", self.descriptor.full_name())
+        write!(formatter, "an array of {}", self.0.name)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut sequence: A) -> Result<(), A::Error> {
-        while let Some(message) = sequence.next_element_seed(One(&self.descriptor))? {
-            (self.each)(message).map_err(serde::de::Error::custom)?;
-        }
+        while sequence
+            .next_element_seed(One(self.0.generated, &mut *self.1))?
+            .is_some()
+        {}
         Ok(())
     }
 }
 
-/// One message of `descriptor`'s type, unknown fields refused.
-struct One<'a>(&'a MessageDescriptor);
+/// One element of an array of messages.
+struct One<'a, 'b>(Generated, &'a mut Frames<'b>);
 
-impl<'de> DeserializeSeed<'de> for One<'_> {
-    type Value = DynamicMessage;
+impl<'de> DeserializeSeed<'de> for One<'_, '_> {
+    type Value = ();
 
-    fn deserialize<D: Deserializer<'de>>(
-        self,
-        deserializer: D,
-    ) -> Result<DynamicMessage, D::Error> {
-        let options = DeserializeOptions::new().deny_unknown_fields(true);
-        DynamicMessage::deserialize_with_options(self.0.clone(), deserializer, &options)
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        self.1.read(self.0, deserializer)
     }
 }
 

@@ -1,6 +1,7 @@
-//! The gRPC answer of a transcoded call made into JSON: each response message decoded through
-//! the descriptors and written in proto3 JSON (every field, 64-bit integers as strings), the
-//! final status read from the trailers.
+//! The gRPC answer of a transcoded call made into JSON: each response message decoded into its
+//! prost struct and written in proto3 JSON by the generated serde code (`generated`: every
+//! field, 64-bit integers as strings), straight into the chunk sent (a message of another
+//! package through the descriptors); the final status read from the trailers.
 //!
 //! - A unary answer (`PutGraph`) is one JSON object, or the error's `google.rpc.Status` with
 //!   its HTTP status.
@@ -20,6 +21,7 @@ use tokio::sync::mpsc;
 use tonic::Status;
 use tonic::body::Body;
 
+use super::generated::Generated;
 use super::status::{error_response, json_response, serialize, status_json};
 
 /// The media type of newline-delimited JSON.
@@ -48,15 +50,28 @@ pub(crate) async fn respond(
     response: Response<Body>,
 ) -> Response<Body> {
     let mut messages = GrpcMessages::new(response);
-    let json = move |bytes: Bytes| {
-        DynamicMessage::decode(output.clone(), bytes)
-            .ok()
-            .and_then(|message| serialize(&message))
+    // The generated code for the package's messages; the descriptors for any other.
+    let generated = Generated::by_name(output.full_name());
+    let json = move |bytes: &[u8], out: &mut Vec<u8>| {
+        let written = match generated {
+            Some(generated) => generated.write_json(bytes, out).is_ok(),
+            None => DynamicMessage::decode(output.clone(), bytes)
+                .ok()
+                .and_then(|message| serialize(&message))
+                .map(|json| out.extend_from_slice(&json))
+                .is_some(),
+        };
+        written
+            .then_some(())
             .ok_or_else(|| Status::internal("a response message does not decode"))
+    };
+    let to_vec = |bytes: Bytes| {
+        let mut out = Vec::with_capacity(json_capacity(&bytes));
+        json(&bytes, &mut out).map(|()| out)
     };
     let first = match messages.next().await {
         None => None,
-        Some(Ok(bytes)) => match json(bytes) {
+        Some(Ok(bytes)) => match to_vec(bytes) {
             Ok(line) => Some(line),
             Err(status) => return error_response(&pool, &status),
         },
@@ -80,7 +95,7 @@ pub(crate) async fn respond(
                 Some(element) => element,
                 None => match messages.next().await {
                     None => break,
-                    Some(Ok(bytes)) => json(bytes),
+                    Some(Ok(bytes)) => to_vec(bytes),
                     Some(Err(status)) => Err(status),
                 },
             };
@@ -109,14 +124,15 @@ pub(crate) async fn respond(
 }
 
 /// The answer sent as it is produced: `head` first, then each message, by a task that ends
-/// when the client goes (its receiver dropped), dropping the gRPC call with it.
+/// when the client goes (its receiver dropped), dropping the gRPC call with it. Each message is
+/// written straight into the chunk that carries it, with its separator.
 fn streamed(
     pool: DescriptorPool,
     form: StreamForm,
     head: Vec<u8>,
     mut started: bool,
     mut messages: GrpcMessages,
-    json: impl Fn(Bytes) -> Result<Vec<u8>, Status> + Send + 'static,
+    json: impl Fn(&[u8], &mut Vec<u8>) -> Result<(), Status> + Send + 'static,
 ) -> Response<Body> {
     let (sender, receiver) = mpsc::channel::<Bytes>(CHANNEL_CAPACITY);
     tokio::spawn(async move {
@@ -127,22 +143,36 @@ fn streamed(
             StreamForm::Ndjson => (b"", b"\n"),
             StreamForm::Array => (b",", b"]"),
         };
+        let error = |chunk: &mut Vec<u8>, status: &Status| {
+            chunk.extend_from_slice(&error_line(&pool, status));
+        };
         loop {
-            let (part, end) = match messages.next().await {
-                None => (Vec::new(), true),
-                Some(Ok(bytes)) => match json(bytes) {
-                    Ok(message) => (message, false),
-                    Err(status) => (error_line(&pool, &status), true),
-                },
-                Some(Err(status)) => (error_line(&pool, &status), true),
-            };
-            let mut chunk = Vec::with_capacity(part.len() + 2);
-            if started && !part.is_empty() {
+            let next = messages.next().await;
+            let mut chunk = Vec::new();
+            if next.is_some() && started {
                 chunk.extend_from_slice(separator);
             }
-            started |= !part.is_empty();
-            chunk.extend_from_slice(&part);
-            if form == StreamForm::Ndjson && !part.is_empty() || end && form == StreamForm::Array {
+            let end = match next {
+                None => true,
+                Some(Ok(bytes)) => {
+                    chunk.reserve(json_capacity(&bytes));
+                    let mark = chunk.len();
+                    match json(&bytes, &mut chunk) {
+                        Ok(()) => false,
+                        Err(status) => {
+                            chunk.truncate(mark);
+                            error(&mut chunk, &status);
+                            true
+                        }
+                    }
+                }
+                Some(Err(status)) => {
+                    error(&mut chunk, &status);
+                    true
+                }
+            };
+            started |= !chunk.is_empty();
+            if form == StreamForm::Ndjson && !chunk.is_empty() || end && form == StreamForm::Array {
                 chunk.extend_from_slice(close);
             }
             if !chunk.is_empty() && sender.send(Bytes::from(chunk)).await.is_err() {
@@ -166,6 +196,12 @@ fn streamed(
         .headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     response
+}
+
+/// Room for the JSON of a message of these protobuf bytes, so that writing it seldom grows
+/// the buffer (a verdict of a token query takes some 10 bytes encoded, 130 in JSON).
+fn json_capacity(bytes: &[u8]) -> usize {
+    bytes.len().saturating_mul(16).saturating_add(64)
 }
 
 /// `{"error": <google.rpc.Status>}`.
