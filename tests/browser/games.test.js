@@ -30,6 +30,15 @@ async function play(page, label) {
   assert.equal(await idle(page), "");
 }
 
+// Plays `label` and returns the page's address once it holds the game after the move (the
+// page writes it when the move is shown, compressing the game first).
+async function playAndLink(page, label) {
+  const before = page.url();
+  await play(page, label);
+  await page.waitForFunction((b) => location.href !== b, before, { timeout: WAIT_MS });
+  return page.url();
+}
+
 // What the history shows: its lines' text and the current one.
 async function historyShown(page) {
   return page.$eval("#history", (list) => ({
@@ -74,8 +83,7 @@ async function variations(page) {
 
 // The address holds the game: a new page opens it; the back button steps back.
 async function links(browser, page) {
-  await play(page, "token 1 → 0");
-  const link = page.url();
+  const link = await playAndLink(page, "token 1 → 0");
   assert.match(link, /#game=[\w-]+$/);
   const shown = await historyShown(page);
   const other = await openPage(browser, link);
@@ -122,8 +130,7 @@ async function misereKept(browser, page) {
   await positionIs(page, "0");
   const verdict = (p) => p.getAttribute("#verdict", "data-outcome");
   assert.equal(await verdict(page), "LOSE", "misère: moving to 1 leaves the other player stuck, a win for them");
-  await play(page, "token 0 → 1");
-  const other = await openPage(browser, page.url());
+  const other = await openPage(browser, await playAndLink(page, "token 0 → 1"));
   await positionIs(other, "1");
   assert.equal(await other.isChecked("#misere"), true, "the link reopens under misère play");
   assert.equal(await verdict(other), "WIN");
