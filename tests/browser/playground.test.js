@@ -124,6 +124,12 @@ async function misereGamePlayedOut(page) {
   assert.equal(await idle(page), "");
   assert.equal(await playOut(page, "playground-misere-game.png"), "you");
   assert.match(await page.textContent("#game-status"), /You win \(misère play\): you have no move left/);
+  // addsub has no misère answer: Load says so and changes nothing.
+  await page.check("input[name=game][value=addsub]");
+  await page.click("#load");
+  assert.match(await idle(page), /misère play is for chess \(token sliding\) only/);
+  assert.equal(await page.textContent("#position-shown"), "3");
+  await page.check("input[name=game][value=chess]");
   await page.uncheck("#misere"); // loads the input again: the game is over
   assert.equal(await idle(page), "", "back to normal play");
   assert.equal(await page.getAttribute("#verdict", "data-outcome"), "LOSE"); // g(0) = 0
