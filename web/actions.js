@@ -5,7 +5,7 @@
 // and get the AbortSignal of their run.
 //
 // `page` is the app's (app.js): {session, analyse(position, where, signal), analyseAll(
-// positions, where, signal), valuesOf(graph, signal), present(next, signal, options),
+// positions, where, signal), valuesOf(graph, signal, misere), present(next, signal, options),
 // clear(message), clickMode(), select(vertex), reply(view)}.
 
 import * as loader from "./loader.js";
@@ -26,10 +26,12 @@ export function createActions(page) {
   const { session } = page;
   const view = () => Session.currentView(session);
 
-  // Load: the judge input's first test case. An input the page or the server rejects
-  // clears the board (nothing of the old game stays beside the error); a request that
-  // fails for another reason (no server, cancelled, a wrong token) changes nothing.
+  // Load: the judge input's first test case, under the convention chosen (the misère play
+  // switch). An input the page or the server rejects clears the board (nothing of the old
+  // game stays beside the error); a request that fails for another reason (no server,
+  // cancelled, a wrong token) changes nothing, and so does misère play asked for addsub.
   async function load(signal) {
+    const misere = loader.chosenMisere();
     let parsed;
     try {
       parsed = loader.readJudgeInput();
@@ -38,7 +40,7 @@ export function createActions(page) {
       throw error;
     }
     try {
-      await selectCase(parsed.cases, parsed.game, 0, signal);
+      await selectCase(parsed.cases, parsed.game, 0, signal, misere);
     } catch (error) {
       if (error instanceof server.GrpcError && error.code === INVALID_ARGUMENT) {
         page.clear(`Nothing to draw: ${error.message}`);
@@ -47,48 +49,51 @@ export function createActions(page) {
     }
   }
 
-  // A test case: its graph registered, its values and its first query's analysis.
-  async function selectCase(cases, game, caseIndex, signal) {
+  // A test case: its graph registered, its values and its first query's analysis, under
+  // misère play or not (by default, as the session plays).
+  async function selectCase(cases, game, caseIndex, signal, misere = session.misere) {
     const c = cases[caseIndex];
     const graph = { outDegrees: c.outDegrees, targets: c.targets, splitCounts: c.splitCounts };
     const offsets = offsetsOf(graph);
-    const values = await page.valuesOf(graph, signal);
+    const values = await page.valuesOf(graph, signal, misere);
     const first = c.positions[0];
     const position = first ? [...first] : emptyPosition(game, graph);
-    const start = await page.analyse(position, { game, graph, offsets }, signal);
+    const start = await page.analyse(position, { game, graph, offsets, misere }, signal);
     const next = Session.copy(session);
-    Session.open(next, { cases, caseIndex, game, graph, offsets, values, start });
+    Session.open(next, { cases, caseIndex, game, graph, offsets, values, start, misere });
     await page.present(next, signal);
   }
 
   // A saved game (a file, a link, the back button): its graph and every position of its
-  // tree analysed in one request (on the same graph, what the page knows is not asked
-  // again), the position shown. `remember`: how the page's address follows (app.js).
+  // tree analysed in one request (on the same graph and convention, what the page knows is
+  // not asked again), the position shown, under the record's convention. `remember`: how
+  // the page's address follows (app.js).
   async function reopen(record, signal, remember = "push") {
-    const { game, graph, nodes, cursor, play } = record;
+    const { game, graph, nodes, cursor, play, misere = false } = record;
     const offsets = offsetsOf(graph);
     const shape = (g) => JSON.stringify([g.outDegrees, g.targets, g.splitCounts || null]);
-    const same = session.graph && session.game === game && shape(session.graph) === shape(graph);
+    const same = session.graph && session.game === game && session.misere === misere
+      && shape(session.graph) === shape(graph);
     const key = (position) => positionKey(game, position);
     const known = new Map(same ? session.nodes.map((n) => [key(n.view.position), n.view]) : []);
-    const values = same ? session.values : await page.valuesOf(graph, signal);
+    const values = same ? session.values : await page.valuesOf(graph, signal, misere);
     const missing = [...new Map(nodes.filter((n) => !known.has(key(n.position)))
       .map((n) => [key(n.position), n.position])).values()];
     if (missing.length > 0) {
-      const views = await page.analyseAll(missing, { game, graph, offsets }, signal);
+      const views = await page.analyseAll(missing, { game, graph, offsets, misere }, signal);
       for (const view of views) known.set(key(view.position), view);
     }
     const root = nodes[0].position;
     const next = Session.copy(session);
     Session.open(next, {
       cases: same ? session.cases : [{ game, ...graph, positions: [root] }], caseIndex: same ? session.caseIndex : 0,
-      game, graph, offsets, values, start: known.get(key(root)),
+      game, graph, offsets, values, start: known.get(key(root)), misere,
     });
     Session.restore(next, nodes.map((n) => ({ ...n, view: known.get(key(n.position)) })), cursor);
     const start = play ? next.history.findIndex((n) => n.id === play.startNode) : -1;
     if (start >= 0 && start <= next.cursor) next.play = { humanFirst: play.humanFirst, start };
     await page.present(next, signal, { remember });
-    if (!same) loader.showGame(game, graph, root);
+    if (!same) loader.showGame(game, graph, root, misere);
   }
 
   // Plays `move` of the position shown; in a game, the server's reply too.

@@ -50,9 +50,13 @@ function clickMode(s = session) {
 // The settings as last committed: a step that fails puts its control back.
 let settings = readSettings();
 function readSettings() {
-  return { hideHints: $("hide-hints").checked, radius: $("radius").value, whole: $("whole-graph").checked };
+  return {
+    hideHints: $("hide-hints").checked, radius: $("radius").value, whole: $("whole-graph").checked,
+    misere: $("misere").checked,
+  };
 }
 function restoreSettings() {
+  $("misere").checked = settings.misere;
   $("hide-hints").checked = settings.hideHints;
   $("radius").value = settings.radius;
   $("whole-graph").checked = settings.whole;
@@ -108,6 +112,7 @@ function remember(mode) {
 // Commits `next` and its drawing together.
 function commit(next, drawing, mode = "push") {
   Object.assign(session, next);
+  $("misere").checked = session.misere; // the switch shows the convention played
   settings = readSettings();
   showAll();
   boardView.show(drawing);
@@ -126,7 +131,7 @@ const page = {
   clickMode,
   analyse: (position, where, signal) => server.analyse(position, where, { token: token(), signal }),
   analyseAll: (positions, where, signal) => server.analyseAll(positions, where, { token: token(), signal }),
-  valuesOf: (graph, signal) => server.valuesOf(graph, { token: token(), signal }),
+  valuesOf: (graph, signal, misere) => server.valuesOf(graph, { token: token(), signal, misere }),
   reply: (view) => opponentMove(view, $("strength").value),
   // Fetches the drawing of `next`, then commits both. With `pauseBefore` (a move and the
   // server's reply), the move is shown first and the reply after a short pause (both
@@ -167,7 +172,8 @@ async function open(signal) {
   const record = await share.recordInHash(location.hash);
   const preloaded = record ? null : await server.preload();
   if (preloaded) loader.fillPreload(preloaded);
-  if (record) loader.showGame(record.game, record.graph, record.nodes[0].position);
+  if (record) loader.showGame(record.game, record.graph, record.nodes[0].position, record.misere);
+  settings.misere = $("misere").checked; // the convention opened with stays if opening fails
   try {
     if (record) await actions.reopen(record, signal, "replace");
     else await actions.load(signal);
@@ -220,6 +226,12 @@ for (const id of ["hide-hints", "radius", "whole-graph"]) {
     else act(redraw);
   });
 }
+// The misère play switch: the input loaded again under the other convention (a game in
+// progress ends; the switch goes back on failure).
+$("misere").addEventListener("change", () => {
+  if (activity.busy()) restoreSettings();
+  else act(actions.load);
+});
 for (const input of document.querySelectorAll("input[name=click-mode]")) {
   input.addEventListener("change", () => {
     page.select(null);

@@ -70,12 +70,14 @@ function renderRequest(session, view, hints) {
   };
   const entry = session.history[session.cursor];
   const unit = session.game === "chess" ? "tokens" : "values";
-  const outcome = hints ? `: ${view.verdict.outcome}, nim-sum ${view.verdict.nimSum}` : "";
+  const outcome = !hints ? "" : session.misere ? `: ${view.verdict.outcome} (misère)`
+    : `: ${view.verdict.outcome}, nim-sum ${view.verdict.nimSum}`;
   const body = {
     out_degrees: outDegrees,
     targets,
     split_counts: graph.splitCounts ? ids.map((id) => graph.splitCounts[id]) : [],
-    values: ids.map((id) => session.values[id]).map((x) => (x.infinite ? { infinite: x.infinite } : { finite: x.finite })),
+    values: ids.map((id) => session.values[id])
+      .map((x) => (x.misere ? { misere: x.misere } : x.infinite ? { infinite: x.infinite } : { finite: x.finite })),
     tokens: ids.map((id) => perVertex[id]),
     highlight: hints ? move(view.suggestion) : null,
     last_move: session.cursor > 0 ? move(entry) : null,

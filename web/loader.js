@@ -35,21 +35,36 @@ export function fillSample() {
   if (!$("judge-input").value) $("judge-input").value = SAMPLE;
 }
 
-// A judge file handed over by the server (`grundy play FILE`).
-export function fillPreload({ game, text }) {
+// A judge file handed over by the server (`grundy play FILE`), and its convention
+// (`--misere`).
+export function fillPreload({ game, text, misere }) {
   document.querySelector(`input[name=game][value=${game === "addsub" ? "addsub" : "chess"}]`).checked = true;
-  $("judge-input").value = text;
+  if (text) $("judge-input").value = text;
+  $("misere").checked = Boolean(misere);
 }
 
-// A game reopened (a file, a link): its graph and start written as the judge input.
-export function showGame(game, graph, position) {
+// Whether misère play is chosen (the player who cannot move wins); throws when the game
+// chosen has no misère answer (addsub).
+export function chosenMisere() {
+  const misere = $("misere").checked;
+  if (misere && chosenGame() !== "chess") {
+    throw new Error("misère play is for chess (token sliding) only: untick “misère play” to load addsub");
+  }
+  return misere;
+}
+
+// A game reopened (a file, a link): its graph and start written as the judge input, its
+// convention chosen.
+export function showGame(game, graph, position, misere = false) {
   document.querySelector(`input[name=game][value=${game}]`).checked = true;
+  $("misere").checked = misere;
   $("judge-input").value = game === "chess" ? Judge.chessText(graph, position) : Judge.addsubText(graph, position);
 }
 
 // The test cases of the input: {game, cases}. Throws with the line and column of an error.
 export function readJudgeInput() {
   const game = chosenGame();
+
   const text = $("judge-input").value;
   const cases = game === "chess" ? Judge.parseChess(text) : Judge.parseAddsub(text);
   if (cases.length === 0) throw new Error("no test case in the input");

@@ -51,7 +51,8 @@ function showVerdict(session, hints) {
     const verb = verdict.outcome === "WIN" ? "wins" : "loses";
     element.append(` (${verb} in ${verdict.remoteness} with best play)`);
   }
-  element.append(` · nim-sum ${verdict.nimSum}`);
+  // Under misère play the nim-sum decides nothing (the server sends 0).
+  element.append(session.misere ? " · misère play" : ` · nim-sum ${verdict.nimSum}`);
   if (view.suggestion) element.append(` · server's move: ${view.suggestion.label}`);
 }
 
@@ -79,7 +80,8 @@ export function showMoves(session, hints, onMove) {
   }
   if (view.moves.length === 0) {
     const li = document.createElement("li");
-    li.textContent = "No move: the player to move has lost.";
+    li.textContent = session.misere ? "No move: the player to move has won (misère play)."
+      : "No move: the player to move has lost.";
     list.append(li);
   }
   if (view.omitted > 0n) {
@@ -171,6 +173,8 @@ export function showControls(session, clickMode) {
     : (chess ? "Click a vertex to add a token, shift-click to remove one."
       : "Click a vertex to add 1 to its value, shift-click to subtract 1.");
   if (document.activeElement !== $("position")) $("position").value = view ? positionText(view.position) : "";
-  $("legend-infinite").hidden = !(loaded && session.values.some((v) => v.infinite));
+  $("legend-infinite").hidden = !(loaded && !session.misere && session.values.some((v) => v.infinite));
   $("legend-split").hidden = chess;
+  $("legend-misere").hidden = !session.misere;
+  $("legend-nim").hidden = session.misere;
 }

@@ -65,9 +65,14 @@ function graphMessage(graph) {
 }
 
 // VertexValue -> {finite: n} | {infinite: [K...]}, plus counter when present (numbers: the
-// page's values stay below 2^53).
+// page's values stay below 2^53), and under misère play {misere: {outcome, remoteness}}
+// (the outcome of one token on the vertex, "win", "lose" or "draw"; remoteness or null).
 function valueOf(message) {
   const value = {};
+  if (message.outcome) {
+    const remoteness = message.remoteness === undefined ? null : Number(message.remoteness);
+    value.misere = { outcome: outcomeOf(message.outcome).toLowerCase(), remoteness };
+  }
   if (message.value.case === "infinite") value.infinite = message.value.value.finiteFollowers.map(Number);
   else value.finite = Number(message.value.value ?? 0n);
   if (message.counter !== undefined) value.counter = Number(message.counter);
@@ -82,6 +87,9 @@ function moveOf(message) {
 const OUTCOMES = { [Rpc.Outcome.WIN]: "WIN", [Rpc.Outcome.LOSE]: "LOSE", [Rpc.Outcome.DRAW]: "DRAW" };
 const outcomeOf = (outcome) => OUTCOMES[outcome] || "UNSPECIFIED";
 
+// The request's play convention: misère play (the player who cannot move wins) or normal.
+const convention = (misere) => (misere ? Rpc.PlayConvention.MISERE : Rpc.PlayConvention.UNSPECIFIED);
+
 // Verdict -> the verdict with its outcomes as names, its moves as moveOf gives them.
 function verdictOf(message) {
   return {
@@ -94,9 +102,10 @@ function verdictOf(message) {
   };
 }
 
-// Registers `graph` and returns the value of every vertex.
+// Registers `graph` and returns the value of every vertex (`options.misere`: under misère
+// play, with the misère outcome of one token on it).
 export async function valuesOf(graph, options) {
-  const { signal } = options;
+  const { signal, misere = false } = options;
   return withToken(options, async (headers) => {
     // PutGraph streams its request, which fetch() cannot do: the whole graph goes in one
     // chunk, so the call is one request message and one response, which the transport's
@@ -104,7 +113,8 @@ export async function valuesOf(graph, options) {
     const request = Rpc.create(Rpc.PutGraphRequestSchema, { chunk: graphMessage(graph) });
     const put = await transport.unary(Rpc.GrundyService.method.putGraph, signal, undefined, headers, request);
     const values = [];
-    for await (const page of client.getValues({ graphId: put.message.graphId }, { headers, signal })) {
+    const asked = { graphId: put.message.graphId, playConvention: convention(misere) };
+    for await (const page of client.getValues(asked, { headers, signal })) {
       page.values.forEach((value, i) => { values[page.firstVertex + i] = valueOf(value); });
     }
     return values;
@@ -113,8 +123,9 @@ export async function valuesOf(graph, options) {
 
 // EvaluateBatch with explain and the analysis: each verdict carries the position's remoteness
 // and up to `maxMoves` of its moves best first (0 is the server's cap). Positions are
-// {tokens: [...]} or {dense: [...]}; returns their verdicts in order.
-async function evaluate(graph, positions, options, maxMoves) {
+// {tokens: [...]} or {dense: [...]}; returns their verdicts in order. `misere`: under misère
+// play (the verdicts, moves and remoteness are the misère ones).
+async function evaluate(graph, positions, options, maxMoves, misere = false) {
   const queries = positions.map((position, id) => ({
     id: BigInt(id),
     position: position.dense
@@ -122,7 +133,12 @@ async function evaluate(graph, positions, options, maxMoves) {
       : { case: "tokens", value: { vertices: position.tokens } },
   }));
   const request = {
-    start: { graphSource: { case: "graph", value: graphMessage(graph) }, explain: true, analysis: { maxMoves } },
+    start: {
+      graphSource: { case: "graph", value: graphMessage(graph) },
+      explain: true,
+      analysis: { maxMoves },
+      playConvention: convention(misere),
+    },
     queries,
   };
   const verdicts = [];
@@ -145,7 +161,8 @@ export async function analyse(position, where, options) {
   return view;
 }
 
-// The views of several positions, in one request (a saved game reopened).
+// The views of several positions, in one request (a saved game reopened). `where`: {game,
+// graph, offsets, misere}.
 export function analyseAll(positions, where, options) {
   return where.game === "chess" ? analyseTokens(positions, where, options) : analyseSplits(positions, where, options);
 }
@@ -157,8 +174,9 @@ function checked(verdict) {
 
 // Token sliding: the verdict lists every move best first (fastest win first, longest
 // resistance last), each with its outcome for the mover and the remoteness after it.
-async function analyseTokens(positions, { game, graph }, options) {
-  const verdicts = await evaluate(graph, positions.map((p) => positionMessage(game, p)), options, MAX_LISTED_MOVES);
+async function analyseTokens(positions, { game, graph, misere }, options) {
+  const messages = positions.map((p) => positionMessage(game, p));
+  const verdicts = await evaluate(graph, messages, options, MAX_LISTED_MOVES, Boolean(misere));
   return verdicts.map((verdict, i) => {
     const position = positions[i];
     const moves = checked(verdict).moves.map((analysed) => analysedMoveOf(analysed, position));
@@ -213,7 +231,7 @@ export async function render(body, { token, signal }) {
   }
 }
 
-// The judge file to open with, {game, text}, or null: 204 is the normal answer of a plain
+// The judge file to open with, {game, text, misere}, or null: 204 is the normal answer of a plain
 // `--web` server.
 export async function preload() {
   const response = await fetch("/preload");

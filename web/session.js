@@ -20,6 +20,7 @@ export function createSession() {
     graph: null, // {outDegrees, targets, splitCounts?}
     offsets: [],
     values: [],
+    misere: false, // misère play: the player who cannot move wins (token sliding only)
     // The nodes; history[i] is one of them (with its index as `id`): view = {position,
     // verdict, moves, suggestion, omitted}; entry 0 is the root, each later one a move.
     nodes: [],
@@ -76,8 +77,8 @@ export function restore(session, nodes, cursor) {
 }
 
 // A test case opened: its graph, values and first position start a fresh history.
-export function open(session, { cases, caseIndex, game, graph, offsets, values, start }) {
-  Object.assign(session, { cases, caseIndex, game, graph, offsets, values, play: null, selected: null });
+export function open(session, { cases, caseIndex, game, graph, offsets, values, start, misere = false }) {
+  Object.assign(session, { cases, caseIndex, game, graph, offsets, values, misere, play: null, selected: null });
   restore(session, [{ parent: -1, view: start, label: "start", by: null }], 0);
 }
 
@@ -144,7 +145,8 @@ export function humanToMoveAt(session, index) {
   return Boolean(play) && index >= play.start && ((index - play.start) % 2 === 0) === play.humanFirst;
 }
 
-// Whether the game is over at history[index]: {result, text} or null. A repetition ends
+// Whether the game is over at history[index]: {result, text} or null. The player left
+// without a move loses, or under misère play wins. A repetition ends
 // the game as a draw only when the position is a DRAW: a won position repeated is still
 // won, and the winner is steered to the win.
 export function resultAt(session, index) {
@@ -153,6 +155,11 @@ export function resultAt(session, index) {
   const { view } = session.history[index];
   const humanToMove = humanToMoveAt(session, index);
   if (view.moves.length === 0) {
+    if (session.misere) {
+      return humanToMove
+        ? { result: "you", text: "You win (misère play): you have no move left." }
+        : { result: "server", text: "The server wins (misère play): it has no move left." };
+    }
     return humanToMove
       ? { result: "server", text: "The server wins: you have no move left." }
       : { result: "you", text: "You win: the server has no move left." };

@@ -1,8 +1,9 @@
 // A game as a file or a link: the graph, the tree of positions played (every variation),
 // the position shown and a game in progress, as JSON
-//   {format: "grundy-game", version: 1, game, graph: {outDegrees, targets, splitCounts?},
+//   {format: "grundy-game", version: 1, game, misere, graph: {outDegrees, targets, splitCounts?},
 //    nodes: [{parent, position, label, by, from?, to?, pairTarget?, active}], cursor, play}
-// (`cursor` and `play.startNode` are node indices). In the page's address it is that JSON,
+// (`cursor` and `play.startNode` are node indices; `misere`: misère play, chess only; a
+// record without it, as the first files were written, is normal play). In the page's address it is that JSON,
 // deflated and base64url-encoded, after "#game=". Reading checks every field and names the
 // one that is wrong. Pure but for the compression streams.
 
@@ -14,11 +15,12 @@ const MAX_LABEL = 120;
 
 // The record of the session's game.
 export function recordOf(session) {
-  const { game, graph, nodes, history, cursor, play } = session;
+  const { game, graph, nodes, history, cursor, play, misere } = session;
   return {
     format: FORMAT,
     version: 1,
     game,
+    misere: Boolean(misere),
     graph: game === "chess" ? { outDegrees: graph.outDegrees, targets: graph.targets }
       : { outDegrees: graph.outDegrees, targets: graph.targets, splitCounts: graph.splitCounts },
     nodes: nodes.map((n) => {
@@ -48,12 +50,15 @@ function counts(value, field, below, length) {
   return value;
 }
 
-// The checked record of `value` (parsed JSON): {game, graph, nodes, cursor, play}.
+// The checked record of `value` (parsed JSON): {game, misere, graph, nodes, cursor, play}.
 export function readRecord(value) {
   if (!value || value.format !== FORMAT) fail("format", `expected "${FORMAT}"`);
   if (value.version !== 1) fail("version", "expected 1");
   const game = value.game;
   if (game !== "chess" && game !== "addsub") fail("game", 'expected "chess" or "addsub"');
+  const misere = value.misere ?? false;
+  if (typeof misere !== "boolean") fail("misere", "expected true or false");
+  if (misere && game !== "chess") fail("misere", "misère play is for chess (token sliding) only");
   const g = value.graph || fail("graph", "missing");
   const outDegrees = counts(g.outDegrees, "graph.outDegrees");
   const n = outDegrees.length;
@@ -87,7 +92,7 @@ export function readRecord(value) {
     if (typeof value.play.humanFirst !== "boolean") fail("play.humanFirst", "expected true or false");
     play = { humanFirst: value.play.humanFirst, startNode: count(value.play.startNode, "play.startNode", nodes.length) };
   }
-  return { game, graph, nodes, cursor, play };
+  return { game, misere, graph, nodes, cursor, play };
 }
 
 async function piped(bytes, stream) {

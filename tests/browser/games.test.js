@@ -3,7 +3,9 @@
 //    position and history, and the back button steps back;
 //  - a game saved as a file opens again in a fresh page, variations and all;
 //  - a move after Undo starts a variation beside the old line, which stays: ↑ and ↓ switch
-//    between them, ← and → step along the line.
+//    between them, ← and → step along the line;
+//  - a game played misère reopens misère, from its link and from its file; a saved game
+//    without the convention (as the first files were written) opens as normal play.
 // Each saves a screenshot to target/browser-test/ (docs/images/playground-variations.png and
 // playground-saved-game.png are two of them).
 "use strict";
@@ -26,6 +28,15 @@ async function positionIs(page, text) {
 async function play(page, label) {
   await clickMove(page, label);
   assert.equal(await idle(page), "");
+}
+
+// Plays `label` and returns the page's address once it holds the game after the move (the
+// page writes it when the move is shown, compressing the game first).
+async function playAndLink(page, label) {
+  const before = page.url();
+  await play(page, label);
+  await page.waitForFunction((b) => location.href !== b, before, { timeout: WAIT_MS });
+  return page.url();
 }
 
 // What the history shows: its lines' text and the current one.
@@ -72,8 +83,7 @@ async function variations(page) {
 
 // The address holds the game: a new page opens it; the back button steps back.
 async function links(browser, page) {
-  await play(page, "token 1 → 0");
-  const link = page.url();
+  const link = await playAndLink(page, "token 1 → 0");
   assert.match(link, /#game=[\w-]+$/);
   const shown = await historyShown(page);
   const other = await openPage(browser, link);
@@ -111,6 +121,42 @@ async function files(browser, page) {
   await fresh.close();
 }
 
+// Misère play kept: on 0 -> 1 (one move, then none) a token on 0 loses normally and wins
+// misère; the link and the file say which, and an older file without the field is normal.
+async function misereKept(browser, page) {
+  assert.equal(await loadText(page, "2\n1 1\n0\n1 0\n0\n"), "");
+  await page.check("#misere");
+  assert.equal(await idle(page), "", "switching to misère play");
+  await positionIs(page, "0");
+  const verdict = (p) => p.getAttribute("#verdict", "data-outcome");
+  assert.equal(await verdict(page), "LOSE", "misère: moving to 1 leaves the other player stuck, a win for them");
+  const other = await openPage(browser, await playAndLink(page, "token 0 → 1"));
+  await positionIs(other, "1");
+  assert.equal(await other.isChecked("#misere"), true, "the link reopens under misère play");
+  assert.equal(await verdict(other), "WIN");
+  await other.close();
+  const [download] = await Promise.all([page.waitForEvent("download", { timeout: WAIT_MS }), page.click("#save-game")]);
+  const file = path.join(env.SHOTS, "saved-misere-game.json");
+  await download.saveAs(file);
+  const saved = JSON.parse(fs.readFileSync(file, "utf8"));
+  assert.equal(saved.misere, true);
+  const fresh = await openPage(browser, page.url().replace(/#.*/, ""));
+  await fresh.setInputFiles("#open-game", file);
+  await positionIs(fresh, "1");
+  assert.equal(await fresh.isChecked("#misere"), true, "the file reopens under misère play");
+  assert.equal(await verdict(fresh), "WIN");
+  const { misere, ...older } = saved;
+  void misere;
+  fs.writeFileSync(file, JSON.stringify(older));
+  await fresh.setInputFiles("#open-game", file);
+  await fresh.waitForFunction(() => !document.querySelector("#misere").checked && !document.body.dataset.busy,
+    null, { timeout: WAIT_MS });
+  assert.equal(await idle(fresh), "");
+  await positionIs(fresh, "1");
+  assert.equal(await verdict(fresh), "LOSE", "a record without the convention is normal play");
+  await fresh.close();
+}
+
 run("games", async (browser) => {
   const server = await plainServer();
   try {
@@ -118,6 +164,7 @@ run("games", async (browser) => {
     await variations(page);
     await links(browser, page);
     await files(browser, page);
+    await misereKept(browser, page);
     await page.close();
   } finally {
     server.stop();

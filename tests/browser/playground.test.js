@@ -10,6 +10,9 @@
 //  - every listed move is coloured by the CLI's verdict of the position it leads to;
 //  - a game from a winning position, playing winning moves, ends with "you" winning, and one
 //    where the server moves first ends with the server winning;
+//  - misère play (the convention switch): misère values on the board, as the CLI's
+//    `--misere` verdicts, moves listed by their misère outcome, and a game to its end won by
+//    the player who cannot move;
 //  - on a cyclic graph, a drawn position played out ends in a draw;
 //  - the server steers: its fastest win when winning, its longest resistance when losing;
 //  - regressions: a won position repeated is not a draw; failed requests (a wrong token)
@@ -35,10 +38,10 @@ const {
 const { URL, CLI, TOKEN_FILE, SAMPLE, CYCLIC, SHOTS } = env;
 const WAIT_MS = 20000;
 
-// The CLI's verdicts (one per query line) for a chess judge input.
-function cliVerdicts(input) {
+// The CLI's verdicts (one per query line) for a chess judge input (`extra`: e.g. --misere).
+function cliVerdicts(input, extra = []) {
   const out = execFileSync(CLI, ["judge", "chess", "--server", URL.replace(/\/$/, ""),
-    "--auth-token-file", TOKEN_FILE], { input, encoding: "utf8" });
+    "--auth-token-file", TOKEN_FILE, ...extra], { input, encoding: "utf8" });
   return out.trim().split("\n");
 }
 
@@ -92,6 +95,46 @@ async function drawnVertices(page) {
   return page.$$eval("#board g.vertex", (nodes) => nodes.map((n) => ({
     vertex: Number(n.dataset.vertex), value: n.dataset.value, outcome: n.dataset.outcome,
   })));
+}
+
+// Misère play (the convention switch): the player who cannot move wins. On the worked
+// example of docs/games.md (0 -> 1, 1 -> {2, 3}, 2 -> 3) the board shows each vertex's misère
+// outcome and remoteness, coloured as the CLI's `--misere` verdicts, the moves are listed by
+// their misère outcome, and a game played to its end declares the player left without a
+// move the winner.
+async function misereGamePlayedOut(page) {
+  const lists = [[1], [2, 3], [3], []];
+  assert.equal(await loadText(page, chessInput(lists, [[0]])), "");
+  await page.check("#misere");
+  assert.equal(await idle(page), "", "switching to misère play");
+  assert.equal(await page.getAttribute("#verdict", "data-outcome"), "LOSE");
+  const drawn = (await drawnVertices(page)).sort((a, b) => a.vertex - b.vertex);
+  assert.deepEqual(drawn.map((d) => d.value), ["L3", "W2", "L1", "W0"]);
+  const single = cliVerdicts(chessInput(lists, lists.map((_, v) => [v])), ["--misere"]);
+  assert.deepEqual(drawn.map((d) => d.outcome.toUpperCase()), single);
+  // From 1, moving to 3 leaves the other player without a move: under misère play it loses.
+  await setPosition(page, [1]);
+  assert.deepEqual(await page.$$eval("#moves li[data-outcome]", (items) => items.map((li) => li.dataset.outcome)),
+    ["win", "lose"]);
+  assert.match(await moveLabels(page).then((labels) => labels[0]), /^token 1 → 2: wins in 2/);
+  await page.screenshot({ path: path.join(SHOTS, "playground-misere.png"), fullPage: true });
+  // The server must move 0 -> 1; we answer 1 -> 2; it must move 2 -> 3; we cannot move: we win.
+  await setPosition(page, [0]);
+  await page.click("#play-second");
+  assert.equal(await idle(page), "");
+  assert.equal(await playOut(page, "playground-misere-game.png"), "you");
+  assert.match(await page.textContent("#game-status"), /You win \(misère play\): you have no move left/);
+  // addsub has no misère answer: Load says so and changes nothing.
+  await page.check("input[name=game][value=addsub]");
+  await page.click("#load");
+  assert.match(await idle(page), /misère play is for chess \(token sliding\) only/);
+  assert.equal(await page.textContent("#position-shown"), "3");
+  await page.check("input[name=game][value=chess]");
+  await page.uncheck("#misere"); // loads the input again: the game is over
+  assert.equal(await idle(page), "", "back to normal play");
+  assert.equal(await page.getAttribute("#verdict", "data-outcome"), "LOSE"); // g(0) = 0
+  assert.deepEqual((await drawnVertices(page)).sort((a, b) => a.vertex - b.vertex).map((d) => d.value),
+    ["0", "2", "1", "0"]);
 }
 
 // Bug: a WIN position with a move whose reply returns to it (0 -> 1 -> 0, exit 0 -> 2) was
@@ -432,6 +475,7 @@ async function main() {
     await resistsLongest(page);
     await failedRequestsChangeNothing(page, goodToken);
     await nothingStale(page);
+    await misereGamePlayedOut(page);
     assert.deepEqual(external, [], "the page fetched nothing from elsewhere");
     // The gRPC-Web client is the bundle built from proto/ (scripts/web-bundle.sh).
     for (const expected of ["/vendor/grundy-rpc.js",
