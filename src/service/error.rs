@@ -11,6 +11,7 @@ use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
 use super::excerpt::{decoder_text, excerpt};
+pub(crate) use super::limit::Limit;
 use super::metrics::WorkKind;
 use super::store::StoreError;
 use crate::engine::split::SplitError;
@@ -23,52 +24,6 @@ pub const ERROR_DOMAIN: &str = "grundy.v1";
 /// How long a client should wait before retrying a retryable failure (draining, overload, a
 /// store outage, the concurrency limit): long enough for a restart or a burst to pass.
 const RETRY_DELAY: Duration = Duration::from_secs(1);
-
-/// A configured server limit, by the name its flag spells with underscores.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Limit {
-    /// `--max-vertices`.
-    MaxVertices,
-    /// `--max-edges`.
-    MaxEdges,
-    /// `--max-queries-per-stream`.
-    MaxQueriesPerStream,
-    /// `--max-concurrent-streams`.
-    MaxConcurrentStreams,
-    /// `--cache-bytes`, for a graph uploaded with PutGraph.
-    CacheBytes,
-    /// The JSON request bodies received at a time (a constant, `MAX_JSON_BODIES`).
-    JsonBodies,
-}
-
-impl Limit {
-    /// The limit's name, as its flag spells it with underscores.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Self::MaxVertices => "max_vertices",
-            Self::MaxEdges => "max_edges",
-            Self::MaxQueriesPerStream => "max_queries_per_stream",
-            Self::MaxConcurrentStreams => "max_concurrent_streams",
-            Self::CacheBytes => "cache_bytes",
-            Self::JsonBodies => "json_bodies",
-        }
-    }
-
-    fn reason(self) -> ErrorReason {
-        match self {
-            Self::MaxVertices | Self::MaxEdges => ErrorReason::GraphTooLarge,
-            Self::MaxQueriesPerStream => ErrorReason::TooManyQueries,
-            Self::MaxConcurrentStreams | Self::JsonBodies => ErrorReason::TooManyStreams,
-            Self::CacheBytes => ErrorReason::CacheTooSmall,
-        }
-    }
-}
-
-impl std::fmt::Display for Limit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// Everything a stream can fail with before or while it evaluates queries. `Clone` so that
 /// one failed computation can be reported to every request that waited for it.

@@ -44,6 +44,7 @@ mod graphs;
 mod handlers;
 mod json;
 mod lifecycle;
+mod limit;
 mod logging;
 mod metrics;
 mod metrics_exporter;

@@ -2,11 +2,13 @@
 //! `support/misere_oracle.rs`: every position of 1 to 4 tokens on seeded random small graphs,
 //! acyclic and cyclic, its outcome, remoteness and moves best first; the per-vertex values;
 //! the in-band error of a search over its budget; the refusal of the Addition-Subtraction
-//! game.
+//! game; and the convention over JSON.
 
+use crate::support::http1::exchange;
 use crate::support::misere_oracle::{MisereOracle, OracleMove, Verdict};
 use crate::support::server::{
-    full_verdicts, next_ok, open, packed, put, service_config, start_server, tokens,
+    full_verdicts, next_ok, open, packed, put, serve, server_config, service_config, start_server,
+    tokens,
 };
 use grundy::proto::{
     self, EvaluateBatchRequest, EvaluateRequest, EvaluateStart, GetValuesRequest, Outcome,
@@ -274,4 +276,70 @@ async fn misere_values_carry_the_one_token_outcome_and_remoteness() {
     // Vertex 4 has a self-loop and a move to the end: 4 -> 3 leaves the opponent stuck, who
     // wins, so the player keeps the loop: a DRAW.
     assert_eq!(oracle.verdict(&[4]), (Verdict::Draw, None));
+}
+
+#[tokio::test]
+async fn misere_over_json_answers_as_over_grpc_and_values_say_the_outcome_only_then() {
+    let server = serve(server_config()).await;
+    // The worked example: 0 -> 1, 1 -> {2, 3}, 2 -> 3.
+    let graph = r#"{"vertexCount": 4, "outDegrees": [1,2,1,0], "targets": [1,2,3,3]}"#;
+    let body = format!(
+        r#"{{"start": {{"graph": {graph}, "playConvention": "PLAY_CONVENTION_MISERE"}},
+            "queries": [{{"id": 1, "tokens": {{"vertices": [0]}}}},
+                        {{"id": 2, "tokens": {{"vertices": [1]}}}}]}}"#
+    );
+    let (status, _, answer) =
+        exchange(&server, "POST /v1:evaluate HTTP/1.1", body.as_bytes()).await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answer));
+    let answer: serde_json::Value = serde_json::from_slice(&answer).unwrap();
+    let verdicts: Vec<(String, String)> = answer
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|message| message["verdicts"].as_array().unwrap().clone())
+        .map(|v| {
+            (
+                v["outcome"].as_str().unwrap().into(),
+                v["nimSum"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let expected = [("OUTCOME_LOSE", "0"), ("OUTCOME_WIN", "0")];
+    let expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(o, n)| (o.to_string(), n.to_string()))
+        .collect();
+    assert_eq!(verdicts, expected);
+
+    let (status, _, put) = exchange(&server, "POST /v1/graphs HTTP/1.1", graph.as_bytes()).await;
+    assert_eq!(status, 200);
+    let put: serde_json::Value = serde_json::from_slice(&put).unwrap();
+    let id = put["graphId"].as_str().unwrap();
+    let values = |query: &str| {
+        let head = format!("GET /v1/graphs/{id}/values{query} HTTP/1.1");
+        let server = &server;
+        async move {
+            let (status, _, body) = exchange(server, &head, b"").await;
+            assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+            let pages: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            pages.as_array().unwrap()[1]["values"]
+                .as_array()
+                .unwrap()
+                .clone()
+        }
+    };
+    let misere = values("?play_convention=PLAY_CONVENTION_MISERE").await;
+    let outcomes: Vec<&str> = misere
+        .iter()
+        .map(|v| v["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        outcomes,
+        ["OUTCOME_LOSE", "OUTCOME_WIN", "OUTCOME_LOSE", "OUTCOME_WIN"]
+    );
+    let normal = values("").await;
+    assert!(
+        normal.iter().all(|v| v.get("outcome").is_none()),
+        "{normal:?}"
+    );
 }
