@@ -5,7 +5,7 @@
 //
 // Zoom and pan move the SVG's viewBox, whose aspect ratio follows the frame, so one SVG unit
 // is `scale` pixels on both axes and a pointer position maps to a point with no letterboxing.
-const MIN_READABLE = 0.6; // below this scale a fitted drawing opens zoomed in instead
+const MIN_READABLE = 0.92; // labels of 12 units at least 11 px: below this scale a fitted drawing opens zoomed in instead
 const OPENING_MARGIN = 60; // room around the tokens opened on, in SVG units
 const MAX_SCALE = 4;
 const MAX_FIT = 1.5; // a small drawing is enlarged this much at most
