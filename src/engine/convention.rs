@@ -2,6 +2,11 @@
 
 use super::outcome::Outcome;
 
+/// The entry of a DRAW vertex in a remoteness table ([`super::Analysis::remoteness_table`]).
+/// Real remotenesses are below the vertex count (a play of one token visits distinct
+/// vertices), so never `u32::MAX`. Defined here, where remotenesses are read as outcomes.
+pub const DRAW: u32 = u32::MAX;
+
 /// Who wins when the player to move cannot move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum PlayConvention {
@@ -30,10 +35,10 @@ impl PlayConvention {
         }
     }
 
-    /// The outcome of a position of remoteness `remoteness` ([`super::remoteness::DRAW`]
+    /// The outcome of a position of remoteness `remoteness` ([`DRAW`]
     /// for a draw).
     pub fn outcome_of_remoteness(self, remoteness: u32) -> Outcome {
-        if remoteness == super::remoteness::DRAW {
+        if remoteness == DRAW {
             Outcome::Draw
         } else if remoteness & 1 == self.losing_parity() {
             Outcome::Lose

@@ -36,9 +36,7 @@ use super::loopy::Predecessors;
 use super::outcome::Outcome;
 use super::prefetch::prefetch_ahead;
 
-/// The entry of a DRAW vertex in [`super::Analysis::remoteness_table`]. Real remotenesses are below
-/// the vertex count (a play of one token visits distinct vertices), so never `u32::MAX`.
-pub const DRAW: u32 = u32::MAX;
+pub use super::convention::DRAW;
 
 /// Default [`AnalysisOptions::position_budget`]: a million positions of a sum, some 30 bytes
 /// each plus 4 per token, besides the edges out of their vertices.
@@ -240,8 +238,20 @@ pub fn one_token_table(
 ) -> Result<Vec<u32>, Cancelled> {
     match super::order::acyclic_order_interruptible(graph, interrupt)? {
         Some(order) => acyclic_remoteness_as(graph, &order, convention, interrupt),
-        None => super::remoteness_table::cyclic_remoteness(graph, convention, interrupt),
+        None => cyclic_remoteness(graph, convention, interrupt),
     }
+}
+
+/// The remoteness of every vertex of any `graph` under `convention`, [`DRAW`]
+/// for draws: the predecessor lists, then the retrograde pass.
+pub(super) fn cyclic_remoteness(
+    graph: &Digraph,
+    convention: PlayConvention,
+    interrupt: &Interrupt,
+) -> Result<Vec<u32>, Cancelled> {
+    interrupt.check()?;
+    let predecessors = Predecessors::of(graph, &mut interrupt.poller())?;
+    cyclic_remoteness_interruptible(graph, &predecessors, convention, interrupt)
 }
 
 /// The remoteness of every vertex of any graph, [`DRAW`] for draws, by retrograde analysis

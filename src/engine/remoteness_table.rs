@@ -19,7 +19,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 use super::convention::PlayConvention;
 use super::graph::Digraph;
 use super::interrupt::{Cancelled, Interrupt};
-use super::{loopy, order, remoteness};
+use super::{order, remoteness};
 
 /// A remoteness table, present or computed on first need.
 #[derive(Debug)]
@@ -77,7 +77,7 @@ impl RemotenessTable {
         }
         let (convention, cyclic) = self.kind;
         let table = if cyclic {
-            cyclic_remoteness(graph, convention, interrupt)?
+            remoteness::cyclic_remoteness(graph, convention, interrupt)?
         } else {
             acyclic_remoteness(graph, convention, interrupt)?
         };
@@ -118,16 +118,4 @@ pub(super) fn acyclic_remoteness(
     };
     // The analysis found the graph acyclic: Kahn's algorithm cannot stall on it now.
     Ok(table.expect("the graph of a deferred remoteness table is acyclic"))
-}
-
-/// The remoteness of every vertex of any `graph` under `convention`, [`remoteness::DRAW`]
-/// for draws: the predecessor lists, then the retrograde pass.
-pub(super) fn cyclic_remoteness(
-    graph: &Digraph,
-    convention: PlayConvention,
-    interrupt: &Interrupt,
-) -> Result<Vec<u32>, Cancelled> {
-    interrupt.check()?;
-    let predecessors = loopy::Predecessors::of(graph, &mut interrupt.poller())?;
-    remoteness::cyclic_remoteness_interruptible(graph, &predecessors, convention, interrupt)
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::config::ConnectionConfig;
+use super::config::RateLimit;
 use super::config::{
     DEFAULT_CACHE_BYTES, DEFAULT_CYCLIC_WORK_BUDGET, DEFAULT_MAX_CONCURRENT_STREAMS,
     DEFAULT_MAX_EDGES, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_QUERIES_PER_STREAM,
@@ -13,7 +14,6 @@ use super::config::{
 };
 use super::convert::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES};
 use super::logging::LogFormat;
-use super::rate_limit::RateLimit;
 use super::store::{GraphStore, StoreConfig, StoreError, check_redis_url, max_encoded_bytes};
 use super::tls_files::{self, TlsFileError};
 use crate::engine::Limits;

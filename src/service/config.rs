@@ -3,10 +3,10 @@
 //! (message size, drain, auth, TLS). `grundy-server`'s flags fill them ([`super::args`]); the
 //! CLI's embedded server and the tests build them directly.
 
+use std::num::NonZeroU32;
 use std::time::Duration;
 
 use super::convert::AnalysisCaps;
-use super::rate_limit::RateLimit;
 use super::store::GraphStore;
 use crate::engine::Limits;
 use crate::service::web::WebConfig;
@@ -214,5 +214,42 @@ impl std::fmt::Debug for TlsConfig {
         f.debug_struct("TlsConfig")
             .field("mutual", &self.client_ca_pem.is_some())
             .finish_non_exhaustive()
+    }
+}
+
+/// A rate: `count` requests per `period` (one second or one minute), `count` at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    /// Requests per period, and the burst allowed.
+    pub count: NonZeroU32,
+    /// The period: one second or one minute.
+    pub period: Duration,
+}
+
+impl RateLimit {
+    /// Parses `50`, `50/s` or `600/min`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let (count, period) = match text.split_once('/') {
+            None => (text, Duration::from_secs(1)),
+            Some((count, "s")) => (count, Duration::from_secs(1)),
+            Some((count, "min")) => (count, Duration::from_secs(60)),
+            Some(_) => return Err(format!("{text:?}: write N, N/s or N/min")),
+        };
+        let count = count
+            .trim()
+            .parse::<NonZeroU32>()
+            .map_err(|_| format!("{text:?}: the count must be a whole number from 1"))?;
+        Ok(Self { count, period })
+    }
+}
+
+impl std::fmt::Display for RateLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let unit = if self.period >= Duration::from_secs(60) {
+            "min"
+        } else {
+            "s"
+        };
+        write!(f, "{}/{unit}", self.count)
     }
 }

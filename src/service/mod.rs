@@ -66,8 +66,8 @@ pub use config::{
     DEFAULT_CYCLIC_WORK_BUDGET, DEFAULT_DRAIN_TIMEOUT, DEFAULT_FAILED_GRAPHS,
     DEFAULT_KEEPALIVE_INTERVAL, DEFAULT_KEEPALIVE_TIMEOUT, DEFAULT_MAX_CONCURRENT_STREAMS,
     DEFAULT_MAX_CONNECTION_AGE, DEFAULT_MAX_EDGES, DEFAULT_MAX_MESSAGE_BYTES,
-    DEFAULT_MAX_QUERIES_PER_STREAM, DEFAULT_MAX_VERTICES, DEFAULT_START_TIMEOUT, ServerConfig,
-    ServiceConfig, TlsConfig,
+    DEFAULT_MAX_QUERIES_PER_STREAM, DEFAULT_MAX_VERTICES, DEFAULT_START_TIMEOUT, RateLimit,
+    ServerConfig, ServiceConfig, TlsConfig,
 };
 pub(crate) use convert::picture::position_drawing;
 pub use convert::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES, game_from_proto};
@@ -75,7 +75,7 @@ pub use graph_id::graph_id_sync;
 pub use logging::{LogFormat, init_tracing, init_tracing_with};
 pub use metrics::{Metrics, WorkKind};
 pub use metrics_exporter::serve as serve_metrics;
-pub use rate_limit::RateLimit;
+
 pub use registry::Registry;
 pub use server::{SERVICE_NAME, ServerError, http2_transport, run, run_service, serve_connections};
 pub use state::GameService;

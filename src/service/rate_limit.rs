@@ -17,7 +17,6 @@
 
 use std::future::Future;
 use std::net::IpAddr;
-use std::num::NonZeroU32;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,6 +33,7 @@ use tonic::body::Body;
 use tonic::transport::server::{TcpConnectInfo, TlsConnectInfo};
 
 use super::auth::BearerAuth;
+use super::config::RateLimit;
 use super::error::ServiceError;
 use super::json::error_response;
 use super::metrics::Metrics;
@@ -45,48 +45,12 @@ const SWEEP_EVERY: u64 = 4096;
 /// Most clients with a budget of their own.
 const MAX_CLIENTS: usize = 100_000;
 
-/// A rate: `count` requests per `period` (one second or one minute), `count` at once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RateLimit {
-    /// Requests per period, and the burst allowed.
-    pub count: NonZeroU32,
-    /// The period: one second or one minute.
-    pub period: Duration,
-}
-
-impl RateLimit {
-    /// Parses `50`, `50/s` or `600/min`.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let (count, period) = match text.split_once('/') {
-            None => (text, Duration::from_secs(1)),
-            Some((count, "s")) => (count, Duration::from_secs(1)),
-            Some((count, "min")) => (count, Duration::from_secs(60)),
-            Some(_) => return Err(format!("{text:?}: write N, N/s or N/min")),
-        };
-        let count = count
-            .trim()
-            .parse::<NonZeroU32>()
-            .map_err(|_| format!("{text:?}: the count must be a whole number from 1"))?;
-        Ok(Self { count, period })
-    }
-
-    fn quota(self) -> Quota {
-        if self.period >= Duration::from_secs(60) {
-            Quota::per_minute(self.count)
-        } else {
-            Quota::per_second(self.count)
-        }
-    }
-}
-
-impl std::fmt::Display for RateLimit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let unit = if self.period >= Duration::from_secs(60) {
-            "min"
-        } else {
-            "s"
-        };
-        write!(f, "{}/{unit}", self.count)
+/// governor's quota of `rate`: `count` per period, `count` at once.
+fn quota(rate: RateLimit) -> Quota {
+    if rate.period >= Duration::from_secs(60) {
+        Quota::per_minute(rate.count)
+    } else {
+        Quota::per_second(rate.count)
     }
 }
 
@@ -219,7 +183,7 @@ impl RateLimitLayer {
     ) -> Self {
         let limiter = Limiter {
             rate,
-            budgets: DefaultKeyedRateLimiter::keyed(rate.quota()),
+            budgets: DefaultKeyedRateLimiter::keyed(quota(rate)),
             clock: DefaultClock::default(),
             requests: AtomicU64::new(0),
             auth,
