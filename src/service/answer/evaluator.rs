@@ -295,6 +295,16 @@ impl QueryEvaluator {
         Some(self.move_to_proto(form, move_))
     }
 
+    /// The position's tokens, one entry per token (vertex repeated by its count), into the
+    /// `tokens` buffer the searches read.
+    fn fill_tokens(&mut self) {
+        self.tokens.clear();
+        for &(vertex, count) in &self.position.items {
+            self.tokens
+                .extend(std::iter::repeat_n(vertex, count as usize));
+        }
+    }
+
     /// Answers one query. A malformed query yields a verdict with `error` set, never a panic.
     pub(crate) fn verdict(&mut self, query: &proto::Query) -> proto::Verdict {
         match self.try_verdict(query) {
@@ -378,11 +388,7 @@ impl QueryEvaluator {
             analysed::fill_too_many_tokens(verdict);
             return;
         }
-        self.tokens.clear();
-        for &(vertex, count) in &self.position.items {
-            self.tokens
-                .extend(std::iter::repeat_n(vertex, count as usize));
-        }
+        self.fill_tokens();
         // A search that lasts hands the verdicts gathered so far over meanwhile.
         let early = &mut self.early;
         let mut progress = || {

@@ -39,11 +39,7 @@ impl QueryEvaluator {
                 ),
             ));
         }
-        self.tokens.clear();
-        for &(vertex, count) in &self.position.items {
-            self.tokens
-                .extend(std::iter::repeat_n(vertex, count as usize));
-        }
+        self.fill_tokens();
         let early = &mut self.early;
         let mut progress = || {
             if let Some(early) = early.as_mut() {
