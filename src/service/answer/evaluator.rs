@@ -296,13 +296,24 @@ impl QueryEvaluator {
     }
 
     /// The position's tokens, one entry per token (vertex repeated by its count), into the
-    /// `tokens` buffer the searches read.
-    fn fill_tokens(&mut self) {
+    /// `tokens` buffer the searches read. False, with nothing laid out, for more than
+    /// [`MAX_ANALYSED_TOKENS`] tokens: the counts are the client's, their sum may overflow,
+    /// and it is never trusted to size a buffer before it is checked.
+    fn fill_tokens(&mut self) -> bool {
+        let total = self
+            .position
+            .items
+            .iter()
+            .try_fold(0u64, |total, &(_, count)| total.checked_add(count));
+        if total.is_none_or(|total| total > MAX_ANALYSED_TOKENS) {
+            return false;
+        }
         self.tokens.clear();
         for &(vertex, count) in &self.position.items {
             self.tokens
                 .extend(std::iter::repeat_n(vertex, count as usize));
         }
+        true
     }
 
     /// Answers one query. A malformed query yields a verdict with `error` set, never a panic.
@@ -377,25 +388,11 @@ impl QueryEvaluator {
             verdict.best_move = verdict.moves.first().and_then(|m| m.r#move.clone());
             return;
         }
-        // Counts are the client's: their sum may overflow, and is never trusted to size a
-        // buffer before it is checked.
-        let total = self
-            .position
-            .items
-            .iter()
-            .try_fold(0u64, |total, &(_, count)| total.checked_add(count));
-        if total.is_none_or(|total| total > MAX_ANALYSED_TOKENS) {
+        if !self.fill_tokens() {
             analysed::fill_too_many_tokens(verdict);
             return;
         }
-        self.fill_tokens();
-        // A search that lasts hands the verdicts gathered so far over meanwhile.
-        let early = &mut self.early;
-        let mut progress = || {
-            if let Some(early) = early.as_mut() {
-                early.flush();
-            }
-        };
+        let mut progress = flush_early(&mut self.early);
         let analysed = self.analysis.analyse_position_interruptible(
             &self.tokens,
             options,
@@ -458,5 +455,15 @@ fn evaluated_verdict(
         nim_sum: evaluation.nim_sum,
         best_move: move_,
         ..Default::default()
+    }
+}
+
+/// The progress callback of a search: one that lasts hands the verdicts gathered so far over
+/// meanwhile.
+fn flush_early(early: &mut Option<EarlySender>) -> impl FnMut() + '_ {
+    || {
+        if let Some(early) = early.as_mut() {
+            early.flush();
+        }
     }
 }

@@ -23,7 +23,7 @@ use crate::service::convert::convention::check_game;
 use crate::service::convert::{batch_heap_bytes, batch_query_count, graph_summary};
 use crate::service::error::{ServiceError, request_stream_status};
 use crate::service::graphs::Resolved;
-use crate::service::rpc::{Responder, ResponseStream, Stop, Verdicts, within_idle_timeout};
+use crate::service::rpc::{Responder, ResponseStream, Rpc, Stop, Verdicts, within_idle_timeout};
 use crate::service::state::GameService;
 use crate::wire::WireMessage;
 
@@ -38,15 +38,7 @@ pub(super) async fn evaluate(
     let opened = async {
         let start_timeout = service.config.start_timeout;
         let first = rpc.first_message(inbound.message(), start_timeout).await?;
-        let start = expect_start(first)?;
-        let options = service.stream_options(&start)?;
-        let resolved = service.resolve(&mut rpc, start.graph_source).await?;
-        check_game(
-            &resolved.analysis,
-            options.convention,
-            "start.play_convention",
-        )?;
-        Ok::<_, Status>((resolved, options))
+        open_start(service, &mut rpc, expect_start(first)?).await
     }
     .instrument(span)
     .await;
@@ -76,14 +68,7 @@ pub(super) async fn evaluate_batch(
     let opened = async {
         let start = start.ok_or_else(|| ServiceError::protocol("start", "`start` is required"))?;
         service.check_query_count(queries.len() as u64)?;
-        let options = service.stream_options(&start)?;
-        let resolved = service.resolve(&mut rpc, start.graph_source).await?;
-        check_game(
-            &resolved.analysis,
-            options.convention,
-            "start.play_convention",
-        )?;
-        Ok::<_, Status>((resolved, options))
+        open_start(service, &mut rpc, start).await
     }
     .instrument(span)
     .await;
@@ -108,6 +93,23 @@ pub(super) async fn evaluate_batch(
             }
         })
     }))
+}
+
+/// The graph and the options a stream's `start` asks for, checked against each other (a
+/// play convention the game has).
+async fn open_start(
+    service: &GameService,
+    rpc: &mut Rpc,
+    start: EvaluateStart,
+) -> Result<(Resolved, StreamOptions), Status> {
+    let options = service.stream_options(&start)?;
+    let resolved = service.resolve(rpc, start.graph_source).await?;
+    check_game(
+        &resolved.analysis,
+        options.convention,
+        "start.play_convention",
+    )?;
+    Ok((resolved, options))
 }
 
 /// Sends the stream's first response (the graph's summary) and makes its evaluator; for a

@@ -25,12 +25,7 @@ impl QueryEvaluator {
             error: Some(error),
             ..Default::default()
         };
-        let total = self
-            .position
-            .items
-            .iter()
-            .try_fold(0u64, |total, &(_, count)| total.checked_add(count));
-        if total.is_none_or(|total| total > MAX_ANALYSED_TOKENS) {
+        if !self.fill_tokens() {
             return failed(query_error(
                 field.into(),
                 format!(
@@ -39,13 +34,7 @@ impl QueryEvaluator {
                 ),
             ));
         }
-        self.fill_tokens();
-        let early = &mut self.early;
-        let mut progress = || {
-            if let Some(early) = early.as_mut() {
-                early.flush();
-            }
-        };
+        let mut progress = super::flush_early(&mut self.early);
         let analysed = self.analysis.analyse_position_misere_interruptible(
             &self.tokens,
             &options,
