@@ -39,6 +39,7 @@ mod config;
 mod convert;
 mod error;
 mod excerpt;
+mod front;
 mod graph_id;
 mod graphs;
 mod handlers;

@@ -1,7 +1,7 @@
 //! `--rate-limit`: at most so many requests per second (or minute) from one client, for
 //! operators who open the port to the public. Off by default.
 //!
-//! [`RateLimitLayer`] is the router's outermost layer, so every protocol counts alike: a gRPC
+//! [`RateLimitFront`] is the router's outermost layer, so every protocol counts alike: a gRPC
 //! call (each stream is one request, however many queries it carries), a gRPC-Web call, a
 //! JSON request, a picture, a file of the playground. Health checks pass uncounted (probes
 //! must not be refused). A client is its bearer token when it presents the server's token
@@ -15,12 +15,9 @@
 //! forgotten every [`SWEEP_EVERY`] requests, and at most [`MAX_CLIENTS`] are kept: past that,
 //! new clients share one budget, so memory stays bounded whatever addresses arrive.
 
-use std::future::Future;
 use std::net::IpAddr;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use governor::clock::{Clock, DefaultClock};
@@ -35,6 +32,7 @@ use tonic::transport::server::{TcpConnectInfo, TlsConnectInfo};
 use super::auth::BearerAuth;
 use super::config::RateLimit;
 use super::error::ServiceError;
+use super::front::{Front, Routed};
 use super::json::error_response;
 use super::metrics::Metrics;
 use super::rpc::protocol::Protocol;
@@ -169,11 +167,11 @@ fn rpc_name(path: &str) -> &'static str {
 
 /// The layer of `--rate-limit` (see the module documentation).
 #[derive(Debug, Clone)]
-pub(crate) struct RateLimitLayer {
+pub(crate) struct RateLimitFront {
     limiter: Arc<Limiter>,
 }
 
-impl RateLimitLayer {
+impl RateLimitFront {
     /// The layer of `rate`, telling token holders apart with `auth`.
     pub(crate) fn new(
         rate: RateLimit,
@@ -196,46 +194,13 @@ impl RateLimitLayer {
     }
 }
 
-impl<S> tower::Layer<S> for RateLimitLayer {
-    type Service = RateLimitService<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        RateLimitService {
-            inner,
-            limiter: self.limiter.clone(),
-        }
-    }
-}
-
-/// The service of [`RateLimitLayer`].
-#[derive(Debug, Clone)]
-pub(crate) struct RateLimitService<S> {
-    inner: S,
-    limiter: Arc<Limiter>,
-}
-
-type BoxFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send>>;
-
-impl<S> tower::Service<Request<Body>> for RateLimitService<S>
-where
-    S: tower::Service<Request<Body>, Response = Response<Body>> + Send + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = Response<Body>;
-    type Error = S::Error;
-    type Future = BoxFuture<Response<Body>, S::Error>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
+impl<S> Front<S> for RateLimitFront {
+    fn route(&self, request: Request<Body>, _: &mut S) -> Routed {
         let exempt = request.uri().path().starts_with("/grpc.health.v1.Health/");
         if !exempt && let Some((wait, key)) = self.limiter.check(&request) {
-            let refusal = self.limiter.refuse(&request, wait, key);
-            return Box::pin(async move { Ok(refusal) });
+            return Routed::ready(self.limiter.refuse(&request, wait, key));
         }
-        Box::pin(self.inner.call(request))
+        Routed::Pass(request)
     }
 }
 

@@ -11,7 +11,6 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http_body_util::BodyExt;
@@ -39,9 +38,10 @@ use super::rpc::departure::ClientLeft;
 use super::rpc::protocol::{Protocol, mark_grpc_web};
 use super::state::GameService;
 use crate::proto::{self, grundy_service_server::GrundyServiceServer};
-use crate::service::json::JsonLayer;
-use crate::service::rate_limit::RateLimitLayer;
-use crate::service::web::WebLayer;
+use crate::service::front::{Front, FrontLayer, Routed};
+use crate::service::json::JsonFront;
+use crate::service::rate_limit::RateLimitFront;
+use crate::service::web::WebFront;
 
 /// How long cancelled streams get to deliver their final status, and connections to close,
 /// once the drain is over.
@@ -158,7 +158,7 @@ where
         mark_grpc_web;
     let web = config.web.as_ref();
     let start_timeout = config.service.start_timeout;
-    let json = JsonLayer::new(
+    let json = JsonFront::new(
         service.clone(),
         auth.clone(),
         config.max_message_bytes,
@@ -166,7 +166,7 @@ where
     )
     .map_err(ServerError::Json)?;
     let rate_limit = config.rate_limit.map(|rate| {
-        RateLimitLayer::new(
+        RateLimitFront::new(
             rate,
             auth.clone(),
             json.pool().clone(),
@@ -177,13 +177,18 @@ where
         // JSON over HTTP (and gRPC-Web with --web) come over HTTP/1.1 too.
         .accept_http1(true)
         // --rate-limit first: a request over it is refused before anything of it is read.
-        .layer(option_layer(rate_limit))
+        .layer(option_layer(rate_limit.map(FrontLayer)))
         // The playground's files and render route first, then JSON over HTTP (called in
         // process through every layer below), then gRPC-Web translation.
         .layer(option_layer(web.map(|web| {
-            WebLayer::new(web, auth.clone(), service.pool.clone(), start_timeout)
+            FrontLayer(WebFront::new(
+                web,
+                auth.clone(),
+                service.pool.clone(),
+                start_timeout,
+            ))
         })))
-        .layer(json)
+        .layer(FrontLayer(json))
         // gRPC-Web is marked as such for the metrics while its content type still tells.
         .layer(MapRequestLayer::new(mark_web))
         .layer(option_layer(web.map(|_| tonic_web::GrpcWebLayer::new())))
@@ -197,10 +202,10 @@ where
         .layer(MapRequestLayer::new(watch))
         // A unary request takes its stream slot from its first byte, and its message, read
         // whole before the handler runs, is ended by the start timeout when it stalls.
-        .layer(UnaryAdmissionLayer {
+        .layer(FrontLayer(UnaryAdmission {
             service: service.clone(),
             start_timeout: config.service.start_timeout,
-        })
+        }))
         // Health stays open for probes; everything else, reflection included, needs the token
         // when one is set (reflection describes the API to whoever may call it, and to no one
         // else: docs/operating.md).
@@ -263,72 +268,31 @@ const UNARY_METHODS: [(&str, &str); 2] = [
 /// DEADLINE_EXCEEDED once it brings nothing for `--start-timeout`, giving the slot back. A
 /// message sent but for its last bytes used to hold its memory, and no slot, forever.
 #[derive(Debug, Clone)]
-struct UnaryAdmissionLayer {
+struct UnaryAdmission {
     service: GameService,
     start_timeout: Duration,
 }
 
-impl<S> tower::Layer<S> for UnaryAdmissionLayer {
-    type Service = UnaryAdmission<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        UnaryAdmission {
-            inner,
-            layer: self.clone(),
-        }
-    }
-}
-
-/// The service of [`UnaryAdmissionLayer`].
-#[derive(Debug, Clone)]
-struct UnaryAdmission<S> {
-    inner: S,
-    layer: UnaryAdmissionLayer,
-}
-
-impl<S> tower::Service<http::Request<tonic::body::Body>> for UnaryAdmission<S>
-where
-    S: tower::Service<
-            http::Request<tonic::body::Body>,
-            Response = http::Response<tonic::body::Body>,
-        > + Send,
-    S::Future: Send + 'static,
-{
-    type Response = http::Response<tonic::body::Body>;
-    type Error = S::Error;
-    type Future = BoxFuture<Self::Response, S::Error>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut request: http::Request<tonic::body::Body>) -> Self::Future {
+impl<S> Front<S> for UnaryAdmission {
+    fn route(&self, mut request: http::Request<tonic::body::Body>, _: &mut S) -> Routed {
         let path = request.uri().path();
         let Some(&(_, name)) = UNARY_METHODS.iter().find(|(method, _)| *method == path) else {
-            return Box::pin(self.inner.call(request));
+            return Routed::Pass(request);
         };
-        let service = &self.layer.service;
         let protocol = Protocol::of(request.extensions());
-        let admission = match service.admit(name, protocol) {
+        let admission = match self.service.admit(name, protocol) {
             Ok(admission) => admission,
-            Err(status) => {
-                let refusal = status.into_http();
-                return Box::pin(async move { Ok(refusal) });
-            }
+            Err(status) => return Routed::ready(status.into_http()),
         };
         request.extensions_mut().insert(admission);
-        let (service, timeout) = (service.clone(), self.layer.start_timeout);
+        let (service, timeout) = (self.service.clone(), self.start_timeout);
         let arrived = Instant::now();
-        let request = request.map(|body| {
+        Routed::Pass(request.map(|body| {
             let stalled = move || service.stalled(name, protocol, timeout, arrived);
             tonic::body::Body::new(StallTimeout::new(body, timeout, stalled))
-        });
-        Box::pin(self.inner.call(request))
+        }))
     }
 }
-
-/// A boxed future of a layer's service.
-type BoxFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send>>;
 
 /// The reflection services, v1 and v1alpha. Each version describes every service the server
 /// has (a builder describes only its own by default), so that a client of either lists them
@@ -393,7 +357,7 @@ async fn drain(
     service: &GameService,
     health: &tonic_health::server::HealthReporter,
     config: &ServerConfig,
-    mut server: std::pin::Pin<&mut impl Future<Output = Result<(), tonic::transport::Error>>>,
+    mut server: Pin<&mut impl Future<Output = Result<(), tonic::transport::Error>>>,
     stop_serving: oneshot::Sender<()>,
 ) -> Result<(), ServerError> {
     tracing::info!(

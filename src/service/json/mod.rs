@@ -2,7 +2,7 @@
 //! `google.api.http` option in the proto is also served as JSON at that route, for callers
 //! without generated stubs (curl, scripts). docs/api.md, "JSON over HTTP", is the contract.
 //!
-//! [`JsonLayer`] sits in front of the gRPC services. A request whose content type is not
+//! [`JsonFront`] sits in front of the gRPC services. A request whose content type is not
 //! `application/grpc*` is its: it finds the route, checks the bearer token, reads the body
 //! (bounded in bytes and time), makes it into the gRPC request of the route and calls the
 //! service stack behind it in process, `authorization` and the deadline passed on. So auth,
@@ -31,10 +31,7 @@ mod routes;
 mod scalars;
 mod status;
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use http::{HeaderValue, Method, Request, Response, Version, header};
@@ -47,6 +44,7 @@ use self::routes::{Lookup, RouteTable};
 pub(crate) use self::status::error_response;
 use super::auth::BearerAuth;
 use super::error::{Limit, ServiceError};
+use super::front::{Front, Routed};
 use super::rpc::protocol::Protocol;
 use super::state::GameService;
 use crate::proto;
@@ -68,11 +66,11 @@ struct Shared {
 
 /// Serves JSON over HTTP in front of the gRPC services (see the module documentation).
 #[derive(Debug, Clone)]
-pub(crate) struct JsonLayer {
+pub(crate) struct JsonFront {
     shared: Arc<Shared>,
 }
 
-impl JsonLayer {
+impl JsonFront {
     /// The layer of a server with this service, token check, message limit and start
     /// timeout. Fails only when the embedded descriptors give no route table (a build bug).
     pub(crate) fn new(
@@ -101,56 +99,26 @@ impl JsonLayer {
     }
 }
 
-impl JsonLayer {
+impl JsonFront {
     /// The embedded descriptors (for other layers' JSON errors).
     pub(crate) fn pool(&self) -> &DescriptorPool {
         &self.shared.pool
     }
 }
 
-impl<S> tower::Layer<S> for JsonLayer {
-    type Service = JsonService<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        JsonService {
-            inner,
-            shared: self.shared.clone(),
-        }
-    }
-}
-
-/// The service of [`JsonLayer`].
-#[derive(Debug, Clone)]
-pub(crate) struct JsonService<S> {
-    inner: S,
-    shared: Arc<Shared>,
-}
-
-type BoxFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send>>;
-
-impl<S> tower::Service<Request<Body>> for JsonService<S>
+impl<S> Front<S> for JsonFront
 where
     S: tower::Service<Request<Body>, Response = Response<Body>> + Clone + Send + 'static,
     S::Future: Send + 'static,
-    S::Error: Send + 'static,
 {
-    type Response = Response<Body>;
-    type Error = S::Error;
-    type Future = BoxFuture<Response<Body>, S::Error>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
+    fn route(&self, request: Request<Body>, inner: &mut S) -> Routed {
         if is_grpc(&request) {
-            return Box::pin(self.inner.call(request));
+            return Routed::Pass(request);
         }
-        // The ready clone goes to the transcoded call; this one waits for its next poll_ready.
-        let clone = self.inner.clone();
-        let inner = std::mem::replace(&mut self.inner, clone);
-        let shared = self.shared.clone();
-        Box::pin(async move { Ok(serve(shared, inner, request).await) })
+        // The ready stack goes to the transcoded call; its clone waits for its next poll_ready.
+        let clone = inner.clone();
+        let inner = std::mem::replace(inner, clone);
+        Routed::Answer(Box::pin(serve(self.shared.clone(), inner, request)))
     }
 }
 

@@ -1,5 +1,5 @@
 //! The browser playground: its files, compiled into the binary, and the one HTTP route it
-//! needs besides gRPC-Web, all served on the gRPC port by [`WebLayer`].
+//! needs besides gRPC-Web, all served on the gRPC port by [`WebFront`].
 //!
 //! With `--web` the server stacks two layers in front of its gRPC services: this one answers
 //! `GET /` (and the page's other files) and `POST /render`, and passes every other request
@@ -20,19 +20,17 @@ mod assets;
 mod render_route;
 mod responses;
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{Method, Request, Response, StatusCode};
+use http::{Method, Request, StatusCode};
 use tonic::body::Body;
 
 use self::render_route::RenderRoute;
 use self::responses::{response, text_response};
 use super::auth::BearerAuth;
 use super::blocking::WorkPool;
+use super::front::{Front, Routed};
 
 /// What the playground serves besides its fixed files.
 #[derive(Debug, Clone, Default)]
@@ -54,12 +52,12 @@ pub struct Preload {
 
 /// Serves the playground in front of the gRPC services (see the module documentation).
 #[derive(Debug, Clone)]
-pub struct WebLayer {
+pub struct WebFront {
     render: RenderRoute,
     preload: Option<Bytes>,
 }
 
-impl WebLayer {
+impl WebFront {
     /// `auth` guards `POST /render` like the gRPC calls; the static files are open (the page
     /// must load for a person to enter the token), and so is `GET /preload`, which only
     /// echoes the file its operator chose. Drawings run on `pool`, behind its render
@@ -85,46 +83,12 @@ impl WebLayer {
     }
 }
 
-impl<S> tower::Layer<S> for WebLayer {
-    type Service = WebService<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        WebService {
-            inner,
-            render: self.render.clone(),
-            preload: self.preload.clone(),
-        }
-    }
-}
-
-/// The service of [`WebLayer`].
-#[derive(Debug, Clone)]
-pub struct WebService<S> {
-    inner: S,
-    render: RenderRoute,
-    preload: Option<Bytes>,
-}
-
-type BoxFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send>>;
-
-impl<S> tower::Service<Request<Body>> for WebService<S>
-where
-    S: tower::Service<Request<Body>, Response = Response<Body>> + Send,
-    S::Future: Send + 'static,
-{
-    type Response = Response<Body>;
-    type Error = S::Error;
-    type Future = BoxFuture<Response<Body>, S::Error>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
+impl<S> Front<S> for WebFront {
+    fn route(&self, request: Request<Body>, _: &mut S) -> Routed {
         let path = request.uri().path();
         if request.method() == Method::GET || request.method() == Method::HEAD {
             if let Some(response) = assets::lookup(path) {
-                return Box::pin(async move { Ok(response) });
+                return Routed::ready(response);
             }
             if path == "/preload" {
                 let response = match &self.preload {
@@ -133,17 +97,17 @@ where
                     // error: the page then draws its own sample.
                     None => response(StatusCode::NO_CONTENT, "application/json", Bytes::new()),
                 };
-                return Box::pin(async move { Ok(response) });
+                return Routed::ready(response);
             }
         }
         if path == "/render" {
             if request.method() != Method::POST {
                 let response = text_response(StatusCode::METHOD_NOT_ALLOWED, "use POST /render");
-                return Box::pin(async move { Ok(response) });
+                return Routed::ready(response);
             }
             let render = self.render.clone();
-            return Box::pin(async move { Ok(render.handle(request).await) });
+            return Routed::Answer(Box::pin(async move { render.handle(request).await }));
         }
-        Box::pin(self.inner.call(request))
+        Routed::Pass(request)
     }
 }
