@@ -255,7 +255,7 @@ fn report_against_floors(
 }
 
 /// The acyclic table on a wide DAG (Kahn rounds of `WIDE_LAYER` vertices): the values alone
-/// (what `analyse` computes for token sliding) and with the remoteness, the order included.
+/// (what `analyse` computes for token sliding), the order included.
 fn wide_table(c: &mut Criterion) {
     let vertices = 1_000_000 / scale();
     let wide = graph(Shape::Wide, vertices, 10 * u64::from(vertices), 7);

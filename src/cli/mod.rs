@@ -18,8 +18,8 @@
 //! - `dispatch`: a stream per test case, and the in-order writer loop; `case_output`: what a
 //!   case hands to the writer;
 //! - `case`: one test case's stream, resumed on failure; `attempt`: one try of it; `retry`:
-//!   which failures are retried; `replay`: the batches not yet answered; `upload`: graphs
-//!   too large for one message, through `PutGraph`;
+//!   which failures are retried; `replay`: the batches not yet answered (graphs too large
+//!   for one message go through `PutGraph` with `crate::client::put_graph`);
 //! - `endpoints`: the servers (or the embedded one, `embedded`);
 //! - `verdicts`, `output`: verdicts to judge lines, stdout, progress; `analysis_lines`:
 //!   the JSON lines of `analyse`, with the positions kept in `query_log`;

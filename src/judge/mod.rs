@@ -4,7 +4,8 @@
 //!
 //! - `scanner`: whitespace-separated numbers with their locations, one buffer, over
 //!   `digits` (its fast number reader), `window` and `window_values` (a 64-byte window's
-//!   numbers found and converted at once, for the bulk read of lists) and `error`
+//!   numbers found at once, then all converted before any is used, for the bulk read of
+//!   lists) and `error`
 //!   (locations and syntax errors);
 //! - `chess`: the POJ 2425 format;
 //! - `addsub`: the LA 4411 format.

@@ -32,7 +32,7 @@ use grundy::judge::chess::{ChessEvent, ChessReader};
 
 const GRUNDY: &str = env!("CARGO_BIN_EXE_grundy");
 
-/// The scanner's read buffer (`BUFFER_BYTES` in `src/judge/scanner.rs`).
+/// The scanner's read buffer (`BUFFER_BYTES` in `src/judge/scanner/mod.rs`).
 const SCANNER_BUFFER: usize = 256 * 1024;
 
 /// Library cases per format in `cargo test` (about 1 ms each).
