@@ -4,7 +4,7 @@
 //!
 //! - `evaluate`: `Evaluate` and `EvaluateBatch`: order, batches, packed queries, in-band
 //!   query errors, rejected graphs, moves, a client that disconnects mid-stream;
-//! - `fairness`: quick analysis streams beside slow searches;
+//! - `fairness`: quick analysis streams beside slow searches and streams nobody reads;
 //! - `analysis`: position analysis on a stream, in full verdicts and packed columns;
 //! - `registry`: `PutGraph` in chunks, ids, `Evaluate` by id, `GetValues`;
 //! - `cache`: the registry's cache and store, single-flight analyses, the memory of failed

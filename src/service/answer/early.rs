@@ -11,8 +11,16 @@
 //! limit). A batch's end is marked, so that a message never spans two batches and an empty
 //! batch still gets its (empty) response.
 //!
-//! The channel holds at most [`EARLY_CHUNKS`] chunks: a client that does not read makes the
-//! stream wait, then the job, instead of the server holding every answer it finds.
+//! The job never waits for the stream. Once [`EARLY_CHUNKS`] items wait untaken, it gives
+//! its turn up at the next query ([`EarlySender::backlogged`]): its work permit goes to other
+//! streams, and the stream resumes it once it has sent what waited. So a client that does
+//! not read holds the server to these buffers and to no permit, instead of to every answer
+//! it finds or, with a job waiting on its permit, to the searches of every other stream
+//! (a client reading its streams in turn, as `grundy analyse` does its test cases, once
+//! stalled its own first stream that way).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::mpsc;
 
@@ -22,9 +30,10 @@ use crate::proto::{EvaluateResponse, Verdict};
 /// Verdicts the job gathers before it hands them over (unless a search lasts first).
 pub(crate) const CHUNK: usize = 64;
 
-/// Chunks handed over that the stream has not taken; past them the job waits. With the
-/// chunk being gathered, at most 320 verdicts: some 1.6 MiB at 256 analysed moves a verdict
-/// (about 5 KiB), besides the stream's response buffer.
+/// Items handed over that the stream has not taken, past which the job gives its turn up.
+/// One query adds at most three (a chunk when a search lasts, the batch's last chunk and its
+/// end), so at most 6 items wait and 7 chunks with the one being gathered: some 2.2 MiB at
+/// 256 analysed moves a verdict (about 5 KiB), besides the stream's response buffer.
 pub(crate) const EARLY_CHUNKS: usize = 4;
 
 /// What a job hands to its stream: verdicts, or the end of a batch (on such a stream every
@@ -37,25 +46,30 @@ enum Answered {
 
 /// The two ends of a job's channel of early verdicts.
 pub(crate) fn early_verdicts() -> (EarlySender, EarlyReceiver) {
-    let (tx, rx) = mpsc::channel(EARLY_CHUNKS);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let queued = Arc::new(AtomicUsize::new(0));
     (
         EarlySender {
             tx,
+            queued: queued.clone(),
             gathered: Vec::new(),
         },
         EarlyReceiver {
             rx,
-            taken: Vec::with_capacity(EARLY_CHUNKS),
+            queued,
+            taken: Vec::with_capacity(2 * EARLY_CHUNKS),
             sent_in_batch: false,
         },
     )
 }
 
-/// The job's end, with the chunk it is gathering. It runs on the work pool, never on the
-/// runtime: it may wait here. If the stream is gone its sends fail, and the job stops at its
-/// next query, which reads the interrupt.
+/// The job's end, with the chunk it is gathering. Its sends never wait (the job checks
+/// [`Self::backlogged`] between queries instead). If the stream is gone they fail, and the
+/// job stops at its next query, which reads the interrupt.
 pub(crate) struct EarlySender {
-    tx: mpsc::Sender<Answered>,
+    tx: mpsc::UnboundedSender<Answered>,
+    /// Items sent and not yet taken by the stream.
+    queued: Arc<AtomicUsize>,
     gathered: Vec<Verdict>,
 }
 
@@ -72,20 +86,33 @@ impl EarlySender {
     pub(crate) fn flush(&mut self) {
         if !self.gathered.is_empty() {
             let chunk = std::mem::replace(&mut self.gathered, Vec::with_capacity(CHUNK));
-            let _ = self.tx.blocking_send(Answered::Verdicts(chunk));
+            self.send(Answered::Verdicts(chunk));
         }
     }
 
     /// Marks the end of a batch, after its verdicts.
     pub(crate) fn batch_end(&mut self) {
         self.flush();
-        let _ = self.tx.blocking_send(Answered::BatchEnd);
+        self.send(Answered::BatchEnd);
+    }
+
+    /// Whether [`EARLY_CHUNKS`] items or more wait for the stream: the job then gives its
+    /// turn up before its next query.
+    pub(crate) fn backlogged(&self) -> bool {
+        self.queued.load(Ordering::Relaxed) >= EARLY_CHUNKS
+    }
+
+    fn send(&self, item: Answered) {
+        // Counted before it is sent, so that the stream never takes more than was counted.
+        self.queued.fetch_add(1, Ordering::Relaxed);
+        let _ = self.tx.send(item);
     }
 }
 
 /// The stream's end.
 pub(crate) struct EarlyReceiver {
-    rx: mpsc::Receiver<Answered>,
+    rx: mpsc::UnboundedReceiver<Answered>,
+    queued: Arc<AtomicUsize>,
     taken: Vec<Answered>,
     /// Whether a message of the current batch went already.
     sent_in_batch: bool,
@@ -98,9 +125,11 @@ impl EarlyReceiver {
         &mut self,
         max_bytes: usize,
     ) -> Option<Vec<EvaluateResponse>> {
-        if self.rx.recv_many(&mut self.taken, EARLY_CHUNKS).await == 0 {
+        let taken = self.rx.recv_many(&mut self.taken, 2 * EARLY_CHUNKS).await;
+        if taken == 0 {
             return None;
         }
+        self.queued.fetch_sub(taken, Ordering::Relaxed);
         let mut messages = Vec::new();
         let mut items = std::mem::take(&mut self.taken);
         pack(
@@ -197,44 +226,40 @@ mod tests {
     }
 
     #[test]
-    fn a_job_waits_once_the_stream_has_not_taken_what_it_sent() {
-        use std::sync::Arc;
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        use std::time::{Duration, Instant};
+    fn a_job_never_waits_and_is_told_when_the_stream_falls_behind() {
         let (mut job, mut stream) = early_verdicts();
-        let bound = CHUNK * EARLY_CHUNKS;
-        let handed = Arc::new(AtomicUsize::new(0));
-        let counted = handed.clone();
-        let worker = std::thread::spawn(move || {
-            for id in 0..(bound + CHUNK) as u64 {
+        let verdicts = |job: &mut EarlySender, ids: std::ops::Range<u64>| {
+            for query_id in ids {
                 job.verdict(Verdict {
-                    query_id: id,
+                    query_id,
                     ..Default::default()
                 });
-                counted.fetch_add(1, Ordering::SeqCst);
             }
-            job.batch_end();
-        });
-        let deadline = Instant::now() + Duration::from_secs(10);
-        // The channel holds EARLY_CHUNKS chunks; the job then gathers one more and waits.
-        let waits_at = bound + CHUNK - 1;
-        while handed.load(Ordering::SeqCst) < waits_at && Instant::now() < deadline {
-            std::thread::yield_now();
-        }
-        assert_eq!(handed.load(Ordering::SeqCst), waits_at);
-        std::thread::sleep(Duration::from_millis(50));
-        assert_eq!(handed.load(Ordering::SeqCst), waits_at, "the job went on");
+        };
+        // Sends never wait: every chunk goes on this thread, with nobody taking them.
+        let sent = (EARLY_CHUNKS * CHUNK) as u64;
+        verdicts(&mut job, 0..sent - 1);
+        assert!(
+            !job.backlogged(),
+            "{} chunks wait, one short",
+            EARLY_CHUNKS - 1
+        );
+        verdicts(&mut job, sent - 1..sent);
+        assert!(job.backlogged(), "{EARLY_CHUNKS} chunks wait");
+        verdicts(&mut job, sent..sent + 1);
+        job.batch_end();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        let mut taken = Vec::new();
-        runtime.block_on(async {
-            while let Some(messages) = stream.next_messages(usize::MAX).await {
-                taken.extend(messages.into_iter().flat_map(|m| m.verdicts));
-            }
-        });
-        worker.join().expect("the job ends once the stream takes");
-        let ids: Vec<u64> = taken.iter().map(|v| v.query_id).collect();
-        assert_eq!(ids, (0..(bound + CHUNK) as u64).collect::<Vec<_>>());
+        let taken = runtime.block_on(stream.next_messages(usize::MAX)).unwrap();
+        assert!(!job.backlogged(), "the stream took what waited");
+        drop(job);
+        assert!(runtime.block_on(stream.next_messages(usize::MAX)).is_none());
+        let ids: Vec<u64> = taken
+            .iter()
+            .flat_map(|m| m.verdicts.iter().map(|v| v.query_id))
+            .collect();
+        assert_eq!(ids, (0..=sent).collect::<Vec<_>>());
+        assert_eq!(taken.len(), 1, "one batch: one message");
     }
 }

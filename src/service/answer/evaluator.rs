@@ -126,7 +126,8 @@ impl QueryEvaluator {
     ///
     /// `give_turn` is asked between queries (after the first one of each call): once it says
     /// so, the batch stops there and `None` is returned; the next call on the same batch goes
-    /// on from there.
+    /// on from there. The turn also ends, before any query, while the verdicts handed over
+    /// wait for the stream (it does not keep up with the job: see `answer::early`).
     pub(crate) fn answer(
         &mut self,
         batch: &proto::QueryBatch,
@@ -156,7 +157,7 @@ impl QueryEvaluator {
         let mut answered_any = false;
         for (index, query) in batch.queries.iter().enumerate().skip(self.resume.0) {
             still_wanted(&self.interrupt)?;
-            if answered_any && give_turn() {
+            if self.backlogged() || (answered_any && give_turn()) {
                 self.resume.0 = index;
                 return Ok(None);
             }
@@ -169,7 +170,7 @@ impl QueryEvaluator {
             if self.answers_early() {
                 for (index, offset, tokens) in packed_queries(packed).skip(self.resume.1) {
                     still_wanted(&self.interrupt)?;
-                    if answered_any && give_turn() {
+                    if self.backlogged() || (answered_any && give_turn()) {
                         self.resume.1 = index;
                         return Ok(None);
                     }
@@ -203,6 +204,11 @@ impl QueryEvaluator {
     /// `early` as they are found instead of returning them in the responses.
     pub(crate) fn hand_over(&mut self, early: Option<EarlySender>) {
         self.early = early;
+    }
+
+    /// Whether the verdicts handed over wait for the stream, past the hand-over's bound.
+    fn backlogged(&self) -> bool {
+        self.early.as_ref().is_some_and(EarlySender::backlogged)
     }
 
     /// Whether verdicts are handed over (then the responses hold none).
