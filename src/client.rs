@@ -167,6 +167,28 @@ pub type GrundyClient = GrundyServiceClient<InterceptedService<Channel, ClientAu
 /// How long opening a connection may take, over a socket or an in-process pipe.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Response streams the CLI reads at once on one connection: its test cases in flight.
+pub const STREAMS_PER_CONNECTION: usize = 8;
+
+/// HTTP/2 window of one response stream: what the server may send ahead of the client's
+/// reading it.
+const STREAM_WINDOW_BYTES: u32 = 1 << 20;
+
+/// HTTP/2 window of a connection: room for every stream's window and one more. The CLI prints
+/// its test cases in input order, reading the first case's stream while the others wait;
+/// what waits unread counts against the connection's window too, and at hyper's 5 MiB
+/// default the waiting streams (2 MiB each) filled it, so the first stream got nothing more
+/// and the run stopped for good (`grundy analyse` of five cases of 100,000 sums). With this
+/// window no streams waiting can hold up the one read.
+const CONNECTION_WINDOW_BYTES: u32 = (STREAMS_PER_CONNECTION as u32 + 1) * STREAM_WINDOW_BYTES;
+
+/// `endpoint` with the flow-control windows above.
+fn with_windows(endpoint: Endpoint) -> Endpoint {
+    endpoint
+        .initial_stream_window_size(STREAM_WINDOW_BYTES)
+        .initial_connection_window_size(CONNECTION_WINDOW_BYTES)
+}
+
 /// The `grundy.v1` client over `channel`, authenticated by `auth`, with messages of up to
 /// `max_message_bytes` each way.
 fn grundy_client(channel: Channel, auth: ClientAuth, max_message_bytes: usize) -> GrundyClient {
@@ -212,7 +234,7 @@ pub async fn connect_in_process(
             Ok::<_, io::Error>(hyper_util::rt::TokioIo::new(ours))
         }
     });
-    let channel = Endpoint::from_static("http://in-process.invalid")
+    let channel = with_windows(Endpoint::from_static("http://in-process.invalid"))
         .connect_timeout(CONNECT_TIMEOUT)
         .connect_with_connector(connector)
         .await

@@ -18,8 +18,9 @@ use super::input::InputEvent;
 use super::output::{Output, ProgressCounters};
 
 /// Test cases whose streams run at once. Many small test cases are bound by round trips, not
-/// by work: a few streams in flight hide them. Their output is still written in input order.
-const CASES_IN_FLIGHT: usize = 8;
+/// by work: a few streams in flight hide them. Their output is still written in input order
+/// (the connection's window is sized for them all: see the client's windows).
+const CASES_IN_FLIGHT: usize = crate::client::STREAMS_PER_CONNECTION;
 
 /// What the writer prints next, in input order.
 pub(super) enum Slot {

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 
-use super::{CONNECT_TIMEOUT, ClientAuth, ClientError, ConnectionArgs};
+use super::{CONNECT_TIMEOUT, ClientAuth, ClientError, ConnectionArgs, with_windows};
 use crate::token::read_token_file;
 
 /// The endpoint for `url` (http:// or https://) as `args` say, and the interceptor that
@@ -41,7 +41,9 @@ pub(super) fn endpoint(
     if port.is_some_and(|port| !in_range(port)) {
         return Err(unsupported("its port is 0 or out of range (1 to 65535)"));
     }
-    let mut endpoint = endpoint.tcp_nodelay(true).connect_timeout(CONNECT_TIMEOUT);
+    let mut endpoint = with_windows(endpoint)
+        .tcp_nodelay(true)
+        .connect_timeout(CONNECT_TIMEOUT);
     let is_https = url.starts_with("https://");
     if is_https {
         endpoint = endpoint
