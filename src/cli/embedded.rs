@@ -25,9 +25,10 @@ pub(super) struct InProcessServer {
 
 impl InProcessServer {
     /// Starts the server of `config` on a task of the current runtime, and a client
-    /// connected to it. Nothing else can reach it, so it serves no reflection.
+    /// connected to it. Nothing else can reach it, so it serves no reflection and no JSON.
     pub(super) async fn start(mut config: ServerConfig) -> Result<(Self, GrundyClient), RunError> {
         config.reflection = false;
+        config.json = false;
         // Connections wait here until the server takes them (a channel opens one or two).
         const PENDING_CONNECTIONS: usize = 4;
         let (pipes, incoming) = mpsc::channel::<DuplexStream>(PENDING_CONNECTIONS);

@@ -292,6 +292,7 @@ impl ServerArgs {
                 max_age_grace: self.max_connection_age_grace,
             },
             reflection: true,
+            json: true,
             rate_limit: self.rate_limit,
         })
     }

@@ -139,6 +139,10 @@ pub struct ServerConfig {
     /// server reached only through its owner's in-memory pipes (the CLI's, for one run) does
     /// without it: building it decodes every descriptor, most of a small run's start-up.
     pub reflection: bool,
+    /// Serve JSON over HTTP beside gRPC (`crate::service::json`). On for every server others
+    /// connect to; one reached only by its owner's gRPC client (the CLI's) does without it:
+    /// building its routes decodes every descriptor too.
+    pub json: bool,
     /// When set, each client may send at most this many requests (`--rate-limit`).
     pub rate_limit: Option<RateLimit>,
 }
@@ -154,6 +158,7 @@ impl Default for ServerConfig {
             web: None,
             connections: ConnectionConfig::default(),
             reflection: true,
+            json: true,
             rate_limit: None,
         }
     }

@@ -39,7 +39,7 @@ use super::rpc::protocol::{Protocol, mark_grpc_web};
 use super::state::GameService;
 use crate::proto::{self, grundy_service_server::GrundyServiceServer};
 use crate::service::front::{Front, FrontLayer, Routed};
-use crate::service::json::JsonFront;
+use crate::service::json::{self, JsonFront};
 use crate::service::rate_limit::RateLimitFront;
 use crate::service::web::WebFront;
 
@@ -158,21 +158,29 @@ where
         mark_grpc_web;
     let web = config.web.as_ref();
     let start_timeout = config.service.start_timeout;
-    let json = JsonFront::new(
-        service.clone(),
-        auth.clone(),
-        config.max_message_bytes,
-        start_timeout,
-    )
-    .map_err(ServerError::Json)?;
-    let rate_limit = config.rate_limit.map(|rate| {
-        RateLimitFront::new(
-            rate,
-            auth.clone(),
-            json.pool().clone(),
-            service.metrics().clone(),
-        )
-    });
+    let json = config
+        .json
+        .then(|| {
+            JsonFront::new(
+                service.clone(),
+                auth.clone(),
+                config.max_message_bytes,
+                start_timeout,
+            )
+        })
+        .transpose()
+        .map_err(ServerError::Json)?;
+    let rate_limit = match config.rate_limit {
+        Some(rate) => {
+            let pool = match &json {
+                Some(json) => json.pool().clone(),
+                None => json::descriptors().map_err(ServerError::Json)?,
+            };
+            let metrics = service.metrics().clone();
+            Some(RateLimitFront::new(rate, auth.clone(), pool, metrics))
+        }
+        None => None,
+    };
     let router = builder
         // JSON over HTTP (and gRPC-Web with --web) come over HTTP/1.1 too.
         .accept_http1(true)
@@ -188,7 +196,7 @@ where
                 start_timeout,
             ))
         })))
-        .layer(FrontLayer(json))
+        .layer(option_layer(json.map(FrontLayer)))
         // gRPC-Web is marked as such for the metrics while its content type still tells.
         .layer(MapRequestLayer::new(mark_web))
         .layer(option_layer(web.map(|_| tonic_web::GrpcWebLayer::new())))

@@ -79,7 +79,7 @@ impl JsonFront {
         max_message_bytes: usize,
         start_timeout: Duration,
     ) -> Result<Self, String> {
-        let pool = DescriptorPool::decode(proto::FILE_DESCRIPTOR_SET).map_err(|e| e.to_string())?;
+        let pool = descriptors()?;
         let routes = RouteTable::from_pool(&pool).map_err(|e| e.to_string())?;
         tracing::debug!(routes = ?routes.describe(), "JSON over HTTP");
         let body_limit = body::json_body_limit(max_message_bytes);
@@ -97,6 +97,11 @@ impl JsonFront {
             shared: Arc::new(shared),
         })
     }
+}
+
+/// The descriptors the binary embeds. Fails only on a build bug.
+pub(crate) fn descriptors() -> Result<DescriptorPool, String> {
+    DescriptorPool::decode(proto::FILE_DESCRIPTOR_SET).map_err(|e| e.to_string())
 }
 
 impl JsonFront {
