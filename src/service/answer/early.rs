@@ -1,7 +1,7 @@
 //! Verdicts that go as they are found. A stream that asks for moves or position analyses can
 //! take seconds a query (a sum of several tokens is searched exactly), so its job hands its
-//! verdicts to the stream while it runs, through a bounded channel, instead of holding the
-//! batch's answers until its end.
+//! verdicts to the stream while it runs, through a channel, instead of holding the batch's
+//! answers until its end.
 //!
 //! No clock decides when they go. The job gathers verdicts into chunks of [`CHUNK_WEIGHT`]
 //! (a verdict weighs one, and one more per move it lists) and hands a chunk over when it is
@@ -16,9 +16,9 @@
 //! its turn up at the next query ([`EarlySender::backlogged`]): its work permit goes to other
 //! streams, and the stream resumes it once it has sent what waited. So a client that does
 //! not read holds the server to these buffers and to no permit, instead of to every answer
-//! it finds or, with a job waiting on its permit, to the searches of every other stream
-//! (a client reading its streams in turn, as `grundy analyse` does its test cases, once
-//! stalled its own first stream that way).
+//! it finds or, with a job waiting on its permit, to the searches of every other stream (a
+//! client reading its streams in turn, as `grundy analyse` reads its test cases, stalled its
+//! own first stream that way: the others' jobs held every permit).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
