@@ -171,8 +171,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub const STREAMS_PER_CONNECTION: usize = 8;
 
 /// HTTP/2 window of one response stream: what the server may send ahead of the client's
-/// reading it.
-const STREAM_WINDOW_BYTES: u32 = 1 << 20;
+/// reading it (hyper's default).
+const STREAM_WINDOW_BYTES: u32 = 2 << 20;
 
 /// HTTP/2 window of a connection: room for every stream's window and one more. The CLI prints
 /// its test cases in input order, reading the first case's stream while the others wait;

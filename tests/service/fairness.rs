@@ -160,8 +160,8 @@ async fn a_stream_read_while_others_wait_unread_on_its_connection_reaches_its_en
     let mut client = client::connect(&server.url(), &ConnectionArgs::default(), 64 << 20)
         .await
         .expect("connects");
-    // The first stream answers 16 MB, each of the others 1.6 MB: more than its window, and
-    // together more than hyper's default window of a connection.
+    // The first stream answers 16 MB, each of the others 1.6 MB: together more than hyper's
+    // default window of a connection (5 MiB).
     let count = 4000;
     let mut streams = Vec::new();
     for index in 0..=client::STREAMS_PER_CONNECTION {

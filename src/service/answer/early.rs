@@ -29,25 +29,41 @@ use super::fit::fit_response;
 use crate::proto::{EvaluateResponse, Verdict};
 
 /// The weight of verdicts the job gathers before it hands them over (unless a search lasts
-/// first): a verdict weighs one, and one more per move listed, so that a chunk's size in
-/// bytes is bounded (some 40 KiB) whatever its verdicts list. Four verdicts of 256 moves
+/// first): a verdict weighs one, and one more per move listed, so that a chunk holds about
+/// as many bytes (some 40 KiB) whatever its verdicts list, one verdict's own moves aside (a
+/// verdict always goes whole; the server's move cap bounds it). Four verdicts of 256 moves
 /// make a chunk, and some 250 of quick sums, which then cost one hand-over (a wake-up of the
 /// stream, a message) where chunks of 64 verdicts cost four: `grundy analyse` of quick sums
 /// switched threads a third as often and took 0.94x the CPU (15 pairs).
 pub(crate) const CHUNK_WEIGHT: usize = 1024;
 
-/// Items handed over that the stream has not taken, past which the job gives its turn up.
-/// One query adds at most three (a chunk when a search lasts, the batch's last chunk and its
-/// end), so at most 6 items wait and 7 chunks with the one being gathered: some 7,000 moves
-/// or verdicts (under 300 KiB), besides the stream's response buffer.
+/// Chunks' weight handed over and not taken by the stream, past which the job gives its
+/// turn up before its next query or batch (a batch's end weighs one). A query adds at most
+/// two chunks and an end, so what waits stays under seven chunks' weight with the one being
+/// gathered, one verdict's own moves aside: some 7,000 verdicts and moves (under 300 KiB),
+/// besides the stream's response buffer and the message being sent. Counting weight, not
+/// items, a run of one-query batches (a chunk and an end each) waits for a client that is
+/// slow, not for a stream task that has not woken yet.
 pub(crate) const EARLY_CHUNKS: usize = 4;
 
 /// What a job hands to its stream: verdicts, or the end of a batch (on such a stream every
 /// verdict is a full one, handed over here: the batch's response holds nothing more).
 #[derive(Debug)]
 enum Answered {
-    Verdicts(Vec<Verdict>),
+    Verdicts {
+        verdicts: Vec<Verdict>,
+        weight: usize,
+    },
     BatchEnd,
+}
+
+impl Answered {
+    fn weight(&self) -> usize {
+        match self {
+            Answered::Verdicts { weight, .. } => *weight,
+            Answered::BatchEnd => 1,
+        }
+    }
 }
 
 /// The two ends of a job's channel of early verdicts.
@@ -75,7 +91,7 @@ pub(crate) fn early_verdicts() -> (EarlySender, EarlyReceiver) {
 /// job stops at its next query, which reads the interrupt.
 pub(crate) struct EarlySender {
     tx: mpsc::UnboundedSender<Answered>,
-    /// Items sent and not yet taken by the stream.
+    /// The weight of the items sent and not yet taken by the stream.
     queued: Arc<AtomicUsize>,
     gathered: Vec<Verdict>,
     /// The weight of `gathered` (see [`CHUNK_WEIGHT`]).
@@ -95,9 +111,9 @@ impl EarlySender {
     /// Hands over what was gathered, if anything (when a search lasts, and before the end).
     pub(crate) fn flush(&mut self) {
         if !self.gathered.is_empty() {
-            let chunk = std::mem::take(&mut self.gathered);
-            self.weight = 0;
-            self.send(Answered::Verdicts(chunk));
+            let verdicts = std::mem::take(&mut self.gathered);
+            let weight = std::mem::take(&mut self.weight);
+            self.send(Answered::Verdicts { verdicts, weight });
         }
     }
 
@@ -107,15 +123,15 @@ impl EarlySender {
         self.send(Answered::BatchEnd);
     }
 
-    /// Whether [`EARLY_CHUNKS`] items or more wait for the stream: the job then gives its
-    /// turn up before its next query.
+    /// Whether [`EARLY_CHUNKS`] chunks' weight or more waits for the stream: the job then
+    /// gives its turn up before its next query or batch.
     pub(crate) fn backlogged(&self) -> bool {
-        self.queued.load(Ordering::Relaxed) >= EARLY_CHUNKS
+        self.queued.load(Ordering::Relaxed) >= EARLY_CHUNKS * CHUNK_WEIGHT
     }
 
     fn send(&self, item: Answered) {
         // Counted before it is sent, so that the stream never takes more than was counted.
-        self.queued.fetch_add(1, Ordering::Relaxed);
+        self.queued.fetch_add(item.weight(), Ordering::Relaxed);
         let _ = self.tx.send(item);
     }
 }
@@ -136,11 +152,11 @@ impl EarlyReceiver {
         &mut self,
         max_bytes: usize,
     ) -> Option<Vec<EvaluateResponse>> {
-        let taken = self.rx.recv_many(&mut self.taken, 2 * EARLY_CHUNKS).await;
-        if taken == 0 {
+        if self.rx.recv_many(&mut self.taken, 2 * EARLY_CHUNKS).await == 0 {
             return None;
         }
-        self.queued.fetch_sub(taken, Ordering::Relaxed);
+        let weight = self.taken.iter().map(Answered::weight).sum();
+        self.queued.fetch_sub(weight, Ordering::Relaxed);
         let mut messages = Vec::new();
         let mut items = std::mem::take(&mut self.taken);
         pack(
@@ -166,7 +182,7 @@ fn pack(
     let mut message = EvaluateResponse::default();
     for item in items {
         match item {
-            Answered::Verdicts(mut verdicts) => message.verdicts.append(&mut verdicts),
+            Answered::Verdicts { mut verdicts, .. } => message.verdicts.append(&mut verdicts),
             Answered::BatchEnd => {
                 if !message.verdicts.is_empty() || !*sent_in_batch {
                     fit_response(std::mem::take(&mut message), max_bytes, out);
@@ -186,10 +202,13 @@ mod tests {
     use super::*;
 
     fn verdict(query_id: u64) -> Answered {
-        Answered::Verdicts(vec![Verdict {
-            query_id,
-            ..Default::default()
-        }])
+        Answered::Verdicts {
+            verdicts: vec![Verdict {
+                query_id,
+                ..Default::default()
+            }],
+            weight: 1,
+        }
     }
 
     fn end() -> Answered {
@@ -272,5 +291,19 @@ mod tests {
             .collect();
         assert_eq!(ids, (0..=sent).collect::<Vec<_>>());
         assert_eq!(taken.len(), 1, "one batch: one message");
+    }
+
+    #[test]
+    fn the_ends_of_empty_batches_count_toward_the_backlog() {
+        let (mut job, _stream) = early_verdicts();
+        for _ in 1..EARLY_CHUNKS * CHUNK_WEIGHT {
+            job.batch_end();
+        }
+        assert!(!job.backlogged());
+        job.batch_end();
+        assert!(
+            job.backlogged(),
+            "a client sending empty batches is not read ahead of"
+        );
     }
 }

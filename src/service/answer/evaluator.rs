@@ -149,6 +149,11 @@ impl QueryEvaluator {
                 ));
             }
         }
+        // A batch not begun waits too while the stream falls behind: one of no queries still
+        // hands its end over.
+        if self.resume == (0, 0) && self.backlogged() {
+            return Ok(None);
+        }
         let mut response = proto::EvaluateResponse::default();
         if self.early.is_none() {
             response.verdicts.reserve(batch.queries.len());
