@@ -39,6 +39,7 @@ mod config;
 mod convert;
 mod error;
 mod excerpt;
+mod flag_values;
 mod front;
 mod graph_id;
 mod graphs;
@@ -61,7 +62,7 @@ mod tls_files;
 mod web;
 
 // The service's public API, in one list.
-pub use args::{ConfigError, MIN_MESSAGE_BYTES, ServerArgs, parse_message_bytes};
+pub use args::{ConfigError, ServerArgs};
 pub use config::{
     ConnectionConfig, DEFAULT_ANALYSIS_QUEUE_TIMEOUT, DEFAULT_CACHE_BYTES,
     DEFAULT_CYCLIC_WORK_BUDGET, DEFAULT_DRAIN_TIMEOUT, DEFAULT_FAILED_GRAPHS,
@@ -72,6 +73,7 @@ pub use config::{
 };
 pub(crate) use convert::picture::position_drawing;
 pub use convert::{AnalysisCaps, DEFAULT_ANALYSIS_MAX_MOVES, game_from_proto};
+pub use flag_values::{MIN_MESSAGE_BYTES, parse_message_bytes};
 pub use graph_id::graph_id_sync;
 pub use logging::{LogFormat, init_tracing, init_tracing_with};
 pub use metrics::{Metrics, WorkKind};
