@@ -40,7 +40,7 @@ pub(super) fn analysis_start(
 }
 
 /// Every analysed move of a verdict as (source, target, outcome, remoteness, over budget).
-fn verdict_moves(verdict: &proto::Verdict) -> Vec<(u32, u32, i32, Option<u32>, bool)> {
+pub(super) fn verdict_moves(verdict: &proto::Verdict) -> Vec<(u32, u32, i32, Option<u32>, bool)> {
     verdict
         .moves
         .iter()

@@ -4,6 +4,7 @@
 //! the in-band error of a search over its budget; the refusal of the Addition-Subtraction
 //! game; and the convention over JSON.
 
+use super::analysis::verdict_moves;
 use crate::support::http1::exchange;
 use crate::support::misere_oracle::{MisereOracle, OracleMove, Verdict};
 use crate::support::server::{
@@ -80,21 +81,15 @@ fn verdict_of(outcome: i32) -> Verdict {
 }
 
 fn moves_of(verdict: &proto::Verdict) -> Vec<OracleMove> {
-    verdict
-        .moves
-        .iter()
-        .map(|m| {
-            let Some(proto::r#move::Kind::Token(token)) =
-                m.r#move.as_ref().and_then(|m| m.kind.clone())
-            else {
-                panic!("a token move");
-            };
-            assert!(!m.over_budget);
+    verdict_moves(verdict)
+        .into_iter()
+        .map(|(from, to, outcome, remoteness, over_budget)| {
+            assert!(!over_budget);
             OracleMove {
-                from: token.source_vertex,
-                to: token.target_vertex,
-                outcome: verdict_of(m.outcome),
-                remoteness: m.remoteness,
+                from,
+                to,
+                outcome: verdict_of(outcome),
+                remoteness,
             }
         })
         .collect()
