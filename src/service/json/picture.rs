@@ -28,6 +28,7 @@ use crate::render::{MAX_SVG_EDGES, MAX_SVG_VERTICES, RenderError};
 use crate::service::answer::{QueryEvaluator, StreamOptions};
 use crate::service::convert::picture::{drawing_values, position_drawing};
 use crate::service::error::ServiceError;
+use crate::service::excerpt::{cut_to, excerpt};
 use crate::service::rpc::protocol::Protocol;
 
 /// The path's parts around the graph id.
@@ -255,8 +256,8 @@ fn parse_query(query: Option<&str>) -> Result<PictureQuery, ServiceError> {
                         return Err(ServiceError::protocol("tokens", message));
                     }
                     let vertex = part.trim().parse::<u32>().map_err(|_| {
-                        let excerpt: String = part.chars().take(20).collect();
-                        let message = format!("tokens[{i}]: {excerpt:?} is not a vertex number");
+                        let message =
+                            format!("tokens[{i}]: {} is not a vertex number", excerpt(part));
                         ServiceError::protocol(format!("tokens[{i}]"), message)
                     })?;
                     tokens.push(vertex);
@@ -267,8 +268,7 @@ fn parse_query(query: Option<&str>) -> Result<PictureQuery, ServiceError> {
                     "svg" => Format::Svg,
                     "dot" => Format::Dot,
                     other => {
-                        let excerpt: String = other.chars().take(20).collect();
-                        let message = format!("format: {excerpt:?} is not svg or dot");
+                        let message = format!("format: {} is not svg or dot", excerpt(other));
                         return Err(ServiceError::protocol("format", message));
                     }
                 };
@@ -279,18 +279,18 @@ fn parse_query(query: Option<&str>) -> Result<PictureQuery, ServiceError> {
                     "normal" => PlayConvention::Normal,
                     "misere" => PlayConvention::Misere,
                     other => {
-                        let excerpt: String = other.chars().take(20).collect();
-                        let message = format!("convention: {excerpt:?} is not normal or misere");
+                        let message =
+                            format!("convention: {} is not normal or misere", excerpt(other));
                         return Err(ServiceError::protocol("convention", message));
                     }
                 };
             }
             other => {
-                let excerpt: String = other.chars().take(40).collect();
                 let message = format!(
-                    "{excerpt:?} is not a parameter of a picture (tokens, format, label, convention)"
+                    "{} is not a parameter of a picture (tokens, format, label, convention)",
+                    excerpt(other)
                 );
-                return Err(ServiceError::protocol(excerpt, message));
+                return Err(ServiceError::protocol(cut_to(other, 40), message));
             }
         }
     }
