@@ -2,9 +2,8 @@
 //! prost's encoding, with the two hot messages in their common shape (token queries in
 //! `PackedTokenQueries`, verdicts in `PackedVerdicts`) written and read by hand in
 //! [`packed`], which profiles showed spending most of the judge path's CPU in prost's
-//! per-element varint calls and repeated sizing; a stream's first message with its graph
-//! inline is read by hand too ([`start`]), and so are `PutGraph` chunks (`put_graph`). The
-//! bytes are the same either way: any client encoding `grundy.v1` with any protobuf library
+//! per-element varint calls and repeated sizing; `PutGraph` chunks are read by hand too
+//! (`put_graph`). The bytes are the same either way: any client encoding `grundy.v1` with any protobuf library
 //! talks to the server unchanged.
 //!
 //! [`WireMessage`] is the hook: every message of the service implements it, most with the
@@ -17,7 +16,6 @@ mod packed;
 mod put_graph;
 mod shuffled;
 pub(crate) mod size;
-mod start;
 mod tags;
 mod varint;
 mod windows;
@@ -79,9 +77,7 @@ impl WireMessage for proto::EvaluateRequest {
     }
 
     fn read(buf: &mut DecodeBuf<'_>) -> Result<Self, prost::DecodeError> {
-        read_with(buf, |bytes| {
-            packed::decode_request(bytes).or_else(|| start::decode_start(bytes))
-        })
+        read_with(buf, packed::decode_request)
     }
 }
 

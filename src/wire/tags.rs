@@ -4,22 +4,8 @@
 
 /// `grundy.v1.EvaluateRequest`.
 pub(super) mod evaluate_request {
-    /// `EvaluateStart start`.
-    pub(in crate::wire) const START: u32 = 1;
     /// `QueryBatch queries`.
     pub(in crate::wire) const QUERIES: u32 = 2;
-}
-
-/// `grundy.v1.EvaluateStart`.
-pub(super) mod evaluate_start {
-    /// `Graph graph` (of the `graph_source` oneof).
-    pub(in crate::wire) const GRAPH: u32 = 1;
-    /// `bool explain`.
-    pub(in crate::wire) const EXPLAIN: u32 = 3;
-    /// `AnalysisOptions analysis`.
-    pub(in crate::wire) const ANALYSIS: u32 = 4;
-    /// `PlayConvention play_convention`.
-    pub(in crate::wire) const PLAY_CONVENTION: u32 = 5;
 }
 
 /// `grundy.v1.QueryBatch`.
@@ -79,16 +65,7 @@ pub(super) mod graph {
 /// Every constant above as (message, field, number), for the descriptor test.
 #[cfg(test)]
 pub(super) const ALL: &[(&str, &str, u32)] = &[
-    ("EvaluateRequest", "start", evaluate_request::START),
     ("EvaluateRequest", "queries", evaluate_request::QUERIES),
-    ("EvaluateStart", "graph", evaluate_start::GRAPH),
-    ("EvaluateStart", "explain", evaluate_start::EXPLAIN),
-    ("EvaluateStart", "analysis", evaluate_start::ANALYSIS),
-    (
-        "EvaluateStart",
-        "play_convention",
-        evaluate_start::PLAY_CONVENTION,
-    ),
     ("QueryBatch", "packed_tokens", query_batch::PACKED_TOKENS),
     (
         "PackedTokenQueries",

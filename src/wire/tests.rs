@@ -11,12 +11,10 @@ use super::packed::{
     decode_request, decode_response, encode_request, encode_response, request_len, response_len,
 };
 use super::put_graph::{decode_put_graph, encode_put_graph, put_graph_len};
-use super::start::decode_start;
 use crate::proto::evaluate_start::GraphSource;
 use crate::proto::{
-    AnalysisOptions, EvaluateRequest, EvaluateResponse, EvaluateStart, Graph, PackedQueryError,
-    PackedTokenQueries, PackedVerdicts, PutGraphRequest, Query, QueryBatch, QueryError,
-    evaluate_request::Payload,
+    EvaluateRequest, EvaluateResponse, EvaluateStart, Graph, PackedQueryError, PackedTokenQueries,
+    PackedVerdicts, PutGraphRequest, Query, QueryBatch, QueryError, evaluate_request::Payload,
 };
 
 /// Numbers of every varint length, small ones most often (as vertex ids and counts are).
@@ -133,29 +131,6 @@ fn graph_chunk() -> impl Strategy<Value = PutGraphRequest> {
         )
 }
 
-/// A stream's first message with an inline graph, with or without `explain` and `analysis`.
-fn start_request() -> impl Strategy<Value = EvaluateRequest> {
-    (
-        graph_chunk(),
-        any::<bool>(),
-        proptest::option::of((number(), number())),
-        prop_oneof![Just(0i32), Just(1), Just(2), 0..1000i32],
-    )
-        .prop_map(
-            |(chunk, explain, analysis, play_convention)| EvaluateRequest {
-                payload: Some(Payload::Start(EvaluateStart {
-                    graph_source: chunk.chunk.map(GraphSource::Graph),
-                    explain,
-                    analysis: analysis.map(|(max_moves, position_budget)| AnalysisOptions {
-                        max_moves: max_moves as u32,
-                        position_budget,
-                    }),
-                    play_convention,
-                })),
-            },
-        )
-}
-
 /// `bytes` with up to three bytes changed and a possibly shorter end.
 fn damaged(bytes: Vec<u8>) -> impl Strategy<Value = Vec<u8>> {
     let len = bytes.len().max(1);
@@ -242,24 +217,6 @@ proptest! {
     }
 
     #[test]
-    fn start_requests_read_back_as_prost_reads_them(
-        bytes in start_request().prop_flat_map(|request| damaged(request.encode_to_vec()))
-    ) {
-        if let Some(ours) = decode_start(&bytes) {
-            prop_assert_eq!(Ok(ours), EvaluateRequest::decode(&bytes[..]));
-        }
-    }
-
-    #[test]
-    fn start_requests_with_short_numbers_take_the_fast_path(request in start_request()) {
-        let Some(Payload::Start(start)) = &request.payload else { unreachable!() };
-        let Some(GraphSource::Graph(graph)) = &start.graph_source else { unreachable!() };
-        let short = graph.out_degrees.iter().chain(&graph.targets).chain(&graph.split_counts)
-            .all(|&n| n < 1 << 28);
-        prop_assert_eq!(decode_start(&request.encode_to_vec()), short.then_some(request));
-    }
-
-    #[test]
     fn requests_read_back_as_prost_reads_them(
         bytes in packed_queries().prop_flat_map(|p| damaged(packed_request(p).encode_to_vec()))
     ) {
@@ -338,18 +295,6 @@ fn common_shapes_take_the_fast_path() {
             fixed_targets: Vec::new(),
         }),
     };
-    let start = EvaluateRequest {
-        payload: Some(Payload::Start(EvaluateStart {
-            graph_source: upload.chunk.clone().map(GraphSource::Graph),
-            explain: true,
-            analysis: Some(AnalysisOptions {
-                max_moves: 3,
-                position_budget: 0,
-            }),
-            play_convention: 2,
-        })),
-    };
-    assert_eq!(decode_start(&start.encode_to_vec()), Some(start));
     assert_eq!(decode_put_graph(&upload.encode_to_vec()), Some(upload));
     let empty = packed_request(PackedTokenQueries::default());
     assert_eq!(decode_request(&empty.encode_to_vec()), Some(empty));
@@ -384,17 +329,7 @@ fn other_shapes_are_left_to_prost() {
     ] {
         assert!(!encode_request(&request, &mut Vec::new()));
         assert_eq!(decode_request(&request.encode_to_vec()), None);
-        assert_eq!(decode_start(&request.encode_to_vec()), None);
     }
-    // A start whose graph comes twice (prost merges the two), and one with a field the fast
-    // path does not know (field 9, a varint): both left to prost.
-    let graph = [0x0a, 0x02, 0x08, 0x03];
-    let twice = [&[0x0a, 0x08][..], &graph, &graph].concat();
-    assert_eq!(decode_start(&twice), None);
-    assert!(EvaluateRequest::decode(&twice[..]).is_ok());
-    let unknown = [&[0x0a, 0x06][..], &graph, &[0x48, 0x01]].concat();
-    assert_eq!(decode_start(&unknown), None);
-    assert!(EvaluateRequest::decode(&unknown[..]).is_ok());
     let with_summary = EvaluateResponse {
         graph: Some(Default::default()),
         ..Default::default()
