@@ -8,7 +8,7 @@ use super::convention::PlayConvention;
 use super::interrupt::{Cancelled, Interrupt};
 use super::outcome::Outcome;
 use super::remoteness::{AnalysisOptions, PositionAnalysis, Remoteness};
-use super::{loopy, position, remoteness, split};
+use super::{loopy, position, remoteness, split, sum_search};
 
 /// A position item referred to a vertex that does not exist.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -465,7 +465,7 @@ impl Analysis {
             });
         };
         let outcome = |position: &[u32]| {
-            let tokens = position.iter().filter(|&&v| v != position::SINK);
+            let tokens = position.iter().filter(|&&v| v != sum_search::SINK);
             self.evaluate_units(tokens.map(|&v| (v, 1)))
                 .expect("positions hold vertices of the graph")
                 .outcome
@@ -488,7 +488,7 @@ impl Analysis {
                 evaluation.nim_sum ^ values[from as usize] ^ values[to as usize],
             ),
         };
-        let rules = position::SumRules {
+        let rules = sum_search::SumRules {
             graph: &self.game.graph,
             convention: PlayConvention::Normal,
             outcome: Some(&outcome),

@@ -22,8 +22,9 @@ use super::convention::PlayConvention;
 use super::evaluation::VertexOutOfRange;
 use super::graph::Digraph;
 use super::interrupt::{Cancelled, Interrupt};
-use super::position::{self, Seed, SumRules, SumSearch};
+use super::position;
 use super::remoteness::{AnalysisOptions, MoveAnalysis, PositionAnalysis};
+use super::sum_search::{Seed, SumRules, SumSearch};
 
 /// Why a position has no misère analysis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

@@ -45,6 +45,7 @@ pub mod remoteness;
 mod remoteness_table;
 pub mod sliding;
 pub mod split;
+mod sum_search;
 mod targets;
 
 pub use analysis::{Analysis, VertexValue, analyse, analyse_interruptible};
