@@ -12,8 +12,8 @@
 //! limit). A batch's end is marked, so that a message never spans two batches and an empty
 //! batch still gets its (empty) response.
 //!
-//! The job never waits for the stream. Once [`EARLY_CHUNKS`] items wait untaken, it gives
-//! its turn up at the next query ([`EarlySender::backlogged`]): its work permit goes to other
+//! The job never waits for the stream. Once [`EARLY_CHUNKS`] chunks' weight waits untaken, it
+//! gives its turn up at the next query ([`EarlySender::backlogged`]): its work permit goes to other
 //! streams, and the stream resumes it once it has sent what waited. So a client that does
 //! not read holds the server to these buffers and to no permit, instead of to every answer
 //! it finds or, with a job waiting on its permit, to the searches of every other stream (a
@@ -35,7 +35,7 @@ use crate::proto::{EvaluateResponse, Verdict};
 /// make a chunk, and some 250 of quick sums, which then cost one hand-over (a wake-up of the
 /// stream, a message) where chunks of 64 verdicts cost four: `grundy analyse` of quick sums
 /// switched threads a third as often and took 0.94x the CPU (15 pairs).
-pub(crate) const CHUNK_WEIGHT: usize = 1024;
+const CHUNK_WEIGHT: usize = 1024;
 
 /// Chunks' weight handed over and not taken by the stream, past which the job gives its
 /// turn up before its next query or batch (a batch's end weighs one). A query adds at most
@@ -44,7 +44,14 @@ pub(crate) const CHUNK_WEIGHT: usize = 1024;
 /// besides the stream's response buffer and the message being sent. Counting weight, not
 /// items, a run of one-query batches (a chunk and an end each) waits for a client that is
 /// slow, not for a stream task that has not woken yet.
-pub(crate) const EARLY_CHUNKS: usize = 4;
+const EARLY_CHUNKS: usize = 4;
+
+/// The weight waiting at which the job gives its turn up (see [`EARLY_CHUNKS`]).
+const BACKLOG_WEIGHT: usize = EARLY_CHUNKS * CHUNK_WEIGHT;
+
+/// Items the stream takes at once: the chunks of [`EARLY_CHUNKS`] and a batch's end after
+/// each.
+const TAKEN_AT_ONCE: usize = 2 * EARLY_CHUNKS;
 
 /// What a job hands to its stream: verdicts, or the end of a batch (on such a stream every
 /// verdict is a full one, handed over here: the batch's response holds nothing more).
@@ -80,7 +87,7 @@ pub(crate) fn early_verdicts() -> (EarlySender, EarlyReceiver) {
         EarlyReceiver {
             rx,
             queued,
-            taken: Vec::with_capacity(2 * EARLY_CHUNKS),
+            taken: Vec::with_capacity(TAKEN_AT_ONCE),
             sent_in_batch: false,
         },
     )
@@ -126,7 +133,7 @@ impl EarlySender {
     /// Whether [`EARLY_CHUNKS`] chunks' weight or more waits for the stream: the job then
     /// gives its turn up before its next query or batch.
     pub(crate) fn backlogged(&self) -> bool {
-        self.queued.load(Ordering::Relaxed) >= EARLY_CHUNKS * CHUNK_WEIGHT
+        self.queued.load(Ordering::Relaxed) >= BACKLOG_WEIGHT
     }
 
     fn send(&self, item: Answered) {
@@ -152,7 +159,7 @@ impl EarlyReceiver {
         &mut self,
         max_bytes: usize,
     ) -> Option<Vec<EvaluateResponse>> {
-        if self.rx.recv_many(&mut self.taken, 2 * EARLY_CHUNKS).await == 0 {
+        if self.rx.recv_many(&mut self.taken, TAKEN_AT_ONCE).await == 0 {
             return None;
         }
         let weight = self.taken.iter().map(Answered::weight).sum();
@@ -267,7 +274,7 @@ mod tests {
             }
         };
         // Sends never wait: every chunk goes on this thread, with nobody taking them.
-        let sent = (EARLY_CHUNKS * CHUNK_WEIGHT) as u64;
+        let sent = BACKLOG_WEIGHT as u64;
         verdicts(&mut job, 0..sent - 1);
         assert!(
             !job.backlogged(),
@@ -296,7 +303,7 @@ mod tests {
     #[test]
     fn the_ends_of_empty_batches_count_toward_the_backlog() {
         let (mut job, _stream) = early_verdicts();
-        for _ in 1..EARLY_CHUNKS * CHUNK_WEIGHT {
+        for _ in 1..BACKLOG_WEIGHT {
             job.batch_end();
         }
         assert!(!job.backlogged());

@@ -149,9 +149,9 @@ impl QueryEvaluator {
                 ));
             }
         }
-        // A batch not begun waits too while the stream falls behind: one of no queries still
-        // hands its end over.
-        if self.resume == (0, 0) && self.backlogged() {
+        // The turn ends here too while the stream falls behind, begun or not: a batch of no
+        // queries still hands its end over.
+        if self.backlogged() {
             return Ok(None);
         }
         let mut response = proto::EvaluateResponse::default();
