@@ -8,10 +8,7 @@ use std::time::Duration;
 /// powers of 1024).
 pub(crate) fn parse_bytes(text: &str) -> Result<usize, String> {
     let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit() && c != '_')
-        .unwrap_or(text.len());
-    let (digits, suffix) = text.split_at(split);
+    let (digits, suffix) = number_and_unit(text, '_');
     let number: usize = digits
         .replace('_', "")
         .parse()
@@ -78,10 +75,7 @@ pub(super) fn parse_duration_or_off(text: &str) -> Result<Duration, String> {
 /// A duration: an integer or decimal with an optional unit ms, s, m, h (seconds without).
 pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
+    let (number, unit) = number_and_unit(text, '.');
     let number: f64 = number
         .parse()
         .map_err(|_| format!("{text:?} is not a duration (e.g. 30s, 500ms, 2m)"))?;
@@ -97,6 +91,14 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
         }
     };
     Duration::try_from_secs_f64(seconds).map_err(|e| format!("{text:?}: {e}"))
+}
+
+/// `text` cut where its number ends (digits and `also`) and its unit begins.
+fn number_and_unit(text: &str, also: char) -> (&str, &str) {
+    let end = text
+        .find(|c: char| !c.is_ascii_digit() && c != also)
+        .unwrap_or(text.len());
+    text.split_at(end)
 }
 
 #[cfg(test)]
