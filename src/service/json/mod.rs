@@ -97,18 +97,16 @@ impl JsonFront {
             shared: Arc::new(shared),
         })
     }
+
+    /// The embedded descriptors (for other layers' JSON errors).
+    pub(crate) fn pool(&self) -> &DescriptorPool {
+        &self.shared.pool
+    }
 }
 
 /// The descriptors the binary embeds. Fails only on a build bug.
 pub(crate) fn descriptors() -> Result<DescriptorPool, String> {
     DescriptorPool::decode(proto::FILE_DESCRIPTOR_SET).map_err(|e| e.to_string())
-}
-
-impl JsonFront {
-    /// The embedded descriptors (for other layers' JSON errors).
-    pub(crate) fn pool(&self) -> &DescriptorPool {
-        &self.shared.pool
-    }
 }
 
 impl<S> Front<S> for JsonFront
