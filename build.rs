@@ -51,9 +51,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .retain(|file| file.package() == "grundy.v1");
     tonic_prost_build::configure()
         .build_client(true)
-        .build_server(true)
+        .build_server(false)
         // prost's encoding, with the hot packed messages written and read by hand.
         .codec_path("crate::wire::Codec")
+        .compile_fds(grundy_only.clone())?;
+    // The server again, on its own, over the same messages, except that its response
+    // streams carry `Sent` responses: a message, or verdicts a job encoded as it found them
+    // (`src/wire/sent.rs`).
+    let server_dir = out_dir.join("server");
+    std::fs::create_dir_all(&server_dir)?;
+    let sent = |message: &str| format!("crate::proto::Sent<crate::proto::{message}>");
+    tonic_prost_build::configure()
+        .build_client(false)
+        .build_server(true)
+        .codec_path("crate::wire::Codec")
+        .extern_path(".grundy.v1", "crate::proto")
+        .extern_path(".grundy.v1.EvaluateResponse", sent("EvaluateResponse"))
+        .extern_path(
+            ".grundy.v1.EvaluateBatchResponse",
+            sent("EvaluateBatchResponse"),
+        )
+        .out_dir(&server_dir)
         .compile_fds(grundy_only)?;
     Ok(())
 }

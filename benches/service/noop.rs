@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 
 use grundy::proto::{
     self, EvaluateBatchRequest, EvaluateBatchResponse, EvaluateRequest, EvaluateResponse,
-    GetValuesRequest, GetValuesResponse, PutGraphRequest, PutGraphResponse,
+    GetValuesRequest, GetValuesResponse, PutGraphRequest, PutGraphResponse, Sent,
     evaluate_request::Payload,
     grundy_service_server::{GrundyService, GrundyServiceServer},
 };
@@ -31,7 +31,7 @@ const RESPONSE_BUFFER: usize = 64;
 /// bench's graph (values below 128).
 const NIM_SUM: u64 = 1;
 
-type EvaluateStream = ReceiverStream<Result<EvaluateResponse, Status>>;
+type EvaluateStream = ReceiverStream<Result<Sent<EvaluateResponse>, Status>>;
 
 /// The no-op service; see the module documentation.
 #[derive(Debug, Clone, Copy)]
@@ -43,7 +43,7 @@ pub struct NoOp {
 #[tonic::async_trait]
 impl GrundyService for NoOp {
     type EvaluateStream = EvaluateStream;
-    type EvaluateBatchStream = ReceiverStream<Result<EvaluateBatchResponse, Status>>;
+    type EvaluateBatchStream = ReceiverStream<Result<Sent<EvaluateBatchResponse>, Status>>;
     type GetValuesStream = ReceiverStream<Result<GetValuesResponse, Status>>;
 
     async fn evaluate(
@@ -80,11 +80,11 @@ impl GrundyService for NoOp {
             }
         });
         tokio::spawn(async move {
-            if tx.send(Ok(summary)).await.is_err() {
+            if tx.send(Ok(Sent::Message(summary))).await.is_err() {
                 return;
             }
             while let Some(batch) = read.recv().await {
-                if tx.send(Ok(answer(&batch))).await.is_err() {
+                if tx.send(Ok(Sent::Message(answer(&batch)))).await.is_err() {
                     return;
                 }
             }

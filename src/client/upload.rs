@@ -206,7 +206,7 @@ mod tests {
         use crate::proto::grundy_service_server::GrundyService;
         use crate::proto::{
             EvaluateBatchRequest, EvaluateBatchResponse, EvaluateRequest, EvaluateResponse,
-            GetValuesRequest, GetValuesResponse, PutGraphRequest, PutGraphResponse,
+            GetValuesRequest, GetValuesResponse, PutGraphRequest, PutGraphResponse, Sent,
         };
 
         #[derive(Default, Clone)]
@@ -218,8 +218,8 @@ mod tests {
 
         #[tonic::async_trait]
         impl GrundyService for OldServer {
-            type EvaluateStream = Stream<EvaluateResponse>;
-            type EvaluateBatchStream = Stream<EvaluateBatchResponse>;
+            type EvaluateStream = Stream<Sent<EvaluateResponse>>;
+            type EvaluateBatchStream = Stream<Sent<EvaluateBatchResponse>>;
             type GetValuesStream = Stream<GetValuesResponse>;
 
             async fn evaluate(

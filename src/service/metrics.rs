@@ -12,6 +12,7 @@ use prometheus_client::registry::Registry;
 use tonic::Code;
 
 use super::rpc::protocol::Protocol;
+use crate::proto::{Outcome, Verdict};
 
 /// Labels of `grundy_requests_total`.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -387,6 +388,25 @@ pub(crate) struct QueryCounts {
 impl QueryCounts {
     pub(crate) fn total(&self) -> u64 {
         self.win + self.lose + self.draw + self.error
+    }
+
+    /// Counts one verdict of `outcome` (see [`QueryCounts::outcome_of`]).
+    pub(crate) fn count(&mut self, outcome: Option<Outcome>) {
+        match outcome {
+            Some(Outcome::Win) => self.win += 1,
+            Some(Outcome::Lose) => self.lose += 1,
+            Some(Outcome::Draw) => self.draw += 1,
+            _ => self.error += 1,
+        }
+    }
+
+    /// What a full verdict counts as: `None`, an error, for an error or an outcome outside
+    /// the enum.
+    pub(crate) fn outcome_of(verdict: &Verdict) -> Option<Outcome> {
+        match verdict.error {
+            Some(_) => None,
+            None => Outcome::try_from(verdict.outcome).ok(),
+        }
     }
 
     pub(crate) fn add(&mut self, other: &QueryCounts) {

@@ -3,8 +3,9 @@
 //! `PackedTokenQueries`, verdicts in `PackedVerdicts`) written and read by hand in
 //! [`packed`], which profiles showed spending most of the judge path's CPU in prost's
 //! per-element varint calls and repeated sizing; `PutGraph` chunks are read by hand too
-//! (`put_graph`). The bytes are the same either way: any client encoding `grundy.v1` with any
-//! protobuf library talks to the server unchanged.
+//! (`put_graph`). [`Sent`] carries verdicts a job encoded as it found them. The bytes are
+//! the same either way: any client encoding `grundy.v1` with any protobuf library talks to
+//! the server unchanged.
 //!
 //! [`WireMessage`] is the hook: every message of the service implements it, most with the
 //! plain prost defaults. [`size`] owns every protobuf size computation of the crate; the
@@ -14,6 +15,7 @@ mod fields;
 mod fixed32;
 mod packed;
 mod put_graph;
+mod sent;
 mod shuffled;
 pub(crate) mod size;
 mod tags;
@@ -21,6 +23,7 @@ mod varint;
 mod windows;
 
 pub(crate) use fixed32::le_bytes;
+pub use sent::{EncodedVerdicts, Sent};
 
 use std::marker::PhantomData;
 

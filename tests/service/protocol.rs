@@ -26,7 +26,7 @@ use crate::support::server::{
 use grundy::proto::grundy_service_server::GrundyService;
 use grundy::proto::{
     self, EvaluateBatchRequest, EvaluateRequest, EvaluateStart, GetValuesRequest, PutGraphRequest,
-    Query, evaluate_request::Payload, evaluate_start::GraphSource,
+    Query, Sent, evaluate_request::Payload, evaluate_start::GraphSource,
 };
 use grundy::service::{GameService, ServiceConfig, game_from_proto, graph_id_sync};
 
@@ -69,6 +69,15 @@ fn stream_of<T: Message + Default + Send + 'static>(messages: &[T]) -> Request<S
         sender.send(message);
     }
     request
+}
+
+/// A stream of `Sent` responses as a client reads it: the messages they encode.
+fn messages<M: Message + Default>(
+    response: Response<impl Stream<Item = Result<Sent<M>, Status>> + Unpin>,
+) -> impl Stream<Item = Result<M, Status>> + Unpin {
+    response
+        .into_inner()
+        .map(|item| item.map(|sent| sent.into_message().expect("a response that decodes")))
 }
 
 /// The rest of a response stream: its messages, then its end (OK) or its final status.
@@ -214,7 +223,7 @@ async fn evaluate_answers_the_summary_then_each_batch_in_query_order() {
         batch((0..6).map(sample_query).collect()),
         batch(vec![sample_query(9), sample_query(7), sample_query(8)]),
     ]);
-    let mut responses = service().evaluate(request).await.unwrap().into_inner();
+    let mut responses = messages(service().evaluate(request).await.unwrap());
     let (messages, end) = rest(&mut responses).await;
     end.unwrap();
     assert_eq!(
@@ -231,7 +240,7 @@ async fn evaluate_answers_the_summary_then_each_batch_in_query_order() {
 #[tokio::test]
 async fn evaluate_ends_a_stream_closed_after_start_with_the_summary_then_ok() {
     let request = stream_of(&[start(sample_graph())]);
-    let mut responses = service().evaluate(request).await.unwrap().into_inner();
+    let mut responses = messages(service().evaluate(request).await.unwrap());
     let (messages, end) = rest(&mut responses).await;
     end.unwrap();
     assert_eq!(messages.len(), 1, "{messages:?}");
@@ -246,7 +255,7 @@ async fn evaluate_answers_an_empty_batch_with_an_empty_response() {
         batch(vec![]),
         batch(vec![sample_query(5)]),
     ]);
-    let mut responses = service().evaluate(request).await.unwrap().into_inner();
+    let mut responses = messages(service().evaluate(request).await.unwrap());
     let (messages, end) = rest(&mut responses).await;
     end.unwrap();
     assert_eq!(messages.len(), 3, "{messages:?}");
@@ -259,7 +268,7 @@ async fn evaluate_answers_an_empty_batch_with_an_empty_response() {
 async fn evaluate_ends_the_stream_at_a_second_start_after_the_answers_before_it() {
     let (sender, request) = streaming();
     sender.send(&start(sample_graph()));
-    let mut responses = service().evaluate(request).await.unwrap().into_inner();
+    let mut responses = messages(service().evaluate(request).await.unwrap());
     assert_summary(&next_ok(&mut responses).await);
     sender.send(&batch(vec![sample_query(1)]));
     assert_sample_verdicts(&next_ok(&mut responses).await.verdicts, &[1]);
@@ -275,7 +284,7 @@ async fn evaluate_ends_the_stream_at_a_second_start_after_the_answers_before_it(
 async fn evaluate_ends_the_stream_at_a_later_message_without_a_payload() {
     let (sender, request) = streaming();
     sender.send(&start(sample_graph()));
-    let mut responses = service().evaluate(request).await.unwrap().into_inner();
+    let mut responses = messages(service().evaluate(request).await.unwrap());
     assert_summary(&next_ok(&mut responses).await);
     sender.send(&EvaluateRequest { payload: None });
     let status = next(&mut responses).await.unwrap_err();
@@ -296,7 +305,7 @@ async fn evaluate_ends_the_stream_at_a_later_message_without_a_payload() {
 async fn evaluate_answers_a_malformed_query_in_band_and_the_stream_goes_on() {
     let (sender, request) = streaming();
     sender.send(&start(sample_graph()));
-    let mut responses = service().evaluate(request).await.unwrap().into_inner();
+    let mut responses = messages(service().evaluate(request).await.unwrap());
     assert_summary(&next_ok(&mut responses).await);
     sender.send(&batch(vec![
         sample_query(1),
@@ -345,7 +354,7 @@ async fn evaluate_batch_refuses_start_without_a_graph_source() {
 async fn evaluate_batch_without_queries_answers_the_summary_alone() {
     let request = batch_request(GraphSource::Graph(sample_graph()), vec![]);
     let answer = service().evaluate_batch(Request::new(request)).await;
-    let (messages, end) = rest(&mut answer.unwrap().into_inner()).await;
+    let (messages, end) = rest(&mut messages(answer.unwrap())).await;
     end.unwrap();
     assert_eq!(messages.len(), 1, "{messages:?}");
     let summary = messages[0].graph.as_ref().expect("the summary");
@@ -362,7 +371,7 @@ async fn evaluate_batch_answers_in_order_in_batches_of_the_configured_size() {
     let queries = (10..15).map(sample_query).collect();
     let request = batch_request(GraphSource::Graph(sample_graph()), queries);
     let answer = service.evaluate_batch(Request::new(request)).await;
-    let (messages, end) = rest(&mut answer.unwrap().into_inner()).await;
+    let (messages, end) = rest(&mut messages(answer.unwrap())).await;
     end.unwrap();
     assert!(messages[0].graph.is_some() && messages[0].verdicts.is_empty());
     let sizes: Vec<_> = messages[1..].iter().map(|m| m.verdicts.len()).collect();
@@ -516,7 +525,7 @@ async fn put_graph_registers_the_graph_under_the_id_that_evaluate_batch_then_acc
         vec![sample_query(0), sample_query(1)],
     );
     let answer = service.evaluate_batch(Request::new(request)).await;
-    let (messages, end) = rest(&mut answer.unwrap().into_inner()).await;
+    let (messages, end) = rest(&mut messages(answer.unwrap())).await;
     end.unwrap();
     assert_eq!(messages[0].graph.as_ref().unwrap().graph_id, expected_id);
     assert_sample_verdicts(&messages[1].verdicts, &[0, 1]);

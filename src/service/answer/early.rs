@@ -10,7 +10,9 @@
 //! search after it, while a run of quick answers costs one hand-over per chunk. The stream
 //! takes whatever waits each time it is free and sends it as one message (cut to the message
 //! limit). A batch's end is marked, so that a message never spans two batches and an empty
-//! batch still gets its (empty) response.
+//! batch still gets its (empty) response. The job hands its verdicts over encoded
+//! ([`EncodedVerdicts`]): it holds them in its cache as it finds them, where the stream's
+//! thread would read each verdict and move cold, once for each sizing and once to write it.
 //!
 //! The job never waits for the stream. Once [`EARLY_CHUNKS`] chunks' weight waits untaken, it
 //! gives its turn up at the next query ([`EarlySender::backlogged`]): its work permit goes to other
@@ -23,10 +25,12 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use bytes::Bytes;
 use tokio::sync::mpsc;
 
-use super::fit::fit_response;
-use crate::proto::{EvaluateResponse, Verdict};
+use super::fit::{budget, fit_moves};
+use crate::proto::{EncodedVerdicts, Outcome, Verdict};
+use crate::service::metrics::QueryCounts;
 
 /// The weight of verdicts the job gathers before it hands them over (unless a search lasts
 /// first): a verdict weighs one, and one more per move listed, so that a chunk holds about
@@ -57,36 +61,59 @@ const TAKEN_AT_ONCE: usize = 2 * EARLY_CHUNKS;
 /// verdict is a full one, handed over here: the batch's response holds nothing more).
 #[derive(Debug)]
 enum Answered {
-    Verdicts {
-        verdicts: Vec<Verdict>,
-        weight: usize,
-    },
+    Verdicts(Chunk),
     BatchEnd,
+}
+
+/// Verdicts the job encoded: their entries, and where each ends with what it counts as.
+#[derive(Debug)]
+struct Chunk {
+    bytes: Bytes,
+    entries: Vec<Entry>,
+    weight: usize,
+}
+
+/// One verdict of a [`Chunk`]: the end of its bytes, and its outcome for the metrics.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    end: usize,
+    outcome: Option<Outcome>,
 }
 
 impl Answered {
     fn weight(&self) -> usize {
         match self {
-            Answered::Verdicts { weight, .. } => *weight,
+            Answered::Verdicts(chunk) => chunk.weight,
             Answered::BatchEnd => 1,
         }
     }
 }
 
-/// The two ends of a job's channel of early verdicts.
-pub(crate) fn early_verdicts() -> (EarlySender, EarlyReceiver) {
+/// One message of verdicts for the stream, with their count by outcome.
+#[derive(Debug, Default)]
+pub(crate) struct EarlyMessage {
+    pub(crate) verdicts: EncodedVerdicts,
+    pub(crate) counts: QueryCounts,
+}
+
+/// The two ends of a job's channel of early verdicts, whose messages stay under
+/// `max_bytes`.
+pub(crate) fn early_verdicts(max_bytes: usize) -> (EarlySender, EarlyReceiver) {
     let (tx, rx) = mpsc::unbounded_channel();
     let queued = Arc::new(AtomicUsize::new(0));
     (
         EarlySender {
             tx,
             queued: queued.clone(),
+            budget: budget(max_bytes),
             gathered: Vec::new(),
+            entries: Vec::new(),
             weight: 0,
         },
         EarlyReceiver {
             rx,
             queued,
+            budget: budget(max_bytes),
             taken: Vec::with_capacity(TAKEN_AT_ONCE),
             sent_in_batch: false,
         },
@@ -100,16 +127,31 @@ pub(crate) struct EarlySender {
     tx: mpsc::UnboundedSender<Answered>,
     /// The weight of the items sent and not yet taken by the stream.
     queued: Arc<AtomicUsize>,
-    gathered: Vec<Verdict>,
-    /// The weight of `gathered` (see [`CHUNK_WEIGHT`]).
+    /// The bytes a message's verdicts may take.
+    budget: usize,
+    /// The entries of the chunk being gathered, encoded.
+    gathered: Vec<u8>,
+    entries: Vec<Entry>,
+    /// The weight of the chunk (see [`CHUNK_WEIGHT`]).
     weight: usize,
 }
 
 impl EarlySender {
-    /// Adds one verdict, handing the chunk over once it is full.
-    pub(crate) fn verdict(&mut self, verdict: Verdict) {
+    /// Adds one verdict, handing the chunk over once it is full. A verdict larger than a
+    /// message loses its worst moves (see `fit_moves`), and is encoded again.
+    pub(crate) fn verdict(&mut self, mut verdict: Verdict) {
+        let start = self.gathered.len();
+        EncodedVerdicts::encode_entry(&verdict, &mut self.gathered);
+        if self.gathered.len() - start > self.budget {
+            self.gathered.truncate(start);
+            fit_moves(&mut verdict, self.budget);
+            EncodedVerdicts::encode_entry(&verdict, &mut self.gathered);
+        }
         self.weight += 1 + verdict.moves.len();
-        self.gathered.push(verdict);
+        self.entries.push(Entry {
+            end: self.gathered.len(),
+            outcome: QueryCounts::outcome_of(&verdict),
+        });
         if self.weight >= CHUNK_WEIGHT {
             self.flush();
         }
@@ -117,13 +159,17 @@ impl EarlySender {
 
     /// Hands over what was gathered, if anything (when a search lasts, and before the end).
     pub(crate) fn flush(&mut self) {
-        if !self.gathered.is_empty() {
-            let verdicts = std::mem::take(&mut self.gathered);
-            let weight = std::mem::take(&mut self.weight);
-            self.send(Answered::Verdicts { verdicts, weight });
+        if !self.entries.is_empty() {
+            let capacity = self.gathered.len();
+            let bytes = std::mem::replace(&mut self.gathered, Vec::with_capacity(capacity));
+            let chunk = Chunk {
+                bytes: Bytes::from(bytes),
+                entries: std::mem::take(&mut self.entries),
+                weight: std::mem::take(&mut self.weight),
+            };
+            self.send(Answered::Verdicts(chunk));
         }
     }
-
     /// Marks the end of a batch, after its verdicts.
     pub(crate) fn batch_end(&mut self) {
         self.flush();
@@ -147,18 +193,17 @@ impl EarlySender {
 pub(crate) struct EarlyReceiver {
     rx: mpsc::UnboundedReceiver<Answered>,
     queued: Arc<AtomicUsize>,
+    /// The bytes a message's verdicts may take.
+    budget: usize,
     taken: Vec<Answered>,
     /// Whether a message of the current batch went already.
     sent_in_batch: bool,
 }
 
 impl EarlyReceiver {
-    /// Whatever the job handed over and waits, as messages under `max_bytes`, waiting for at
+    /// Whatever the job handed over and waits, as messages under the limit, waiting for at
     /// least one item; `None` once the job has ended (its sender dropped) and all was taken.
-    pub(crate) async fn next_messages(
-        &mut self,
-        max_bytes: usize,
-    ) -> Option<Vec<EvaluateResponse>> {
+    pub(crate) async fn next_messages(&mut self) -> Option<Vec<EarlyMessage>> {
         if self.rx.recv_many(&mut self.taken, TAKEN_AT_ONCE).await == 0 {
             return None;
         }
@@ -168,7 +213,7 @@ impl EarlyReceiver {
         let mut items = std::mem::take(&mut self.taken);
         pack(
             items.drain(..),
-            max_bytes,
+            self.budget,
             &mut self.sent_in_batch,
             &mut messages,
         );
@@ -178,54 +223,97 @@ impl EarlyReceiver {
 }
 
 /// Packs `items` into messages: the verdicts up to a batch's end in one, those after it in
-/// the next; a batch's end alone makes an (empty) message only when its batch sent nothing
+/// the next, each message's verdicts at most `budget` bytes (a verdict larger than that goes
+/// alone); a batch's end alone makes an (empty) message only when its batch sent nothing
 /// yet, so that every batch is answered.
 fn pack(
     items: impl Iterator<Item = Answered>,
-    max_bytes: usize,
+    budget: usize,
     sent_in_batch: &mut bool,
-    out: &mut Vec<EvaluateResponse>,
+    out: &mut Vec<EarlyMessage>,
 ) {
-    let mut message = EvaluateResponse::default();
+    let mut message = EarlyMessage::default();
     for item in items {
         match item {
-            Answered::Verdicts { mut verdicts, .. } => message.verdicts.append(&mut verdicts),
+            Answered::Verdicts(chunk) => {
+                // The run of the chunk's entries going into `message`: from `run` to `end`.
+                let (mut run, mut end) = (0, 0);
+                for entry in &chunk.entries {
+                    let fits = message.verdicts.len() + (entry.end - run) <= budget;
+                    if !fits && (!message.verdicts.is_empty() || end > run) {
+                        message.verdicts.push(chunk.bytes.slice(run..end));
+                        out.push(std::mem::take(&mut message));
+                        *sent_in_batch = true;
+                        run = end;
+                    }
+                    message.counts.count(entry.outcome);
+                    end = entry.end;
+                }
+                message.verdicts.push(chunk.bytes.slice(run..end));
+            }
             Answered::BatchEnd => {
                 if !message.verdicts.is_empty() || !*sent_in_batch {
-                    fit_response(std::mem::take(&mut message), max_bytes, out);
+                    out.push(std::mem::take(&mut message));
                 }
                 *sent_in_batch = false;
             }
         }
     }
     if !message.verdicts.is_empty() {
-        fit_response(message, max_bytes, out);
+        out.push(message);
         *sent_in_batch = true;
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use prost::Message;
+
     use super::*;
+    use crate::proto::{AnalysedMove, EvaluateResponse, Sent};
+
+    /// A chunk of verdicts `ids`, each listing `moves` moves, as a job hands it over.
+    fn chunk(ids: std::ops::Range<u64>, moves: usize) -> Answered {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut job = EarlySender {
+            tx,
+            queued: Arc::new(AtomicUsize::new(0)),
+            budget: usize::MAX,
+            gathered: Vec::new(),
+            entries: Vec::new(),
+            weight: 0,
+        };
+        for query_id in ids {
+            job.verdict(Verdict {
+                query_id,
+                outcome: Outcome::Win.into(),
+                moves: vec![AnalysedMove::default(); moves],
+                ..Default::default()
+            });
+        }
+        job.flush();
+        rx.try_recv().unwrap()
+    }
 
     fn verdict(query_id: u64) -> Answered {
-        Answered::Verdicts {
-            verdicts: vec![Verdict {
-                query_id,
-                ..Default::default()
-            }],
-            weight: 1,
-        }
+        chunk(query_id..query_id + 1, 0)
     }
 
     fn end() -> Answered {
         Answered::BatchEnd
     }
 
-    fn ids(messages: &[EvaluateResponse]) -> Vec<Vec<u64>> {
+    fn decoded(message: &EarlyMessage) -> EvaluateResponse {
+        let sent: Sent<EvaluateResponse> = Sent::Encoded(message.verdicts.clone());
+        let bytes = sent.encode_to_vec();
+        assert_eq!(bytes.len(), message.verdicts.len());
+        EvaluateResponse::decode(bytes.as_slice()).unwrap()
+    }
+
+    fn ids(messages: &[EarlyMessage]) -> Vec<Vec<u64>> {
         messages
             .iter()
-            .map(|m| m.verdicts.iter().map(|v| v.query_id).collect())
+            .map(|m| decoded(m).verdicts.iter().map(|v| v.query_id).collect())
             .collect()
     }
 
@@ -240,6 +328,7 @@ mod tests {
             &mut out,
         );
         assert_eq!(ids(&out), [vec![0, 1], vec![2]]);
+        assert_eq!(out[0].counts.win, 2);
         assert!(sent, "the second batch sent a message already");
         // Its end, alone, adds no empty message.
         out.clear();
@@ -263,8 +352,73 @@ mod tests {
     }
 
     #[test]
+    fn verdicts_over_the_message_budget_go_in_several_messages_whole_and_in_order() {
+        let one = match chunk(0..1, 3) {
+            Answered::Verdicts(chunk) => chunk.bytes.len(),
+            Answered::BatchEnd => unreachable!(),
+        };
+        // Room for two verdicts a message: chunks of 5 and 4 verdicts make five messages.
+        let budget = 2 * one + one / 2;
+        let mut sent = false;
+        let mut out = Vec::new();
+        pack(
+            vec![chunk(0..5, 3), chunk(5..9, 3), end()].into_iter(),
+            budget,
+            &mut sent,
+            &mut out,
+        );
+        assert_eq!(
+            ids(&out),
+            [vec![0, 1], vec![2, 3], vec![4, 5], vec![6, 7], vec![8]]
+        );
+        assert!(out.iter().all(|m| m.verdicts.len() <= budget));
+        let counted: u64 = out.iter().map(|m| m.counts.win).sum();
+        assert_eq!(counted, 9);
+        assert!(
+            out.iter()
+                .all(|m| m.counts.total() as usize == decoded(m).verdicts.len())
+        );
+        // A verdict larger than the budget goes alone.
+        out.clear();
+        pack(
+            vec![chunk(0..3, 3), end()].into_iter(),
+            one / 2,
+            &mut sent,
+            &mut out,
+        );
+        assert_eq!(ids(&out), [vec![0], vec![1], vec![2]]);
+    }
+
+    #[test]
+    fn a_verdict_larger_than_a_message_loses_its_worst_moves() {
+        let (mut job, mut stream) = early_verdicts(300);
+        job.verdict(Verdict {
+            query_id: 7,
+            moves: (0..100)
+                .map(|remoteness| AnalysedMove {
+                    remoteness: Some(remoteness),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        });
+        job.batch_end();
+        drop(job);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let taken = runtime.block_on(stream.next_messages()).unwrap();
+        assert_eq!(taken.len(), 1);
+        let verdict = &decoded(&taken[0]).verdicts[0];
+        assert!(taken[0].verdicts.len() <= budget(300));
+        assert!(!verdict.moves.is_empty() && verdict.moves.len() < 100);
+        assert_eq!(verdict.moves_omitted as usize, 100 - verdict.moves.len());
+        assert_eq!(verdict.moves[0].remoteness, Some(0), "the best move stays");
+    }
+
+    #[test]
     fn a_job_never_waits_and_is_told_when_the_stream_falls_behind() {
-        let (mut job, mut stream) = early_verdicts();
+        let (mut job, mut stream) = early_verdicts(usize::MAX);
         let verdicts = |job: &mut EarlySender, ids: std::ops::Range<u64>| {
             for query_id in ids {
                 job.verdict(Verdict {
@@ -288,21 +442,18 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        let taken = runtime.block_on(stream.next_messages(usize::MAX)).unwrap();
+        let taken = runtime.block_on(stream.next_messages()).unwrap();
         assert!(!job.backlogged(), "the stream took what waited");
         drop(job);
-        assert!(runtime.block_on(stream.next_messages(usize::MAX)).is_none());
-        let ids: Vec<u64> = taken
-            .iter()
-            .flat_map(|m| m.verdicts.iter().map(|v| v.query_id))
-            .collect();
+        assert!(runtime.block_on(stream.next_messages()).is_none());
+        let ids: Vec<u64> = ids(&taken).concat();
         assert_eq!(ids, (0..=sent).collect::<Vec<_>>());
         assert_eq!(taken.len(), 1, "one batch: one message");
     }
 
     #[test]
     fn the_ends_of_empty_batches_count_toward_the_backlog() {
-        let (mut job, _stream) = early_verdicts();
+        let (mut job, _stream) = early_verdicts(usize::MAX);
         for _ in 1..BACKLOG_WEIGHT {
             job.batch_end();
         }

@@ -19,7 +19,7 @@ pub(crate) fn fit_response(
     max_bytes: usize,
     out: &mut Vec<EvaluateResponse>,
 ) {
-    let budget = max_bytes.saturating_sub(size::PACKED_VERDICTS_FRAME).max(1);
+    let budget = budget(max_bytes);
     if size_bound(&response).is_some_and(|bound| bound <= budget)
         || response.encoded_len() <= budget
     {
@@ -50,11 +50,17 @@ pub(crate) fn fit_response(
     part.finish(out);
 }
 
+/// The bytes a message's verdicts may take under the message limit `max_bytes` (the rest is
+/// room for the frame of packed verdicts).
+pub(crate) fn budget(max_bytes: usize) -> usize {
+    max_bytes.saturating_sub(size::PACKED_VERDICTS_FRAME).max(1)
+}
+
 /// Cuts the listed moves of a verdict larger than `budget` from its end (the worst ones;
 /// counted in `moves_omitted`, as those left out by `max_moves` are) until it fits, so that
 /// no message exceeds the limit, compressed or not; returns its size then. The best move
 /// stays whenever the verdict fits with it: a verdict without moves is some tens of bytes.
-fn fit_moves(verdict: &mut Verdict, budget: usize) -> usize {
+pub(crate) fn fit_moves(verdict: &mut Verdict, budget: usize) -> usize {
     let mut cost = size::verdict_field_len(verdict);
     // One move at a time from the end would be quadratic in the moves: halve the excess's
     // share instead, then step.

@@ -14,7 +14,7 @@ use tracing::Instrument;
 use crate::engine::Interrupt;
 use crate::proto::{
     self, EvaluateBatchRequest, EvaluateBatchResponse, EvaluateRequest, EvaluateResponse,
-    EvaluateStart, evaluate_request::Payload,
+    EvaluateStart, Sent, evaluate_request::Payload,
 };
 use crate::service::answer::early::{EarlyReceiver, early_verdicts};
 use crate::service::answer::{QueryEvaluator, StreamOptions, fit_response};
@@ -31,7 +31,7 @@ use crate::wire::WireMessage;
 pub(super) async fn evaluate(
     service: &GameService,
     request: Request<Streaming<EvaluateRequest>>,
-) -> Result<Response<ResponseStream<EvaluateResponse>>, Status> {
+) -> Result<Response<ResponseStream<Sent<EvaluateResponse>>>, Status> {
     let mut rpc = service.begin("Evaluate", &request)?;
     let mut inbound = request.into_inner();
     let span = rpc.span.clone();
@@ -58,7 +58,7 @@ pub(super) async fn evaluate(
 pub(super) async fn evaluate_batch(
     service: &GameService,
     request: Request<EvaluateBatchRequest>,
-) -> Result<Response<ResponseStream<EvaluateBatchResponse>>, Status> {
+) -> Result<Response<ResponseStream<Sent<EvaluateBatchResponse>>>, Status> {
     let mut rpc = service.begin("EvaluateBatch", &request)?;
     rpc.sizes
         .request
@@ -156,7 +156,7 @@ const GROUP_QUERIES: u64 = 4096;
 /// on a stream with moves or analyses), so that a client sending one query per message costs
 /// one job per group, not per message.
 async fn answer_stream(
-    out: &mut Responder<EvaluateResponse>,
+    out: &mut Responder<Sent<EvaluateResponse>>,
     inbound: Streaming<EvaluateRequest>,
     mut evaluator: QueryEvaluator,
     service: &GameService,
@@ -288,7 +288,10 @@ async fn answer_batches<M: Verdicts>(
         let interrupt = Interrupt::new();
         let _stop = interrupt.raise_on_drop();
         // Only streams with moves or analyses hand verdicts over as they are found.
-        let (early, early_receiver) = evaluator.answers_early().then(early_verdicts).unzip();
+        let (early, early_receiver) = evaluator
+            .answers_early()
+            .then(|| early_verdicts(max_bytes))
+            .unzip();
         let queue = queue.clone();
         let work = service.pool.evaluate(cost, resumed, move || {
             let began = std::time::Instant::now();
@@ -318,7 +321,7 @@ async fn answer_batches<M: Verdicts>(
         });
         let done = match early_receiver {
             None => out.guard(work).await?,
-            Some(early) => relay_early(out, work, early, max_bytes).await?,
+            Some(early) => relay_early(out, work, early).await?,
         };
         let (returned, responses, failure, unfinished, rest) = done?;
         evaluator = returned;
@@ -348,7 +351,6 @@ async fn relay_early<M: Verdicts, T>(
     out: &mut Responder<M>,
     work: impl Future<Output = T>,
     mut early: EarlyReceiver,
-    max_bytes: usize,
 ) -> Result<T, Stop> {
     tokio::pin!(work);
     let mut done = None;
@@ -357,7 +359,7 @@ async fn relay_early<M: Verdicts, T>(
         let step = out.guard(async {
             tokio::select! {
                 biased;
-                messages = early.next_messages(max_bytes) => Some(messages),
+                messages = early.next_messages() => Some(messages),
                 finished = &mut work, if done.is_none() => {
                     done = Some(finished);
                     None
@@ -367,7 +369,7 @@ async fn relay_early<M: Verdicts, T>(
         match step.await? {
             Some(Some(messages)) => {
                 for message in messages {
-                    out.send_verdicts(message).await?;
+                    out.send_encoded(message.verdicts, &message.counts).await?;
                 }
             }
             Some(None) => break,

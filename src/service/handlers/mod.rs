@@ -11,14 +11,14 @@ use super::rpc::ResponseStream;
 use super::state::GameService;
 use crate::proto::{
     EvaluateBatchRequest, EvaluateBatchResponse, EvaluateRequest, EvaluateResponse,
-    GetValuesRequest, GetValuesResponse, PutGraphRequest, PutGraphResponse,
+    GetValuesRequest, GetValuesResponse, PutGraphRequest, PutGraphResponse, Sent,
     grundy_service_server::GrundyService,
 };
 
 #[tonic::async_trait]
 impl GrundyService for GameService {
-    type EvaluateStream = ResponseStream<EvaluateResponse>;
-    type EvaluateBatchStream = ResponseStream<EvaluateBatchResponse>;
+    type EvaluateStream = ResponseStream<Sent<EvaluateResponse>>;
+    type EvaluateBatchStream = ResponseStream<Sent<EvaluateBatchResponse>>;
     type GetValuesStream = ResponseStream<GetValuesResponse>;
 
     async fn evaluate(

@@ -14,7 +14,7 @@ use tracing::Instrument;
 use super::{BoxFuture, Rpc, Stop};
 use crate::proto;
 use crate::service::metrics::QueryCounts;
-use crate::wire::WireMessage;
+use crate::wire::{EncodedVerdicts, WireMessage};
 
 /// Bytes of encoded responses a stream holds for a client that does not read them yet,
 /// beside the bound on their count (`ServiceConfig::response_buffer`, 64): a client that
@@ -225,11 +225,14 @@ impl<M> Responder<M> {
     }
 }
 
-/// A response message of verdicts: `EvaluateResponse` itself, or `EvaluateBatch`'s own
-/// `EvaluateBatchResponse` made from one.
-pub(crate) trait Verdicts: From<proto::EvaluateResponse> + WireMessage {}
+/// A response message of verdicts as the server sends it: `EvaluateResponse` itself, or
+/// `EvaluateBatch`'s own `EvaluateBatchResponse` made from one, or verdicts encoded already.
+pub(crate) trait Verdicts:
+    From<proto::EvaluateResponse> + From<EncodedVerdicts> + WireMessage
+{
+}
 
-impl<M: From<proto::EvaluateResponse> + WireMessage> Verdicts for M {}
+impl<M: From<proto::EvaluateResponse> + From<EncodedVerdicts> + WireMessage> Verdicts for M {}
 
 impl<M: Verdicts> Responder<M> {
     /// Sends a response of verdicts, counting them once it is in the buffer (as
@@ -240,8 +243,22 @@ impl<M: Verdicts> Responder<M> {
         response: proto::EvaluateResponse,
     ) -> Result<(), Stop> {
         let counts = verdict_counts(&response);
-        self.send(response.into()).await?;
-        self.rpc.count_answered(&counts);
+        self.send_counted(response.into(), &counts).await
+    }
+
+    /// Sends verdicts encoded already, `counts` of them by outcome, as
+    /// [`Responder::send_verdicts`] does.
+    pub(crate) async fn send_encoded(
+        &mut self,
+        verdicts: EncodedVerdicts,
+        counts: &QueryCounts,
+    ) -> Result<(), Stop> {
+        self.send_counted(verdicts.into(), counts).await
+    }
+
+    async fn send_counted(&mut self, message: M, counts: &QueryCounts) -> Result<(), Stop> {
+        self.send(message).await?;
+        self.rpc.count_answered(counts);
         Ok(())
     }
 }
@@ -251,16 +268,7 @@ impl<M: Verdicts> Responder<M> {
 fn verdict_counts(response: &proto::EvaluateResponse) -> QueryCounts {
     let mut counts = QueryCounts::default();
     for verdict in &response.verdicts {
-        let outcome = match verdict.error {
-            Some(_) => None,
-            None => proto::Outcome::try_from(verdict.outcome).ok(),
-        };
-        match outcome {
-            Some(proto::Outcome::Win) => counts.win += 1,
-            Some(proto::Outcome::Lose) => counts.lose += 1,
-            Some(proto::Outcome::Draw) => counts.draw += 1,
-            _ => counts.error += 1,
-        }
+        counts.count(QueryCounts::outcome_of(verdict));
     }
     if let Some(packed) = &response.packed_verdicts {
         // One comparison pass per outcome (each vectorises, where a tally indexed by the
@@ -332,7 +340,7 @@ mod tests {
         };
         // A client that reads: counted, and its size recorded.
         let (tx, mut rx) = mpsc::channel(1);
-        let mut responder: Responder<proto::EvaluateResponse> =
+        let mut responder: Responder<proto::Sent<proto::EvaluateResponse>> =
             Responder::new(evaluate_rpc(&metrics, None), tx);
         assert!(responder.send_verdicts(response()).await.is_ok());
         assert!(rx.recv().await.is_some_and(|message| message.item.is_ok()));
@@ -346,7 +354,7 @@ mod tests {
             at: Instant::now(),
             timeout: Duration::ZERO,
         };
-        let mut late: Responder<proto::EvaluateResponse> =
+        let mut late: Responder<proto::Sent<proto::EvaluateResponse>> =
             Responder::new(evaluate_rpc(&metrics, Some(passed)), tx);
         let late = late.send_verdicts(response()).await;
         assert!(
