@@ -3,9 +3,10 @@
 //! `PackedTokenQueries`, verdicts in `PackedVerdicts`) written and read by hand in
 //! [`packed`], which profiles showed spending most of the judge path's CPU in prost's
 //! per-element varint calls and repeated sizing; `PutGraph` chunks are read by hand too
-//! (`put_graph`). [`Sent`] carries verdicts a job encoded as it found them. The bytes are
-//! the same either way: any client encoding `grundy.v1` with any protobuf library talks to
-//! the server unchanged.
+//! (`put_graph`), and so are responses of full verdicts with token moves (`verdicts`).
+//! [`Sent`] carries verdicts a job encoded as it found them. The bytes are the same either
+//! way: any client encoding `grundy.v1` with any protobuf library talks to the server
+//! unchanged.
 //!
 //! [`WireMessage`] is the hook: every message of the service implements it, most with the
 //! plain prost defaults. [`size`] owns every protobuf size computation of the crate; the
@@ -20,6 +21,7 @@ mod shuffled;
 pub(crate) mod size;
 mod tags;
 mod varint;
+mod verdicts;
 mod windows;
 
 pub(crate) use fixed32::le_bytes;
@@ -114,7 +116,9 @@ impl WireMessage for proto::EvaluateResponse {
     }
 
     fn read(buf: &mut DecodeBuf<'_>) -> Result<Self, prost::DecodeError> {
-        read_with(buf, packed::decode_response)
+        read_with(buf, |bytes| {
+            packed::decode_response(bytes).or_else(|| verdicts::decode_response(bytes))
+        })
     }
 }
 

@@ -26,6 +26,8 @@ pub(super) mod packed_token_queries {
 
 /// `grundy.v1.EvaluateResponse`.
 pub(super) mod evaluate_response {
+    /// `repeated Verdict verdicts`.
+    pub(in crate::wire) const VERDICTS: u32 = 1;
     /// `PackedVerdicts packed_verdicts`.
     pub(in crate::wire) const PACKED_VERDICTS: u32 = 3;
 }
@@ -40,6 +42,50 @@ pub(super) mod packed_verdicts {
     pub(in crate::wire) const NIM_SUMS: u32 = 3;
     /// `repeated PackedQueryError errors`.
     pub(in crate::wire) const ERRORS: u32 = 4;
+}
+
+/// `grundy.v1.Verdict`.
+pub(super) mod verdict {
+    /// `uint64 query_id`.
+    pub(in crate::wire) const QUERY_ID: u32 = 1;
+    /// `Outcome outcome`.
+    pub(in crate::wire) const OUTCOME: u32 = 2;
+    /// `uint64 nim_sum`.
+    pub(in crate::wire) const NIM_SUM: u32 = 3;
+    /// `Move best_move`.
+    pub(in crate::wire) const BEST_MOVE: u32 = 5;
+    /// `optional uint32 remoteness`.
+    pub(in crate::wire) const REMOTENESS: u32 = 6;
+    /// `RemotenessUnknown remoteness_unknown`.
+    pub(in crate::wire) const REMOTENESS_UNKNOWN: u32 = 7;
+    /// `repeated AnalysedMove moves`.
+    pub(in crate::wire) const MOVES: u32 = 8;
+    /// `uint64 moves_omitted`.
+    pub(in crate::wire) const MOVES_OMITTED: u32 = 9;
+}
+
+/// `grundy.v1.AnalysedMove`.
+pub(super) mod analysed_move {
+    /// `Move move`.
+    pub(in crate::wire) const MOVE: u32 = 1;
+    /// `Outcome outcome`.
+    pub(in crate::wire) const OUTCOME: u32 = 2;
+    /// `optional uint32 remoteness`.
+    pub(in crate::wire) const REMOTENESS: u32 = 3;
+    /// `bool over_budget`.
+    pub(in crate::wire) const OVER_BUDGET: u32 = 4;
+}
+
+/// `grundy.v1.Move` and the two kinds of move.
+pub(super) mod move_ {
+    /// `TokenMove token` (in the `kind` oneof).
+    pub(in crate::wire) const TOKEN: u32 = 1;
+    /// `TokenMove`'s `uint32 token_index`.
+    pub(in crate::wire) const TOKEN_INDEX: u32 = 1;
+    /// `TokenMove`'s `uint32 source_vertex`.
+    pub(in crate::wire) const SOURCE_VERTEX: u32 = 2;
+    /// `TokenMove`'s `uint32 target_vertex`.
+    pub(in crate::wire) const TARGET_VERTEX: u32 = 3;
 }
 
 /// `grundy.v1.PutGraphRequest`.
@@ -82,6 +128,23 @@ pub(super) const ALL: &[(&str, &str, u32)] = &[
         "vertices",
         packed_token_queries::VERTICES,
     ),
+    ("EvaluateResponse", "verdicts", evaluate_response::VERDICTS),
+    ("Verdict", "query_id", verdict::QUERY_ID),
+    ("Verdict", "outcome", verdict::OUTCOME),
+    ("Verdict", "nim_sum", verdict::NIM_SUM),
+    ("Verdict", "best_move", verdict::BEST_MOVE),
+    ("Verdict", "remoteness", verdict::REMOTENESS),
+    ("Verdict", "remoteness_unknown", verdict::REMOTENESS_UNKNOWN),
+    ("Verdict", "moves", verdict::MOVES),
+    ("Verdict", "moves_omitted", verdict::MOVES_OMITTED),
+    ("AnalysedMove", "move", analysed_move::MOVE),
+    ("AnalysedMove", "outcome", analysed_move::OUTCOME),
+    ("AnalysedMove", "remoteness", analysed_move::REMOTENESS),
+    ("AnalysedMove", "over_budget", analysed_move::OVER_BUDGET),
+    ("Move", "token", move_::TOKEN),
+    ("TokenMove", "token_index", move_::TOKEN_INDEX),
+    ("TokenMove", "source_vertex", move_::SOURCE_VERTEX),
+    ("TokenMove", "target_vertex", move_::TARGET_VERTEX),
     (
         "EvaluateResponse",
         "packed_verdicts",
