@@ -28,18 +28,7 @@
 
 pub mod engine;
 
-pub mod proto {
-    //! The generated `grundy.v1` messages, client and server (from `proto/grundy/v1/`).
-    #![allow(clippy::all, missing_docs)]
-    tonic::include_proto!("grundy.v1");
-    // The server, whose response streams carry [`Sent`] responses (see `build.rs`).
-    include!(concat!(env!("OUT_DIR"), "/server/grundy.v1.rs"));
-    pub use crate::wire::{EncodedVerdicts, Sent};
-
-    /// Encoded `FileDescriptorSet` of the `grundy.v1` protos, for server reflection.
-    pub const FILE_DESCRIPTOR_SET: &[u8] =
-        include_bytes!(concat!(env!("OUT_DIR"), "/grundy_descriptor.bin"));
-}
+pub mod proto;
 
 pub mod allocator;
 pub mod cli;

@@ -4,7 +4,7 @@
 //! [`packed`], which profiles showed spending most of the judge path's CPU in prost's
 //! per-element varint calls and repeated sizing; `PutGraph` chunks are read by hand too
 //! (`put_graph`), and so are responses of full verdicts with token moves (`verdicts`).
-//! [`Sent`] carries verdicts a job encoded as it found them. The bytes are the same either
+//! [`proto::Sent`] carries verdicts a job encoded as it found them. The bytes are the same either
 //! way: any client encoding `grundy.v1` with any protobuf library talks to the server
 //! unchanged.
 //!
@@ -16,7 +16,6 @@ mod fields;
 mod fixed32;
 mod packed;
 mod put_graph;
-mod sent;
 mod shuffled;
 pub(crate) mod size;
 mod tags;
@@ -25,7 +24,6 @@ mod verdicts;
 mod windows;
 
 pub(crate) use fixed32::le_bytes;
-pub use sent::{EncodedVerdicts, Sent};
 
 use std::marker::PhantomData;
 
@@ -119,6 +117,28 @@ impl WireMessage for proto::EvaluateResponse {
         read_with(buf, |bytes| {
             packed::decode_response(bytes).or_else(|| verdicts::decode_response(bytes))
         })
+    }
+}
+
+/// A verdict response as the server sends it: a message written as `M` is, or the bytes of
+/// verdicts encoded already.
+impl<M: WireMessage> WireMessage for proto::Sent<M> {
+    fn write(&self, buf: &mut EncodeBuf<'_>) {
+        match self {
+            proto::Sent::Message(message) => message.write(buf),
+            proto::Sent::Encoded(verdicts) => verdicts.write(buf),
+        }
+    }
+
+    fn wire_len(&self) -> usize {
+        match self {
+            proto::Sent::Message(message) => message.wire_len(),
+            proto::Sent::Encoded(verdicts) => verdicts.len(),
+        }
+    }
+
+    fn read(buf: &mut DecodeBuf<'_>) -> Result<Self, prost::DecodeError> {
+        M::read(buf).map(proto::Sent::Message)
     }
 }
 

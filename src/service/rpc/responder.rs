@@ -13,8 +13,9 @@ use tracing::Instrument;
 
 use super::{BoxFuture, Rpc, Stop};
 use crate::proto;
+use crate::proto::EncodedVerdicts;
 use crate::service::metrics::QueryCounts;
-use crate::wire::{EncodedVerdicts, WireMessage};
+use crate::wire::WireMessage;
 
 /// Bytes of encoded responses a stream holds for a client that does not read them yet,
 /// beside the bound on their count (`ServiceConfig::response_buffer`, 64): a client that

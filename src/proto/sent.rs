@@ -1,17 +1,18 @@
 //! A verdict response as the server sends it: a message, or verdicts already encoded by the
-//! job that found them. A stream with moves or position analyses hands its verdicts over as
-//! they are found (`service::answer::early`); encoding them there, while the job's cache
-//! still holds them, spared the stream's thread a cold pass over every verdict and move for
-//! each of its three sizings and its write (`grundy analyse` of quick sums: see
-//! docs/performance.md). The bytes are those prost writes: `verdicts` is field 1 of
+//! job that found them (the codec, `crate::wire`, writes either). A stream with moves or
+//! position analyses hands its verdicts over as they are found (`service::answer::early`);
+//! encoding them there, while the job's cache still holds them, spares the stream's thread
+//! a cold pass over every verdict and move for each of its sizings and its write
+//! (`grundy analyse` of quick sums: see docs/performance.md). The bytes are those prost writes: `verdicts` is field 1 of
 //! `EvaluateResponse` and of `EvaluateBatchResponse` alike.
+
+#![warn(clippy::all, missing_docs)]
 
 use bytes::{Buf, BufMut, Bytes};
 use prost::Message;
 use prost::encoding::{DecodeContext, WireType};
 
-use super::WireMessage;
-use crate::proto::Verdict;
+use super::Verdict;
 
 /// A response of the `Evaluate` or `EvaluateBatch` stream (`M`), as the server sends it.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,7 +83,7 @@ impl EncodedVerdicts {
         }
     }
 
-    fn write(&self, buf: &mut impl BufMut) {
+    pub(crate) fn write(&self, buf: &mut impl BufMut) {
         for piece in &self.pieces {
             buf.put_slice(piece);
         }
@@ -122,26 +123,6 @@ impl<M: Message + Default> Message for Sent<M> {
 
     fn clear(&mut self) {
         *self = Sent::Message(M::default());
-    }
-}
-
-impl<M: WireMessage> WireMessage for Sent<M> {
-    fn write(&self, buf: &mut tonic::codec::EncodeBuf<'_>) {
-        match self {
-            Sent::Message(message) => message.write(buf),
-            Sent::Encoded(encoded) => encoded.write(buf),
-        }
-    }
-
-    fn wire_len(&self) -> usize {
-        match self {
-            Sent::Message(message) => message.wire_len(),
-            Sent::Encoded(encoded) => encoded.len(),
-        }
-    }
-
-    fn read(buf: &mut tonic::codec::DecodeBuf<'_>) -> Result<Self, prost::DecodeError> {
-        M::read(buf).map(Sent::Message)
     }
 }
 
