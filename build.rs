@@ -57,7 +57,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .compile_fds(grundy_only.clone())?;
     // The server again, on its own, over the same messages, except that its response
     // streams carry `Sent` responses: a message, or verdicts a job encoded as it found them
-    // (`src/wire/sent.rs`).
+    // (`src/proto/sent.rs`).
     let server_dir = out_dir.join("server");
     std::fs::create_dir_all(&server_dir)?;
     let sent = |message: &str| format!("crate::proto::Sent<crate::proto::{message}>");

@@ -9,7 +9,8 @@
 //! - [`engine`]: the pure game engine (no async, no gRPC): graphs, Grundy tables, verdicts,
 //!   winning moves; the theory is in `docs/games.md`;
 //! - [`proto`]: the generated `grundy.v1` messages, client and server, over the codec in
-//!   `wire` (prost's encoding, the hot packed messages by hand);
+//!   `wire` (prost's encoding, the hot messages by hand), and `Sent`, the server's verdict
+//!   responses as a message or as verdicts encoded already;
 //! - [`service`]: everything `grundy-server` runs: the RPC handlers, limits, deadlines,
 //!   cancellation, the graph registry, the work pool, auth, metrics, the server and its flags;
 //! - [`client`]: connecting to a server (TLS, mutual TLS, bearer token) and uploading a graph

@@ -3,8 +3,9 @@
 //! position analyses hands its verdicts over as they are found (`service::answer::early`);
 //! encoding them there, while the job's cache still holds them, spares the stream's thread
 //! a cold pass over every verdict and move for each of its sizings and its write
-//! (`grundy analyse` of quick sums: see docs/performance.md). The bytes are those prost writes: `verdicts` is field 1 of
-//! `EvaluateResponse` and of `EvaluateBatchResponse` alike.
+//! (`grundy analyse` of quick sums: see docs/performance.md). The bytes are those prost
+//! writes: `verdicts` is field 1 of `EvaluateResponse` and of `EvaluateBatchResponse` alike
+//! (the codec's descriptor test checks both: `src/wire/tags.rs`).
 
 #![warn(clippy::all, missing_docs)]
 
@@ -43,8 +44,9 @@ impl<M> Sent<M> {
 }
 
 /// Full verdicts as the `verdicts` entries (field 1) of a response: each verdict's key, its
-/// length and its bytes, in order.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// length and its bytes, in order. Two are equal when their bytes are, however they are
+/// split into pieces.
+#[derive(Debug, Clone, Default)]
 pub struct EncodedVerdicts {
     /// The entries, in pieces as they were handed over.
     pieces: Vec<Bytes>,
@@ -87,6 +89,12 @@ impl EncodedVerdicts {
         for piece in &self.pieces {
             buf.put_slice(piece);
         }
+    }
+}
+
+impl PartialEq for EncodedVerdicts {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.to_bytes() == other.to_bytes()
     }
 }
 

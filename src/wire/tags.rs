@@ -76,7 +76,7 @@ pub(super) mod analysed_move {
     pub(in crate::wire) const OVER_BUDGET: u32 = 4;
 }
 
-/// `grundy.v1.Move` and the two kinds of move.
+/// `grundy.v1.Move`'s token kind, and `grundy.v1.TokenMove`.
 pub(super) mod move_ {
     /// `TokenMove token` (in the `kind` oneof).
     pub(in crate::wire) const TOKEN: u32 = 1;
@@ -129,6 +129,12 @@ pub(super) const ALL: &[(&str, &str, u32)] = &[
         packed_token_queries::VERTICES,
     ),
     ("EvaluateResponse", "verdicts", evaluate_response::VERDICTS),
+    // The same number in both: `Sent` sends verdicts encoded for either.
+    (
+        "EvaluateBatchResponse",
+        "verdicts",
+        evaluate_response::VERDICTS,
+    ),
     ("Verdict", "query_id", verdict::QUERY_ID),
     ("Verdict", "outcome", verdict::OUTCOME),
     ("Verdict", "nim_sum", verdict::NIM_SUM),

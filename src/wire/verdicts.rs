@@ -1,5 +1,5 @@
-//! An `EvaluateResponse` of full verdicts with token moves, read by hand: the shape of every
-//! response after the first of a stream with moves or position analyses (`grundy analyse`).
+//! An `EvaluateResponse` of full verdicts with token moves, read by hand: the shape of most
+//! responses of a stream with moves or position analyses on token sliding (`grundy analyse`).
 //! prost reads each field, of each verdict and of each of its moves, through a call that
 //! reads its key and another that reads its value; that took a sixth of the CPU of
 //! `grundy analyse` of quick sums (see docs/performance.md). Here a verdict is read in one
@@ -276,6 +276,59 @@ mod tests {
         let mut response = Vec::new();
         prost::encoding::bytes::encode(1, &merged, &mut response);
         assert!(read_as_prost(&response).is_none());
+    }
+
+    /// Bytes prost never writes, read as prost reads them: values over a `uint32` or an
+    /// enum (truncated), a scalar twice (the last counts), a default written out, moves
+    /// apart from each other; and an empty move and an overlong varint, left to prost.
+    #[test]
+    fn bytes_prost_never_writes_are_read_as_prost_reads_them() {
+        use prost::encoding::{bytes, uint64};
+        let mut token = Vec::new();
+        uint64::encode(2, &(1 << 40 | 7), &mut token);
+        uint64::encode(3, &5, &mut token);
+        uint64::encode(3, &6, &mut token);
+        let mut move_ = Vec::new();
+        bytes::encode(1, &token, &mut move_);
+        let mut analysed = Vec::new();
+        bytes::encode(1, &move_, &mut analysed);
+        uint64::encode(2, &(1 << 33 | 1), &mut analysed);
+        uint64::encode(4, &2, &mut analysed);
+        let mut verdict = Vec::new();
+        uint64::encode(1, &3, &mut verdict);
+        bytes::encode(8, &analysed, &mut verdict);
+        uint64::encode(2, &(1 << 33 | 2), &mut verdict);
+        uint64::encode(1, &4, &mut verdict);
+        uint64::encode(9, &0, &mut verdict);
+        bytes::encode(8, &analysed, &mut verdict);
+        uint64::encode(6, &(1 << 35 | 9), &mut verdict);
+        let mut response = Vec::new();
+        bytes::encode(1, &verdict, &mut response);
+        let read = read_as_prost(&response).expect("read by hand");
+        let verdict = &read.verdicts[0];
+        assert_eq!((verdict.query_id, verdict.outcome), (4, 2));
+        assert_eq!((verdict.remoteness, verdict.moves.len()), (Some(9), 2));
+        assert_eq!(
+            verdict.moves[1].r#move,
+            token_move_of(6).map(|mut m| {
+                if let Some(Kind::Token(token)) = &mut m.kind {
+                    token.source_vertex = 7;
+                }
+                m
+            })
+        );
+        assert!(verdict.moves[0].over_budget);
+        // An empty move, and a nim-sum in a varint of ten bytes (zeros padded): prost's.
+        let mut empty_move = Vec::new();
+        bytes::encode(5, &Vec::<u8>::new(), &mut empty_move);
+        let mut long = vec![3 << 3];
+        long.extend([0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00]);
+        for verdict in [empty_move, long] {
+            let mut response = Vec::new();
+            bytes::encode(1, &verdict, &mut response);
+            assert!(EvaluateResponse::decode(response.as_slice()).is_ok());
+            assert!(read_as_prost(&response).is_none());
+        }
     }
 
     fn token_move_of(target_vertex: u32) -> Option<Move> {

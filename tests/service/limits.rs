@@ -311,17 +311,30 @@ async fn waiting_for_an_analysis_slot_is_bounded() {
 /// queries stays under the limit, and the verdicts come in order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn responses_stay_under_max_message_bytes() {
-    const LIMIT: usize = 1 << 20;
-    const QUERIES: u32 = 300_000;
+    explained_responses_stay_under(1 << 20, 300_000, 300_000).await;
+}
+
+/// With a limit of 4 KiB, far under the chunks a search job hands over (about 1,000
+/// verdicts), the verdicts it encoded are cut into messages under the limit, whole and in
+/// order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verdicts_encoded_by_the_job_are_cut_under_a_small_message_limit() {
+    explained_responses_stay_under(4096, 20_000, 1_000).await;
+}
+
+/// `queries` one-token queries in packed batches of `batch`, on an explain stream whose
+/// server and client both have the message limit `limit`: every response stays under it,
+/// and the verdicts come in order.
+async fn explained_responses_stay_under(limit: usize, queries: u32, batch: u32) {
     let server = serve(ServerConfig {
         service: service_config(),
-        max_message_bytes: LIMIT,
+        max_message_bytes: limit,
         ..ServerConfig::default()
     })
     .await;
     let mut client = GrundyServiceClient::new(server.channel().await)
-        .max_decoding_message_size(LIMIT)
-        .max_encoding_message_size(LIMIT);
+        .max_decoding_message_size(limit)
+        .max_encoding_message_size(limit);
     let explain = EvaluateRequest {
         payload: Some(Payload::Start(EvaluateStart {
             graph_source: Some(GraphSource::Graph(sample_graph())),
@@ -330,34 +343,43 @@ async fn responses_stay_under_max_message_bytes() {
             play_convention: 0,
         })),
     };
-    let packed = EvaluateRequest {
-        payload: Some(Payload::Queries(QueryBatch {
-            queries: vec![],
-            packed_tokens: Some(PackedTokenQueries {
-                first_query_id: 0,
-                token_counts: vec![1; QUERIES as usize],
-                vertices: (0..QUERIES).map(|i| i % 4).collect(),
-            }),
-        })),
-    };
+    let batches = (0..queries).step_by(batch as usize).map(move |first| {
+        let ids = first..(first + batch).min(queries);
+        EvaluateRequest {
+            payload: Some(Payload::Queries(QueryBatch {
+                queries: vec![],
+                packed_tokens: Some(PackedTokenQueries {
+                    first_query_id: u64::from(first),
+                    token_counts: vec![1; ids.len()],
+                    vertices: ids.map(|i| i % 4).collect(),
+                }),
+            })),
+        }
+    });
     let mut stream = client
-        .evaluate(tokio_stream::iter([explain, packed]))
+        .evaluate(tokio_stream::iter(std::iter::once(explain).chain(batches)))
         .await
         .unwrap()
         .into_inner();
     next(&mut stream).await.expect("the summary");
     let mut expected_id = 0u64;
+    let mut responses = 0;
     while let Some(response) = tokio::time::timeout(PATIENCE, stream.message())
         .await
         .expect("a response in time")
         .unwrap_or_else(|s| panic!("after {expected_id} verdicts: {s}"))
     {
-        assert!(response.encoded_len() < LIMIT);
+        assert!(response.encoded_len() < limit);
+        responses += 1;
         for verdict in response.verdicts {
             assert_eq!(verdict.query_id, expected_id);
             assert_eq!(verdict.outcome, sample_outcome((expected_id % 4) as u32));
             expected_id += 1;
         }
     }
-    assert_eq!(expected_id, u64::from(QUERIES));
+    assert_eq!(expected_id, u64::from(queries));
+    assert!(
+        responses > queries as usize * 8 / limit,
+        "{responses} responses"
+    );
 }

@@ -109,6 +109,7 @@ pub(crate) fn early_verdicts(max_bytes: usize) -> (EarlySender, EarlyReceiver) {
             gathered: Vec::new(),
             entries: Vec::new(),
             weight: 0,
+            sizes: (0, 0),
         },
         EarlyReceiver {
             rx,
@@ -134,12 +135,18 @@ pub(crate) struct EarlySender {
     entries: Vec<Entry>,
     /// The weight of the chunk (see [`CHUNK_WEIGHT`]).
     weight: usize,
+    /// The bytes and the verdicts of the last chunk handed over.
+    sizes: (usize, usize),
 }
 
 impl EarlySender {
     /// Adds one verdict, handing the chunk over once it is full. A verdict larger than a
     /// message loses its worst moves (see `fit_moves`), and is encoded again.
     pub(crate) fn verdict(&mut self, mut verdict: Verdict) {
+        if self.entries.is_empty() {
+            self.gathered.reserve(self.sizes.0);
+            self.entries.reserve(self.sizes.1);
+        }
         let start = self.gathered.len();
         EncodedVerdicts::encode_entry(&verdict, &mut self.gathered);
         if self.gathered.len() - start > self.budget {
@@ -160,16 +167,17 @@ impl EarlySender {
     /// Hands over what was gathered, if anything (when a search lasts, and before the end).
     pub(crate) fn flush(&mut self) {
         if !self.entries.is_empty() {
-            let capacity = self.gathered.len();
-            let bytes = std::mem::replace(&mut self.gathered, Vec::with_capacity(capacity));
+            // The next chunk's buffers are made as it begins, the size of this one's.
             let chunk = Chunk {
-                bytes: Bytes::from(bytes),
+                bytes: Bytes::from(std::mem::take(&mut self.gathered)),
                 entries: std::mem::take(&mut self.entries),
                 weight: std::mem::take(&mut self.weight),
             };
+            self.sizes = (chunk.bytes.len(), chunk.entries.len());
             self.send(Answered::Verdicts(chunk));
         }
     }
+
     /// Marks the end of a batch, after its verdicts.
     pub(crate) fn batch_end(&mut self) {
         self.flush();
@@ -274,15 +282,7 @@ mod tests {
 
     /// A chunk of verdicts `ids`, each listing `moves` moves, as a job hands it over.
     fn chunk(ids: std::ops::Range<u64>, moves: usize) -> Answered {
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let mut job = EarlySender {
-            tx,
-            queued: Arc::new(AtomicUsize::new(0)),
-            budget: usize::MAX,
-            gathered: Vec::new(),
-            entries: Vec::new(),
-            weight: 0,
-        };
+        let (mut job, mut stream) = early_verdicts(usize::MAX);
         for query_id in ids {
             job.verdict(Verdict {
                 query_id,
@@ -292,7 +292,7 @@ mod tests {
             });
         }
         job.flush();
-        rx.try_recv().unwrap()
+        stream.rx.try_recv().unwrap()
     }
 
     fn verdict(query_id: u64) -> Answered {

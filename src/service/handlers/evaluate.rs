@@ -1,7 +1,8 @@
 //! `Evaluate` (a bidirectional stream of query batches) and `EvaluateBatch` (all queries in
 //! one request): both open the stream's graph, then answer batch after batch on the work
-//! pool, in order. The evaluator produces `EvaluateResponse`s; `EvaluateBatch` sends them as
-//! its own `EvaluateBatchResponse` (see [`Verdicts`]).
+//! pool, in order. The evaluator produces `EvaluateResponse`s, or on a stream with moves or
+//! analyses verdicts encoded as it finds them; `EvaluateBatch` sends either as its own
+//! `EvaluateBatchResponse` (see [`Verdicts`]).
 
 use std::sync::Arc;
 

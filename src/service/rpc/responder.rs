@@ -12,8 +12,7 @@ use tonic::{Code, Response, Status};
 use tracing::Instrument;
 
 use super::{BoxFuture, Rpc, Stop};
-use crate::proto;
-use crate::proto::EncodedVerdicts;
+use crate::proto::{self, EncodedVerdicts};
 use crate::service::metrics::QueryCounts;
 use crate::wire::WireMessage;
 
