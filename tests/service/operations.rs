@@ -9,11 +9,12 @@ use std::time::Duration;
 
 use crate::support::process::ChildGuard;
 use crate::support::server::{
-    PATIENCE, batch, health_of, next, open_stream, sample_graph, serve, server_config, tokens,
+    PATIENCE, batch, health_of, next, open_stream, sample_graph, serve, server_config, start,
+    tokens,
 };
 use grundy::proto::{
-    self, EvaluateBatchRequest, EvaluateStart, Query, evaluate_start::GraphSource,
-    grundy_service_client::GrundyServiceClient,
+    self, EvaluateBatchRequest, EvaluateStart, Query, evaluate_request::Payload,
+    evaluate_start::GraphSource, grundy_service_client::GrundyServiceClient,
 };
 use grundy::service::ServerConfig;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -193,6 +194,41 @@ async fn compressed_requests_and_responses_are_accepted_and_sent() {
             verdicts += message.verdicts.len();
         }
         assert_eq!(verdicts, 2000);
+    }
+}
+
+/// On a stream with moves, the search job encodes its verdicts as it finds them: they are
+/// counted by outcome all the same, and their messages by size.
+#[tokio::test]
+async fn verdicts_a_search_job_encodes_are_counted_by_outcome() {
+    let server = serve(server_config()).await;
+    let mut client = server.client().await;
+    let mut explain = start(sample_graph());
+    if let Some(Payload::Start(start)) = &mut explain.payload {
+        start.explain = true;
+    }
+    let queries = batch(vec![tokens(1, &[0]), tokens(2, &[1]), tokens(3, &[9])]);
+    let mut responses = client
+        .evaluate(tokio_stream::iter([explain, queries]))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut verdicts = Vec::new();
+    while let Some(message) = responses.message().await.unwrap() {
+        verdicts.extend(message.verdicts);
+    }
+    assert_eq!(verdicts.len(), 3);
+    assert!(verdicts[0].best_move.is_some(), "an explained win");
+    server.wait_idle().await;
+    let page = server.service.metrics().encode();
+    for expected in [
+        "grundy_queries_total{outcome=\"win\"} 1",
+        "grundy_queries_total{outcome=\"lose\"} 1",
+        "grundy_queries_total{outcome=\"error\"} 1",
+        "grundy_work_slot_wait_seconds_count{kind=\"search\"} 1",
+        "grundy_response_message_bytes_count{rpc=\"Evaluate\"} 2",
+    ] {
+        assert!(page.contains(expected), "{expected:?} missing from\n{page}");
     }
 }
 
