@@ -109,7 +109,6 @@ pub(crate) fn early_verdicts(max_bytes: usize) -> (EarlySender, EarlyReceiver) {
             gathered: Vec::new(),
             entries: Vec::new(),
             weight: 0,
-            sizes: (0, 0),
         },
         EarlyReceiver {
             rx,
@@ -135,18 +134,12 @@ pub(crate) struct EarlySender {
     entries: Vec<Entry>,
     /// The weight of the chunk (see [`CHUNK_WEIGHT`]).
     weight: usize,
-    /// The bytes and the verdicts of the last chunk handed over.
-    sizes: (usize, usize),
 }
 
 impl EarlySender {
     /// Adds one verdict, handing the chunk over once it is full. A verdict larger than a
     /// message loses its worst moves (see `fit_moves`), and is encoded again.
     pub(crate) fn verdict(&mut self, mut verdict: Verdict) {
-        if self.entries.is_empty() {
-            self.gathered.reserve(self.sizes.0);
-            self.entries.reserve(self.sizes.1);
-        }
         let start = self.gathered.len();
         EncodedVerdicts::encode_entry(&verdict, &mut self.gathered);
         if self.gathered.len() - start > self.budget {
@@ -167,13 +160,11 @@ impl EarlySender {
     /// Hands over what was gathered, if anything (when a search lasts, and before the end).
     pub(crate) fn flush(&mut self) {
         if !self.entries.is_empty() {
-            // The next chunk's buffers are made as it begins, the size of this one's.
             let chunk = Chunk {
                 bytes: Bytes::from(std::mem::take(&mut self.gathered)),
                 entries: std::mem::take(&mut self.entries),
                 weight: std::mem::take(&mut self.weight),
             };
-            self.sizes = (chunk.bytes.len(), chunk.entries.len());
             self.send(Answered::Verdicts(chunk));
         }
     }
@@ -305,9 +296,8 @@ mod tests {
 
     fn decoded(message: &EarlyMessage) -> EvaluateResponse {
         let sent: Sent<EvaluateResponse> = Sent::Encoded(message.verdicts.clone());
-        let bytes = sent.encode_to_vec();
-        assert_eq!(bytes.len(), message.verdicts.len());
-        EvaluateResponse::decode(bytes.as_slice()).unwrap()
+        assert_eq!(sent.encode_to_vec().len(), message.verdicts.len());
+        sent.into_message().unwrap()
     }
 
     fn ids(messages: &[EarlyMessage]) -> Vec<Vec<u64>> {
